@@ -1,0 +1,64 @@
+/**
+ * Adapters that put each implementation behind the one `Hasher` interface (types.ts).
+ * OpenSSL (node:crypto) comes first wherever it has the algorithm, because it is the fastest;
+ * hash-wasm and native packages fill the gaps, as RHash plugs OpenSSL into its own table.
+ */
+import { createHash } from 'node:crypto'
+import type { IHasher } from 'hash-wasm/dist/lib/WASMInterface.js'
+import type { Hasher } from './types.js'
+
+/** node:crypto under its OpenSSL name; XOFs take `outputLength` (bytes). */
+export function opensslHasher(opensslName: string, xof = false) {
+  return (outputBytes: number): Hasher => {
+    const hash = createHash(opensslName, xof ? { outputLength: outputBytes } : undefined)
+    return {
+      update: (data) => { hash.update(data) },
+      digest: () => hash.digest(),
+    }
+  }
+}
+
+/** hash-wasm: each call instantiates its own WASM memory, so concurrent streams never share state. */
+export function wasmHasher(factory: (outputBytes: number) => Promise<IHasher>) {
+  return async (outputBytes: number): Promise<Hasher> => {
+    const hasher = await factory(outputBytes)
+    hasher.init()
+    return {
+      update: (data) => { hasher.update(data) },
+      digest: () => hasher.digest('binary'),
+    }
+  }
+}
+
+/** Digest of a digest: mysql41 is SHA1(SHA1(x)), ed2k-style constructions compose the same way. */
+export function composed(inner: Hasher, outer: (digest: Uint8Array) => Uint8Array): Hasher {
+  return {
+    update: (data) => inner.update(data),
+    digest: () => outer(inner.digest()),
+  }
+}
+
+/**
+ * Feeds the UTF-16LE form of UTF-8 input to `inner` (NTLM hashes UTF-16LE text, per MS-NLMP §3.3.1).
+ * A streaming, fatal TextDecoder keeps multi-byte characters that straddle chunks intact and
+ * rejects bytes that are not UTF-8, rather than hashing U+FFFD in their place.
+ */
+export function utf16leOf(inner: Hasher): Hasher {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  const feed = (text: string) => { if (text.length > 0) inner.update(Buffer.from(text, 'utf16le')) }
+  return {
+    update: (data) => feed(decoder.decode(data, { stream: true })),
+    digest: () => { feed(decoder.decode()); return inner.digest() },
+  }
+}
+
+/** Big-endian bytes of an unsigned checksum value, fixed width, as `crc32 123456789 = cbf43926`. */
+export function uintBytes(value: bigint, bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes)
+  let rest = value
+  for (let i = bytes - 1; i >= 0; i--) {
+    out[i] = Number(rest & 0xffn)
+    rest >>= 8n
+  }
+  return out
+}

@@ -1,0 +1,94 @@
+/**
+ * Argon2 (RFC 9106) in the PHC string format of the reference implementation:
+ * `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, unpadded standard base64. `v=` may be absent
+ * (version 0x10, as hashes from argon2 ≤ 20151206 are written); parameters may come in any order.
+ */
+import { randomBytes } from 'node:crypto'
+import { hashSync, verifySync } from '@node-rs/argon2'
+import { problems } from '../../problem.js'
+import { decodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
+import type { PasswordScheme } from '../types.js'
+
+type Variant = 'argon2id' | 'argon2i' | 'argon2d'
+/** Values of @node-rs/argon2's `Algorithm` and `Version` const enums. */
+const ALGORITHM_ID: Record<Variant, 0 | 1 | 2> = { argon2d: 0, argon2i: 1, argon2id: 2 }
+const VERSION_0x13 = 1
+
+/** OWASP Password Storage Cheat Sheet: argon2id with m=19456 KiB, t=2, p=1 (or equivalents). */
+const OWASP = { memoryCost: 19_456, timeCost: 2 }
+
+const PHC = /^\$(argon2id|argon2i|argon2d)\$(?:v=(\d{1,3})\$)?([a-z=0-9,]{1,80})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{16,})$/
+
+function argon2Scheme(variant: Variant): PasswordScheme {
+  return {
+    kind: 'password',
+    name: variant,
+    displayName: variant === 'argon2id' ? 'Argon2id' : variant === 'argon2i' ? 'Argon2i' : 'Argon2d',
+    family: 'argon2',
+    aliases: [],
+    reference: 'RFC 9106; PHC string format (P-H-C/phc-string-format)',
+    implementation: '@node-rs/argon2 (native, RustCrypto argon2)',
+    reads: [`$${variant}$ (v=19 and v=16)`],
+    writes: `$${variant}$v=19$`,
+    options: {
+      memoryCost: { default: OWASP.memoryCost, min: 8, max: 4_194_304, description: 'memory in KiB (m)', cap: (caps) => caps.argon2MemoryKiB },
+      timeCost: { default: OWASP.timeCost, min: 1, max: 1000, description: 'passes over memory (t)', cap: (caps) => caps.argon2TimeCost },
+      parallelism: { default: 1, min: 1, max: 255, description: 'lanes (p)', cap: (caps) => caps.argon2Parallelism },
+      hashLength: { default: 32, min: 4, max: 1024, description: 'tag length in bytes' },
+      saltLength: { default: 16, min: 8, max: 64, description: 'salt length in bytes (RFC 9106 §3.1 recommends 16)' },
+    },
+    claims: (hash) => hash.startsWith(`$${variant}$`),
+    parse(hash) {
+      const match = PHC.exec(hash)
+      if (!match || match[1] !== variant) throw problems.malformedHash(variant, `expected $${variant}$v=19$m=…,t=…,p=…$salt$hash`)
+      const [, , version, paramText, salt, tag] = match as unknown as [string, string, string | undefined, string, string, string]
+      if (version !== undefined && version !== '19' && version !== '16') throw problems.malformedHash(variant, `unknown version v=${version}`)
+      const params = parseParamList(variant, paramText, ['m', 't', 'p', 'keyid', 'data'])
+      const { m, t, p } = params
+      if (m === undefined || t === undefined || p === undefined) throw problems.malformedHash(variant, 'm, t and p are all required')
+      if (p < 1 || p > 255 || t < 1 || m < 8 * p) throw problems.malformedHash(variant, 'parameters out of range (p 1–255, t ≥ 1, m ≥ 8·p)')
+      const saltBytes = decodeB64Unpadded(salt)
+      const tagBytes = decodeB64Unpadded(tag)
+      if (!saltBytes || saltBytes.length < 8) throw problems.malformedHash(variant, 'salt must be at least 8 bytes of base64')
+      if (!tagBytes || tagBytes.length < 4) throw problems.malformedHash(variant, 'hash must be at least 4 bytes of base64')
+      return {
+        scheme: variant,
+        params: { memoryCost: m, timeCost: t, parallelism: p, version: version === undefined ? 16 : Number(version) },
+        format: `$${variant}$ v=${version ?? 16}`,
+      }
+    },
+    checkCaps(params, caps) {
+      requireAtMost(variant, 'memoryCost', params.memoryCost ?? 0, caps.argon2MemoryKiB)
+      requireAtMost(variant, 'timeCost', params.timeCost ?? 0, caps.argon2TimeCost)
+      requireAtMost(variant, 'parallelism', params.parallelism ?? 0, caps.argon2Parallelism)
+    },
+    rehashReason(parsed) {
+      const { memoryCost = 0, timeCost = 0, version = 19 } = parsed.params
+      if (variant !== 'argon2id') return `OWASP recommends argon2id over ${variant}`
+      if (version !== 19) return 'argon2 version 0x10 is superseded by 0x13'
+      // OWASP lists equivalent trade-offs (m=47104,t=1 … m=7168,t=5): require m·t at least 19456·2.
+      if (memoryCost * timeCost < OWASP.memoryCost * OWASP.timeCost) {
+        return `argon2id m=${memoryCost}, t=${timeCost} is below the OWASP minimum (m=19456 KiB, t=2 or an equivalent)`
+      }
+      return null
+    },
+    hash(input, options) {
+      return hashSync(input, {
+        algorithm: ALGORITHM_ID[variant],
+        version: VERSION_0x13,
+        memoryCost: options.memoryCost,
+        timeCost: options.timeCost,
+        parallelism: options.parallelism,
+        outputLen: options.hashLength,
+        salt: randomBytes(options.saltLength ?? 16),
+      })
+    },
+    verify(input, hash) {
+      return verifySync(hash, input)
+    },
+  }
+}
+
+export const argon2id = argon2Scheme('argon2id')
+export const argon2i = argon2Scheme('argon2i')
+export const argon2d = argon2Scheme('argon2d')

@@ -1,0 +1,59 @@
+/**
+ * bcrypt (Provos & Mazières, 1999) in OpenBSD's modular crypt format:
+ * `$2b$` + two-digit cost + 22 characters of salt + 31 of hash, bcrypt's own base64 alphabet.
+ * `$2a$` and `$2y$` are the same algorithm for every input a correct implementation sees
+ * (crypt_blowfish's `$2y$` marks the fixed sign-extension bug), so all three verify alike.
+ */
+import { hashSync, verifySync } from '@node-rs/bcrypt'
+import { problems } from '../../problem.js'
+import { requireAtMost } from './common.js'
+import type { PasswordScheme } from '../types.js'
+
+/** Only the first 72 bytes of the key reach Blowfish's key schedule. */
+export const BCRYPT_MAX_BYTES = 72
+const BCRYPT_FORMAT = /^\$(2[aby])\$(\d\d)\$[./A-Za-z0-9]{53}$/
+/** OWASP Password Storage Cheat Sheet: bcrypt work factor of 10 or more. */
+const OWASP_MIN_COST = 10
+
+export const bcrypt: PasswordScheme = {
+  kind: 'password',
+  name: 'bcrypt',
+  displayName: 'bcrypt',
+  family: 'bcrypt',
+  aliases: ['bcrypt-2b', 'blowfish-crypt', '2b'],
+  reference: 'Provos & Mazières, "A Future-Adaptable Password Scheme" (USENIX 1999); OpenBSD bcrypt(3)',
+  implementation: '@node-rs/bcrypt (native)',
+  reads: ['$2a$', '$2b$', '$2y$'],
+  writes: '$2b$',
+  maxInputBytes: BCRYPT_MAX_BYTES,
+  options: {
+    cost: { default: 12, min: 4, max: 31, description: 'log2 of the number of rounds', cap: (caps) => caps.bcryptCost },
+  },
+  claims: (hash) => /^\$2[abxy]\$/.test(hash),
+  parse(hash) {
+    const match = BCRYPT_FORMAT.exec(hash)
+    if (!match) throw problems.malformedHash('bcrypt', 'expected $2a$, $2b$ or $2y$, a two-digit cost and 53 characters of ./A-Za-z0-9')
+    const cost = Number(match[2])
+    if (cost < 4 || cost > 31) throw problems.malformedHash('bcrypt', 'cost must be between 04 and 31')
+    return { scheme: 'bcrypt', params: { cost }, format: `$${match[1]}$` }
+  },
+  checkCaps(params, caps) {
+    requireAtMost('bcrypt', 'cost', params.cost ?? 0, caps.bcryptCost)
+  },
+  rehashReason(parsed) {
+    const cost = parsed.params.cost ?? 0
+    return cost < OWASP_MIN_COST ? `bcrypt cost ${cost} is below the OWASP minimum of ${OWASP_MIN_COST}` : null
+  },
+  verifyWarnings(input) {
+    return input.length > BCRYPT_MAX_BYTES
+      ? [`bcrypt uses only the first ${BCRYPT_MAX_BYTES} bytes of the input; the remaining ${input.length - BCRYPT_MAX_BYTES} bytes did not affect the result`]
+      : []
+  },
+  hash(input, options) {
+    return hashSync(input, { cost: options.cost ?? 12, version: '2b', rejectLongPasswords: true })
+  },
+  verify(input, hash) {
+    // The standard: only the first 72 bytes count, so hashes made elsewhere keep verifying.
+    return verifySync(input.subarray(0, BCRYPT_MAX_BYTES), hash)
+  },
+}

@@ -1,0 +1,84 @@
+/**
+ * scrypt (RFC 7914) in passlib's format: `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash>`, salt and
+ * hash in unpadded standard base64. passlib verifies what hashd writes and hashd what passlib writes.
+ * libxcrypt's `$7$` encoding of the same function is read by the crypt module.
+ */
+import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto'
+import { problems } from '../../problem.js'
+import type { CostCaps } from '../../config.js'
+import { decodeB64Unpadded, encodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
+import type { CostParams, PasswordScheme } from '../types.js'
+
+/** OWASP Password Storage Cheat Sheet: N=2^17, r=8, p=1 (128 MiB). */
+const OWASP = { N: 2 ** 17, r: 8, p: 1 }
+const FORMAT = /^\$scrypt\$([a-z=0-9,]{1,40})\$([A-Za-z0-9+/]{0,88})\$([A-Za-z0-9+/]{11,1366})$/
+
+/** RFC 7914 §6: the memory scrypt needs is about 128·N·r bytes. */
+export function scryptMemoryBytes(N: number, r: number): number {
+  return 128 * N * r
+}
+
+/** Shared by every scrypt encoding (passlib, `$7$`, yescrypt): the memory and p caps. */
+export function checkScryptCaps(scheme: string, params: CostParams, caps: CostCaps): void {
+  const { N = 0, r = 0, p = 0 } = params
+  requireAtMost(scheme, 'memory (128·N·r bytes)', scryptMemoryBytes(N, r), caps.scryptMemoryBytes)
+  requireAtMost(scheme, 'p', p, caps.scryptParallelism)
+}
+
+function derive(input: Uint8Array, salt: Uint8Array, N: number, r: number, p: number, keyLength: number): Buffer {
+  // Node refuses work above maxmem; the caps were checked before, so allow what they allow.
+  return scryptSync(input, salt, keyLength, { N, r, p, maxmem: scryptMemoryBytes(N, r) * 2 + 64 * 1024 * 1024 })
+}
+
+export const scrypt: PasswordScheme = {
+  kind: 'password',
+  name: 'scrypt',
+  displayName: 'scrypt',
+  family: 'scrypt',
+  aliases: [],
+  reference: 'RFC 7914; passlib.hash.scrypt format',
+  implementation: 'OpenSSL (node:crypto scrypt)',
+  reads: ['$scrypt$ (passlib)'],
+  writes: '$scrypt$ln=…,r=…,p=…$salt$hash (passlib)',
+  options: {
+    N: { default: OWASP.N, min: 2, max: 2 ** 30, description: 'CPU/memory cost, a power of two' },
+    r: { default: OWASP.r, min: 1, max: 1024, description: 'block size' },
+    p: { default: OWASP.p, min: 1, max: 1024, description: 'parallelization', cap: (caps) => caps.scryptParallelism },
+    keyLength: { default: 32, min: 16, max: 1024, description: 'derived key length in bytes' },
+    saltLength: { default: 16, min: 8, max: 64, description: 'salt length in bytes' },
+  },
+  claims: (hash) => hash.startsWith('$scrypt$'),
+  parse(hash) {
+    const match = FORMAT.exec(hash)
+    if (!match) throw problems.malformedHash('scrypt', 'expected $scrypt$ln=…,r=…,p=…$salt$hash')
+    const params = parseParamList('scrypt', match[1] as string, ['ln', 'r', 'p'])
+    const { ln, r, p } = params
+    if (ln === undefined || r === undefined || p === undefined) throw problems.malformedHash('scrypt', 'ln, r and p are all required')
+    if (ln < 1 || ln > 63 || r < 1 || p < 1) throw problems.malformedHash('scrypt', 'parameters out of range')
+    if (!decodeB64Unpadded(match[2] as string) || !decodeB64Unpadded(match[3] as string)) throw problems.malformedHash('scrypt', 'salt or hash is not base64')
+    return { scheme: 'scrypt', params: { N: 2 ** ln, r, p }, format: '$scrypt$ (passlib)' }
+  },
+  checkCaps(params, caps) {
+    const N = params.N ?? 0
+    if (!Number.isInteger(Math.log2(N))) throw problems.invalidOption('N', 'scrypt N must be a power of two')
+    checkScryptCaps('scrypt', params, caps)
+  },
+  rehashReason(parsed) {
+    const { N = 0, r = 0, p = 0 } = parsed.params
+    return N * r < OWASP.N * OWASP.r ? `scrypt N=${N}, r=${r}, p=${p} is below the OWASP minimum (N=2^17, r=8, p=1)` : null
+  },
+  hash(input, options) {
+    const { N = OWASP.N, r = OWASP.r, p = OWASP.p, keyLength = 32, saltLength = 16 } = options
+    const salt = randomBytes(saltLength)
+    const key = derive(input, salt, N, r, p, keyLength)
+    return `$scrypt$ln=${Math.log2(N)},r=${r},p=${p}$${encodeB64Unpadded(salt)}$${encodeB64Unpadded(key)}`
+  },
+  verify(input, hash) {
+    const [, , paramText, salt, expected] = hash.split('$') as [string, string, string, string, string]
+    const params = parseParamList('scrypt', paramText, ['ln', 'r', 'p'])
+    const expectedKey = decodeB64Unpadded(expected) as Buffer
+    // passlib stores the salt as bytes of its base64 decoding.
+    const key = derive(input, decodeB64Unpadded(salt) as Buffer, 2 ** (params.ln ?? 1), params.r ?? 1, params.p ?? 1, expectedKey.length)
+    return timingSafeEqual(key, expectedKey)
+  },
+}

@@ -1,0 +1,92 @@
+/**
+ * The application as a plugin tree (cf. fastify/demo): external plugins, then hashd's own
+ * cross-cutting plugins (body parsing, rate limits, errors, OpenAPI), then the routes.
+ */
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import multipart from '@fastify/multipart'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { Engine } from './domain/engine.js'
+import bodyPlugin from './plugins/body.js'
+import errorsPlugin from './plugins/errors.js'
+import openapiPlugin from './plugins/openapi.js'
+import rateLimitPlugin from './plugins/rate-limit.js'
+import { fileHashRoute } from './routes/filehash.js'
+import { hashRoute } from './routes/hash.js'
+import { hmacRoute } from './routes/hmac.js'
+import { identifyRoute } from './routes/identify.js'
+import { metaRoutes } from './routes/meta.js'
+import { verifyRoute } from './routes/verify.js'
+
+export interface BuildOptions {
+  /** Where logs go (tests capture them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream
+}
+
+/**
+ * Logs: request id, method, route, status and latency. Never a body or a header value: pino's
+ * serializers below are the whole of what a request or reply contributes to a log line.
+ */
+function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    ...(stream ? { stream } : {}),
+    redact: { paths: ['req.headers', 'headers.authorization', '*.authorization'], remove: true },
+    serializers: {
+      req: (request) => ({
+        method: request.method,
+        url: request.url.split('?')[0],
+        route: request.routeOptions?.url,
+        remoteAddress: request.ip,
+      }),
+      res: (reply) => ({ statusCode: reply.statusCode, method: reply.request?.method, route: reply.request?.routeOptions?.url }),
+    },
+  }
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config, options.logStream),
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    requestIdLogLabel: 'reqId',
+    // Slow clients cannot hold connections open (slowloris): headers and whole requests are timed.
+    connectionTimeout: config.requestTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    http: { headersTimeout: config.headersTimeoutMs },
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 100 },
+    ajv: {
+      // No coercion ("input": 123 is 400, not "123") and no silent removal of unknown keys.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, strict: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const engine = new Engine(config)
+  app.addHook('onClose', async () => { await engine.close() })
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id)
+    reply.header('x-content-type-options', 'nosniff')
+    // Hash results depend on secrets; no cache should keep them.
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store')
+    return payload
+  })
+
+  await app.register(multipart, { throwFileSizeLimit: true })
+  await app.register(bodyPlugin)
+  await app.register(rateLimitPlugin, { config })
+  await app.register(errorsPlugin)
+  await app.register(openapiPlugin)
+
+  await app.register(hashRoute, { engine })
+  await app.register(verifyRoute, { engine })
+  await app.register(hmacRoute, { engine })
+  await app.register(fileHashRoute, { config })
+  await app.register(identifyRoute)
+  await app.register(metaRoutes, { config })
+  return app
+}

@@ -1,0 +1,100 @@
+/**
+ * Configuration: read once from the environment, typed, validated, documented.
+ * Every variable here is listed with its default in the README's configuration table.
+ */
+import { availableParallelism } from 'node:os'
+
+export interface CostCaps {
+  /** bcrypt: log2 rounds. */
+  bcryptCost: number
+  /** argon2: KiB, passes, lanes (RFC 9106 §3.1 m, t, p). */
+  argon2MemoryKiB: number
+  argon2TimeCost: number
+  argon2Parallelism: number
+  /** scrypt (RFC 7914), also yescrypt and `$7$`: 128·N·r bytes, and p. */
+  scryptMemoryBytes: number
+  scryptParallelism: number
+  pbkdf2Iterations: number
+  /** SHA-crypt (Drepper) rounds; also bounds other iteration-count schemes (phpass, bsdi). */
+  shaCryptRounds: number
+}
+
+export interface Config {
+  host: string
+  port: number
+  logLevel: string
+  /** Largest JSON body, bytes. */
+  bodyLimit: number
+  /** Largest uploaded file, bytes. */
+  maxFileSize: number
+  /** Requests per window per client; 0 disables rate limiting. */
+  rateLimitMax: number
+  rateLimitWindowMs: number
+  trustProxy: boolean
+  /** Threads that run password hashing and large digests. */
+  workerThreads: number
+  /** Tasks that may wait for a worker before new ones get 503. */
+  workQueueMax: number
+  /** Inputs at least this long are digested in the worker pool rather than inline. */
+  inlineDigestMaxBytes: number
+  /** Slow-client protection (slowloris): time to receive headers / a whole request. */
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  /** Longest a graceful shutdown waits for in-flight requests. */
+  shutdownTimeoutMs: number
+  caps: CostCaps
+}
+
+const MiB = 1024 * 1024
+
+export class ConfigError extends Error {}
+
+function readInt(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  const value = Number(raw.trim())
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function readBool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim().toLowerCase()
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  return {
+    host: env.HOST?.trim() || '127.0.0.1',
+    port: readInt(env, 'PORT', 3000, 0, 65535),
+    logLevel,
+    bodyLimit: readInt(env, 'BODY_LIMIT', 1 * MiB, 1024),
+    maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
+    rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
+    rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
+    trustProxy: readBool(env, 'TRUST_PROXY', false),
+    workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),
+    workQueueMax: readInt(env, 'WORK_QUEUE_MAX', 512, 0),
+    inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
+    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100),
+    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 300_000, 100),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+    caps: {
+      bcryptCost: readInt(env, 'MAX_BCRYPT_COST', 14, 4, 31),
+      argon2MemoryKiB: readInt(env, 'MAX_ARGON2_MEMORY_KIB', 262_144, 8),
+      argon2TimeCost: readInt(env, 'MAX_ARGON2_TIME_COST', 10, 1),
+      argon2Parallelism: readInt(env, 'MAX_ARGON2_PARALLELISM', 16, 1),
+      scryptMemoryBytes: readInt(env, 'MAX_SCRYPT_MEMORY_BYTES', 256 * MiB, 1024),
+      scryptParallelism: readInt(env, 'MAX_SCRYPT_PARALLELISM', 16, 1),
+      pbkdf2Iterations: readInt(env, 'MAX_PBKDF2_ITERATIONS', 2_000_000, 1),
+      shaCryptRounds: readInt(env, 'MAX_SHA_CRYPT_ROUNDS', 10_000_000, 1000),
+    },
+  }
+}

@@ -1,0 +1,53 @@
+/** /api/hash: a digest of the input, or a new password hash with a fresh CSPRNG salt. */
+import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
+import { problems } from '../problem.js'
+import { algorithmFor } from './algorithm-lookup.js'
+import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
+import type { Engine } from './engine.js'
+import { digestOptionSpecs, resolveOptions } from './options.js'
+
+export interface HashRequest {
+  input: string
+  algorithm?: string
+  encoding?: OutputEncoding
+  inputEncoding?: InputEncoding
+  options?: Record<string, number>
+}
+
+export interface HashResult {
+  hash: string
+  length: number
+  processingTimeMs: number
+  algorithm: string
+  /** The output encoding, or `standard` where the algorithm has its own text format. */
+  encoding: OutputEncoding | 'standard'
+}
+
+export async function hash(engine: Engine, request: HashRequest): Promise<HashResult> {
+  const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
+  const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
+  return algorithm.kind === 'password'
+    ? hashPassword(engine, algorithm, input, request.options)
+    : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
+}
+
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given?: Record<string, number>): Promise<HashResult> {
+  const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
+  scheme.checkCaps(options, engine.config.caps)
+  if (scheme.maxInputBytes !== undefined && input.length > scheme.maxInputBytes) {
+    // No silent truncation of new hashes: the caller would believe every byte counts.
+    throw problems.unprocessable('input-too-long', 'Input too long for this algorithm',
+      `${scheme.name} uses only the first ${scheme.maxInputBytes} bytes of its input and this input has ${input.length}; ` +
+      'pre-hash it, or use argon2id, which has no such limit')
+  }
+  const { value, ms } = await engine.run<string>({ op: 'password-hash', scheme: scheme.name, input, options })
+  return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard' }
+}
+
+async function hashDigest(engine: Engine, algorithm: DigestAlgorithm, input: Buffer, encoding: OutputEncoding, given?: Record<string, number>): Promise<HashResult> {
+  const options = resolveOptions(algorithm.name, digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), given, engine.config.caps)
+  const outputBytes = options.outputLength ?? algorithm.outputBytes
+  const { value, ms } = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes })
+  const text = algorithm.format ? algorithm.format(value) : encodeOutput(value, encoding)
+  return { hash: text, length: text.length, processingTimeMs: ms, algorithm: algorithm.name, encoding: algorithm.format ? 'standard' : encoding }
+}

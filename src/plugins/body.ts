@@ -1,0 +1,45 @@
+/**
+ * Request bodies: JSON that must be valid UTF-8 (RFC 8259 §8.1) and free of prototype-pollution
+ * keys, and a per-route media-type check so that a JSON route refuses multipart and the upload route
+ * refuses JSON with 415 (RFC 9110 §15.5.16). text/plain, which Fastify parses by default, is not taken.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { problems } from '../problem.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The media type the route's body must have; checked before the body is read. */
+    accepts?: 'application/json' | 'multipart/form-data'
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+
+async function bodyPlugin(app: FastifyInstance): Promise<void> {
+  app.removeContentTypeParser('text/plain')
+  app.removeContentTypeParser('application/json')
+  // 'error' on both: a body with __proto__ or constructor.prototype is refused, never merged.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string
+    try {
+      text = strictUtf8.decode(body as Buffer)
+    } catch {
+      done(problems.validation('The request body is not valid UTF-8'), undefined)
+      return
+    }
+    parseJson(request, text, done)
+  })
+
+  app.addHook('onRequest', async (request) => {
+    const accepts = request.routeOptions.config.accepts
+    if (!accepts) return
+    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+    if (mediaType !== accepts) {
+      throw problems.unsupportedMediaType(`${request.routeOptions.url} takes ${accepts}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`)
+    }
+  })
+}
+
+export default fp(bodyPlugin, { name: 'body' })

@@ -1,0 +1,100 @@
+/**
+ * The one place errors become responses: RFC 9457 `application/problem+json` for everything,
+ * including what Fastify and its plugins throw while parsing (bad JSON, too large, wrong type),
+ * unknown routes (404) and wrong methods on known routes (405 with Allow).
+ * Nothing here echoes the request body: parser messages that quote it are replaced.
+ */
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { knownProblem, Problem, problems, type ValidationIssue } from '../problem.js'
+
+const PROBLEM_JSON = 'application/problem+json; charset=utf-8'
+
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  return reply.code(problem.status).type(PROBLEM_JSON).send(problem.toBody())
+}
+
+interface AjvIssue { instancePath: string, message?: string, keyword: string, params: Record<string, unknown> }
+
+function validationIssues(error: FastifyError): ValidationIssue[] {
+  const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body'
+  return (error.validation as AjvIssue[] | undefined ?? []).map((issue) => {
+    const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
+    const message = issue.keyword === 'additionalProperties' ? 'unknown property' : (issue.message ?? 'invalid')
+    return { pointer: `/${context}${issue.instancePath}${extra}`, message }
+  })
+}
+
+/** Maps Fastify's, @fastify/multipart's and busboy's errors to problems with safe details. */
+function problemFor(error: FastifyError): Problem | null {
+  if (error.validation) {
+    const errors = validationIssues(error)
+    const summary = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ')
+    return problems.validation(`The request does not match the schema: ${summary}`.slice(0, 500), errors)
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return problems.unsupportedMediaType('This endpoint takes application/json (POST /api/filehash takes multipart/form-data)')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return problems.tooLarge(error.code === 'FST_REQ_FILE_TOO_LARGE' ? 'The file is larger than MAX_FILE_SIZE' : 'The request body is larger than BODY_LIMIT')
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return problems.tooLarge('The multipart body has too many parts, files or fields')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return problems.validation('The request body is empty; send a JSON object')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return problems.validation('Content-Length does not match the body')
+    case 'FST_PROTO_VIOLATION':
+      return problems.validation('The body contains a prototype-pollution key (__proto__ or constructor.prototype)')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_UTF8':
+      return problems.validation(error.message)
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    // V8's JSON.parse messages quote the body ("Unexpected token … in "<body>""); never echo it.
+    return problems.validation('The request body is not valid JSON')
+  }
+  if (/^(Malformed part header|Unexpected end of form|Malformed urlencoded form|Multipart: Boundary not found)/.test(error.message)) {
+    return problems.validation(`Malformed multipart body: ${error.message}`)
+  }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    return new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', STATUS_CODES[status] ?? 'The request cannot be processed')
+  }
+  return null
+}
+
+async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  /** Methods each path answers, for 405 and its Allow header (RFC 9110 §15.5.6). */
+  const methodsByPath = new Map<string, Set<string>>()
+  app.addHook('onRoute', (route) => {
+    const methods = methodsByPath.get(route.url) ?? new Set<string>()
+    for (const method of [route.method].flat()) methods.add(method)
+    methodsByPath.set(route.url, methods)
+  })
+
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const problem = knownProblem(error) ?? problemFor(error)
+    if (problem) {
+      request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
+      return sendProblem(reply, problem)
+    }
+    // A bug: log the stack (never the input), answer with nothing of either.
+    request.log.error({ err: { type: error.name, code: error.code, stack: error.stack } }, 'unhandled error')
+    return sendProblem(reply, problems.internal())
+  })
+
+  app.setNotFoundHandler({ preHandler: app.rateLimit ? app.rateLimit() : undefined }, (request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = methodsByPath.get(path)
+    if (allowed && !allowed.has(request.method)) return sendProblem(reply, problems.methodNotAllowed(request.method, [...allowed].sort()))
+    return sendProblem(reply, problems.notFound(path))
+  })
+}
+
+export default fp(errorsPlugin, { name: 'errors', dependencies: ['rate-limit'] })

@@ -1,0 +1,52 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route schemas by @fastify/swagger, served at
+ * /api/openapi.json, and the interactive Swagger UI at /docs with its assets served from the
+ * package itself (no CDN).
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { algorithms } from '../algorithms/registry.js'
+import { fileHashRequestBody } from '../routes/filehash.js'
+
+const VERSION = '0.1.0'
+
+async function openapiPlugin(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'hashd',
+        version: VERSION,
+        description: 'Digests, password hashes, HMACs, file checksums and hash identification over JSON. ' +
+          'Errors are RFC 9457 application/problem+json. Algorithm names are case-insensitive and accept common spellings; ' +
+          `canonical names: ${algorithms.map((algorithm) => algorithm.name).join(', ')}.`,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/' }],
+      tags: [
+        { name: 'hashing', description: 'Digests, password hashes and HMACs' },
+        { name: 'files', description: 'Hashing uploads' },
+        { name: 'identify', description: 'What kind of hash is this?' },
+        { name: 'meta', description: 'Algorithms, health and this document' },
+      ],
+    },
+    // The upload route's body is multipart and read as a stream, so it has no JSON schema to
+    // validate against; describe it here instead.
+    transform: ({ schema, url }) => {
+      if (url !== '/api/filehash') return { schema, url }
+      return { schema: { ...schema, consumes: undefined, body: undefined } as typeof schema, url }
+    },
+    transformObject: (documentObject) => {
+      const spec = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
+      const post = (spec as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths?.['/api/filehash']?.post
+      if (post) post.requestBody = fileHashRequestBody
+      return spec
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true })
+  app.get('/api/openapi.json', { schema: { hide: true }, config: {} }, async () => app.swagger())
+}
+
+export default fp(openapiPlugin, { name: 'openapi' })

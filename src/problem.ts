@@ -1,0 +1,96 @@
+/**
+ * The error model: every error leaves hashd as an RFC 9457 problem detail.
+ *
+ * Domain code throws `Problem`s; the error handler (plugins/errors.ts) is the only place that turns
+ * anything into an HTTP reply. `type` is `about:blank` where the status code says it all (RFC 9457
+ * §4.2.1) and a `urn:hashd:problem:*` name where a client may want to branch on the kind of problem.
+ * A problem's `detail` must never quote the request's input, key or hash.
+ */
+
+export interface ValidationIssue {
+  /** JSON Pointer into the request, e.g. `/body/input`. */
+  pointer: string
+  message: string
+}
+
+export interface ProblemBody {
+  type: string
+  title: string
+  status: number
+  detail: string
+  errors?: ValidationIssue[]
+  [extension: string]: unknown
+}
+
+export class Problem extends Error {
+  readonly status: number
+  readonly type: string
+  readonly title: string
+  readonly detail: string
+  readonly extensions: Record<string, unknown>
+  /** Response headers that belong with this problem (Retry-After, Allow). */
+  readonly headers: Record<string, string>
+
+  constructor(status: number, type: string, title: string, detail: string, options: { extensions?: Record<string, unknown>, headers?: Record<string, string> } = {}) {
+    super(detail)
+    this.name = 'Problem'
+    this.status = status
+    this.type = type
+    this.title = title
+    this.detail = detail
+    this.extensions = options.extensions ?? {}
+    this.headers = options.headers ?? {}
+  }
+
+  toBody(): ProblemBody {
+    return { type: this.type, title: this.title, status: this.status, detail: this.detail, ...this.extensions }
+  }
+}
+
+const urn = (slug: string): string => `urn:hashd:problem:${slug}`
+
+export const problems = {
+  validation: (detail: string, errors: ValidationIssue[] = []) =>
+    new Problem(400, urn('validation'), 'Invalid request', detail, { extensions: { errors } }),
+  unknownAlgorithm: (name: string, field = 'algorithm') =>
+    new Problem(400, urn('unknown-algorithm'), 'Unknown algorithm',
+      `"${name.slice(0, 64)}" is not an algorithm hashd knows; GET /api/algorithms lists them all`,
+      { extensions: { errors: [{ pointer: `/body/${field}`, message: 'unknown algorithm' }], algorithms: '/api/algorithms' } }),
+  wrongOperation: (name: string, operation: string, why: string) =>
+    new Problem(400, urn('algorithm-not-allowed'), 'Algorithm not allowed here',
+      `${name} cannot be used with ${operation}: ${why}; GET /api/algorithms lists what each operation accepts`),
+  invalidEncoding: (field: string, encoding: string) =>
+    new Problem(400, urn('validation'), 'Invalid request', `${field} is not valid ${encoding}`,
+      { extensions: { errors: [{ pointer: `/body/${field}`, message: `not valid ${encoding}` }] } }),
+  invalidOption: (option: string, detail: string) =>
+    new Problem(400, urn('validation'), 'Invalid request', detail,
+      { extensions: { errors: [{ pointer: `/body/options/${option}`, message: detail }] } }),
+  notFound: (path: string) => new Problem(404, 'about:blank', 'Not Found', `No route matches ${path.slice(0, 200)}`),
+  methodNotAllowed: (method: string, allow: string[]) =>
+    new Problem(405, 'about:blank', 'Method Not Allowed', `${method} is not allowed here; use ${allow.join(', ')}`, { headers: { allow: allow.join(', ') } }),
+  tooLarge: (detail: string) => new Problem(413, 'about:blank', 'Content Too Large', detail),
+  unsupportedMediaType: (detail: string) => new Problem(415, 'about:blank', 'Unsupported Media Type', detail),
+  unprocessable: (slug: string, title: string, detail: string, extensions: Record<string, unknown> = {}) =>
+    new Problem(422, urn(slug), title, detail, { extensions }),
+  costAboveCap: (detail: string) => new Problem(422, urn('cost-above-cap'), 'Cost above the server cap', detail),
+  malformedHash: (algorithm: string, detail: string) =>
+    new Problem(422, urn('malformed-hash'), 'Malformed hash', `Not a valid ${algorithm} hash: ${detail}`),
+  rateLimited: (retryAfterSeconds: number) =>
+    new Problem(429, 'about:blank', 'Too Many Requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, { headers: { 'retry-after': String(retryAfterSeconds) } }),
+  overloaded: (retryAfterSeconds = 1) =>
+    new Problem(503, 'about:blank', 'Service Unavailable', 'The server is busy with other hashing work; retry shortly', { headers: { 'retry-after': String(retryAfterSeconds) } }),
+  notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
+  internal: () => new Problem(500, 'about:blank', 'Internal Server Error', 'The server failed to process the request'),
+}
+
+/**
+ * The problem a thrown error stands for when it is the request's fault rather than a bug, or null.
+ * Text that is not UTF-8 reaching an algorithm defined on text (NTLM) is the input's fault.
+ */
+export function knownProblem(error: unknown): Problem | null {
+  if (error instanceof Problem) return error
+  if ((error as { code?: string } | null)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
+    return problems.unprocessable('not-text', 'Input is not text', 'This algorithm is defined on text, and the input bytes are not valid UTF-8')
+  }
+  return null
+}

@@ -1,0 +1,53 @@
+/** GET /api/algorithms and GET /api/health. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { Config } from '../config.js'
+import { algorithms, operationsFor } from '../algorithms/registry.js'
+import type { Algorithm, OptionSpec } from '../algorithms/types.js'
+import { digestOptionSpecs } from '../domain/options.js'
+
+function describeOptions(specs: Record<string, OptionSpec>, config: Config) {
+  return Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, {
+    default: spec.default, min: spec.min, max: Math.min(spec.max, spec.cap?.(config.caps) ?? spec.max), description: spec.description,
+  }]))
+}
+
+function describe(algorithm: Algorithm, config: Config) {
+  const common = {
+    name: algorithm.name, displayName: algorithm.displayName, aliases: algorithm.aliases, kind: algorithm.kind,
+    operations: operationsFor(algorithm), reference: algorithm.reference, implementation: algorithm.implementation,
+  }
+  if (algorithm.kind === 'password') {
+    return { ...common, family: algorithm.family, outputBits: null, reads: algorithm.reads, writes: algorithm.writes, options: describeOptions(algorithm.options, config) }
+  }
+  return { ...common, outputBits: algorithm.outputBytes * 8, options: describeOptions(digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), config) }
+}
+
+const Option = Type.Object({ default: Type.Number(), min: Type.Number(), max: Type.Number(), description: Type.String() })
+const AlgorithmInfo = Type.Object({
+  name: Type.String(),
+  displayName: Type.String(),
+  aliases: Type.Array(Type.String()),
+  kind: Type.Union([Type.Literal('digest'), Type.Literal('xof'), Type.Literal('checksum'), Type.Literal('password')]),
+  family: Type.Optional(Type.String()),
+  outputBits: Type.Union([Type.Integer(), Type.Null()], { description: 'Output size (for XOFs, the default); null for password hashes' }),
+  operations: Type.Array(Type.String(), { description: 'The operations that accept it: hash, verify, filehash, hmac' }),
+  reads: Type.Optional(Type.Array(Type.String())),
+  writes: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  options: Type.Record(Type.String(), Option, { description: 'Options of /api/hash with their defaults and bounds (max includes the server cap)' }),
+  reference: Type.String(),
+  implementation: Type.String(),
+})
+
+export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+  // Built once: the registry and the caps do not change while the server runs.
+  const catalogue = { algorithms: algorithms.map((algorithm) => describe(algorithm, config)) }
+  app.get('/api/algorithms', {
+    schema: { tags: ['meta'], summary: 'Every algorithm and password-hash format, with aliases, kind, operations and option bounds', response: { 200: Type.Object({ algorithms: Type.Array(AlgorithmInfo) }) } },
+  }, async () => catalogue)
+
+  app.get('/api/health', {
+    config: { rateLimit: false },
+    schema: { tags: ['meta'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+  }, async () => ({ status: 'ok' as const }))
+}

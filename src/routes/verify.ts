@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { verify } from '../domain/verify.js'
+import type { Engine } from '../domain/engine.js'
+import { AlgorithmName, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
+
+export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
+  app.post('/api/verify', {
+    config: { accepts: 'application/json' },
+    schema: {
+      tags: ['hashing'],
+      summary: 'Check an input against an existing digest or password hash',
+      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work.',
+      body: Type.Object({
+        input: Type.String(),
+        hash: Type.String({ minLength: 1, maxLength: 4096 }),
+        algorithm: Type.Optional(AlgorithmName(undefined, 'Algorithm of the hash; omit to detect it.')),
+        inputEncoding: Type.Optional(InputEncoding('input')),
+      }, { additionalProperties: false }),
+      response: {
+        200: Type.Object({
+          match: Type.Boolean(),
+          algorithm: Type.Union([Type.String(), Type.Null()], { description: 'The algorithm checked or detected; null when no candidate matched' }),
+          format: Type.Optional(Type.String({ description: 'The variant read from the hash, e.g. $2y$ or Django' })),
+          processingTimeMs: ProcessingTime,
+          rehashRecommended: Type.Boolean({ description: 'The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums' }),
+          reason: Type.Optional(Type.String()),
+          warnings: Type.Array(Type.String()),
+        }),
+        ...errorResponses,
+      },
+    },
+  }, async (request) => verify(engine, request.body))
+}

@@ -1,0 +1,56 @@
+/**
+ * The worker pool: password hashing and large digests run on piscina's worker threads so the event
+ * loop keeps serving cheap requests. The queue in front of the threads is bounded; when it is full
+ * the caller gets 503 with Retry-After instead of an ever-growing backlog.
+ */
+import { Piscina } from 'piscina'
+import { Problem, problems } from '../problem.js'
+import { runTask, type Task, type TaskOutcome, type TaskValue } from './tasks.js'
+
+export interface WorkResult<T extends TaskValue> { value: T, ms: number }
+
+export class WorkPool {
+  readonly #piscina: Piscina
+
+  constructor(options: { threads: number, maxQueue: number }) {
+    this.#piscina = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      maxQueue: options.maxQueue,
+      // Each worker runs one memory-hard hash at a time; more would only thrash.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+    })
+  }
+
+  get queued(): number { return this.#piscina.queueSize }
+
+  async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
+    let outcome: TaskOutcome
+    try {
+      outcome = await this.#piscina.run(task, signal ? { signal } : {})
+    } catch (error) {
+      if (error instanceof Error && /queue is at limit/i.test(error.message)) throw problems.overloaded(1)
+      throw error
+    }
+    return settle<T>(outcome)
+  }
+
+  async close(): Promise<void> {
+    await this.#piscina.close()
+  }
+}
+
+/** The same work on the calling thread, for inputs small enough that a thread hop would cost more. */
+export async function runInline<T extends TaskValue>(task: Task): Promise<WorkResult<T>> {
+  return settle<T>(await runTask(task))
+}
+
+function settle<T extends TaskValue>(outcome: TaskOutcome): WorkResult<T> {
+  if (!outcome.ok) {
+    const { status, type, title, detail } = outcome.problem
+    throw new Problem(status, type, title, detail)
+  }
+  return { value: outcome.value as T, ms: outcome.ms }
+}
