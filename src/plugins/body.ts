@@ -14,6 +14,16 @@ declare module 'fastify' {
   }
 }
 
+/** Only on the error path: tells a syntax error from a body refused for its keys. */
+function isValidJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 
 async function bodyPlugin(app: FastifyInstance): Promise<void> {
@@ -29,7 +39,15 @@ async function bodyPlugin(app: FastifyInstance): Promise<void> {
       done(problems.validation('The request body is not valid UTF-8'), undefined)
       return
     }
-    parseJson(request, text, done)
+    parseJson(request, text, (error, value) => {
+      if (error && isValidJson(text)) {
+        // secure-json-parse refused valid JSON: it carries __proto__ or constructor.prototype.
+        done(problems.validation('The body contains a prototype-pollution key (__proto__, or constructor with prototype); hashd refuses such bodies',
+          [{ pointer: '/body', message: 'forbidden key' }]), undefined)
+        return
+      }
+      done(error, value)
+    })
   })
 
   app.addHook('onRequest', async (request) => {

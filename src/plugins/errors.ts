@@ -69,6 +69,11 @@ function problemFor(error: FastifyError): Problem | null {
   return null
 }
 
+/** The `at …` lines of a stack, without the message line(s) above them. */
+function stackFrames(error: Error): string[] {
+  return (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).map((line) => line.trim()).slice(0, 20)
+}
+
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
   /** Methods each path answers, for 405 and its Allow header (RFC 9110 §15.5.6). */
   const methodsByPath = new Map<string, Set<string>>()
@@ -84,8 +89,10 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
       return sendProblem(reply, problem)
     }
-    // A bug: log the stack (never the input), answer with nothing of either.
-    request.log.error({ err: { type: error.name, code: error.code, stack: error.stack } }, 'unhandled error')
+    // A bug: log where it happened, answer with nothing. The message is left out of the log too:
+    // messages may quote values (V8's JSON.parse, Node's argument errors), and a value here may be
+    // a password. The stack frames and the error's class and code locate the bug.
+    request.log.error({ err: { type: error.name, code: error.code, frames: stackFrames(error) } }, 'unhandled error')
     return sendProblem(reply, problems.internal())
   })
 
