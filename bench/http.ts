@@ -1,0 +1,93 @@
+/**
+ * `npm run bench`: throughput and latency of POST /api/hash (sha256 of a 32-byte input) against a
+ * bare node:http server doing the same hash, in the same run on the same machine, and the p99 of
+ * a cheap md5 request while a flood of bcrypt requests is in flight.
+ *
+ * Each server runs in its own process; autocannon drives it from this one. Durations can be set
+ * with BENCH_SECONDS (default 10).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const here = fileURLToPath(new URL('.', import.meta.url))
+const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
+
+interface Started { child: ChildProcess, url: string }
+
+/** Starts a server process and waits for the port it reports. */
+async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += String(chunk)
+      const match = /listening (\d+)|"address":"http:\/\/127\.0\.0\.1:(\d+)"|Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)
+      if (match) resolve(Number(match[1] ?? match[2] ?? match[3]))
+    })
+  })
+  child.stdout?.resume()
+  return { child, url: `http://127.0.0.1:${port}` }
+}
+
+async function stop(server: Started): Promise<void> {
+  server.child.kill('SIGTERM')
+  await once(server.child, 'exit')
+}
+
+function load(url: string, body: object, options: { connections: number, duration: number }): Promise<autocannon.Result> {
+  return autocannon({
+    url: `${url}/api/hash`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    connections: options.connections,
+    duration: options.duration,
+  })
+}
+
+function row(name: string, result: autocannon.Result): string {
+  return `${name.padEnd(34)} ${result.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   non-2xx ${result.non2xx}`
+}
+
+async function main(): Promise<void> {
+  const hashdScript = `${here}../src/server.js`
+  const hashdEnv = { PORT: '0', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'info' }
+  const sha256 = { input: INPUT_32_BYTES, algorithm: 'sha256' }
+  const md5 = { input: INPUT_32_BYTES, algorithm: 'md5' }
+
+  console.log(`hashd bench: ${SECONDS} s per run, node ${process.version}\n`)
+  console.log('1. POST /api/hash sha256 of 32 bytes, 50 connections')
+  const bare = await start(`${here}bare-server.js`)
+  await load(bare.url, sha256, { connections: 50, duration: 2 }) // warm-up
+  const bareResult = await load(bare.url, sha256, { connections: 50, duration: SECONDS })
+  await stop(bare)
+
+  const hashd = await start(hashdScript, hashdEnv)
+  await load(hashd.url, sha256, { connections: 50, duration: 2 })
+  const hashdResult = await load(hashd.url, sha256, { connections: 50, duration: SECONDS })
+  console.log(row('bare node:http + crypto', bareResult))
+  console.log(row('hashd', hashdResult))
+  console.log(`   throughput ratio hashd/bare: ${(hashdResult.requests.average / bareResult.requests.average).toFixed(2)} (goal ≥ 0.80)`)
+  console.log(`   p99 ratio hashd/bare: ${(hashdResult.latency.p99 / Math.max(1, bareResult.latency.p99)).toFixed(2)}\n`)
+
+  console.log('2. md5 latency while 200 bcrypt (cost 10) requests are in flight, 5 connections of md5')
+  const quiet = await load(hashd.url, md5, { connections: 5, duration: Math.max(3, SECONDS / 2) })
+  const flood = load(hashd.url, { input: 'password', algorithm: 'bcrypt', options: { cost: 10 } }, { connections: 200, duration: SECONDS + 2 })
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const during = await load(hashd.url, md5, { connections: 5, duration: SECONDS })
+  const floodResult = await flood
+  await stop(hashd)
+  console.log(row('md5, idle server', quiet))
+  console.log(row('md5, during bcrypt flood', during))
+  console.log(row('bcrypt flood itself', floodResult))
+  console.log(`   md5 p99 during flood: ${during.latency.p99} ms (idle: ${quiet.latency.p99} ms); bcrypt 503s: ${floodResult.non2xx}`)
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
