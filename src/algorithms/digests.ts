@@ -9,10 +9,19 @@ import {
 } from 'hash-wasm'
 import { Blake3Hasher } from '@napi-rs/blake-hash'
 import { composed, opensslHasher, utf16leOf, wasmHasher } from './hashers.js'
-import type { DigestAlgorithm } from './types.js'
+import { createEd2k } from './impl/ed2k.js'
+import { Gost94 } from './impl/gost94.js'
+import { HAS160 } from './impl/has160.js'
+import { LMHash } from './impl/lm.js'
+import { MD2 } from './impl/md2.js'
+import { Streebog } from './impl/streebog.js'
+import { Tiger } from './impl/tiger.js'
+import type { DigestAlgorithm, Hasher } from './types.js'
 
 const OPENSSL = 'OpenSSL (node:crypto)'
 const HASH_WASM = 'hash-wasm (WASM)'
+/** Algorithms no maintained package implements: written here, checked against published vectors and RHash. */
+const HAND_WRITTEN = 'hashd (src/algorithms/impl)'
 
 /** A fixed-length digest that OpenSSL implements. */
 function openssl(name: string, displayName: string, outputBytes: number, blockBytes: number, reference: string, aliases: string[] = [], opensslName = name): DigestAlgorithm {
@@ -51,7 +60,16 @@ function checksum(name: string, displayName: string, outputBytes: number, refere
 
 const sha1Of = (data: Uint8Array): Uint8Array => createHash('sha1').update(data).digest()
 
+/** A fixed-length digest written here, in src/algorithms/impl/. */
+function handWritten(name: string, displayName: string, outputBytes: number, blockBytes: number, reference: string, aliases: string[], create: () => Hasher): DigestAlgorithm {
+  return { kind: 'digest', name, displayName, aliases, outputBytes, blockBytes, reference, implementation: HAND_WRITTEN, create }
+}
+
 export const digestAlgorithms: DigestAlgorithm[] = [
+  {
+    ...handWritten('md2', 'MD2', 16, 16, 'RFC 1319 (with erratum 555)', [], () => new MD2()),
+    weak: 'MD2 is broken (preimage and collision attacks) and obsolete',
+  },
   {
     kind: 'digest', name: 'md4', displayName: 'MD4', aliases: [], outputBytes: 16, blockBytes: 64,
     reference: 'RFC 1320', implementation: HASH_WASM, create: wasmHasher(() => createMD4()),
@@ -92,6 +110,24 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     reference: 'ISO/IEC 10118-3 (Whirlpool, 2003 revision)', implementation: HASH_WASM, create: wasmHasher(() => createWhirlpool()),
   },
   openssl('sm3', 'SM3', 32, 64, 'GB/T 32905-2016; draft-sca-cfrg-sm3'),
+  handWritten('tiger', 'Tiger/192', 24, 64, 'Anderson & Biham, Tiger: A Fast New Hash Function (FSE 1996); byte order as RHash --tiger',
+    ['tiger192', 'tiger-192', 'tiger192,3', 'tiger1'], () => new Tiger(1)),
+  handWritten('tiger2', 'Tiger2/192', 24, 64, 'Tiger with MD4-style 0x80 padding (Tiger reference page, 2005)', ['tiger2-192'], () => new Tiger(2)),
+  handWritten('streebog-256', 'Streebog-256 (GOST R 34.11-2012)', 32, 64, 'RFC 6986 (GOST R 34.11-2012); byte order as gost12sum and RHash --gost12-256',
+    ['streebog256', 'gost12-256', 'gostr3411-2012-256', 'gost-r-34.11-2012-256', 'stribog-256'], () => new Streebog(32)),
+  handWritten('streebog-512', 'Streebog-512 (GOST R 34.11-2012)', 64, 64, 'RFC 6986 (GOST R 34.11-2012); byte order as gost12sum and RHash --gost12-512',
+    ['streebog512', 'gost12-512', 'gostr3411-2012-512', 'gost-r-34.11-2012-512', 'stribog-512', 'streebog'], () => new Streebog(64)),
+  handWritten('gost94', 'GOST R 34.11-94 (test parameters)', 32, 32, 'RFC 5831 (GOST R 34.11-94) with the standard\'s test S-boxes, as RHash --gost94',
+    ['gost', 'gostr3411-94', 'gost-r-34.11-94', 'gost94-test'], () => new Gost94('test')),
+  handWritten('gost94-cryptopro', 'GOST R 34.11-94 (CryptoPro parameters)', 32, 32, 'RFC 5831 with id-GostR3411-94-CryptoProParamSet (RFC 4357 §11.2), as RHash --gost94-cryptopro',
+    ['gost-cryptopro', 'gostr3411-94-cryptopro', 'gost94cp'], () => new Gost94('cryptopro')),
+  handWritten('has160', 'HAS-160', 20, 64, 'TTAS.KO-12.0011/R2 (Korean hash standard for KCDSA)', ['has-160'], () => new HAS160()),
+  {
+    kind: 'digest', name: 'ed2k', displayName: 'eD2k (eDonkey/eMule)', aliases: ['edonkey', 'edonkey2000', 'emule', 'ed2k-hash'], outputBytes: 16,
+    reference: 'MD4 of the MD4s of 9,728,000-byte chunks; exact multiples append MD4(""), as RHash --ed2k', implementation: `${HAND_WRITTEN} over ${HASH_WASM} MD4`,
+    create: createEd2k,
+    weak: 'ed2k is built on MD4, which is broken (practical collisions)',
+  },
   checksum('crc32', 'CRC-32', 4, 'CRC-32/ISO-HDLC (zlib, PNG, Ethernet)', ['crc32b', 'crc-32-iso-hdlc'], wasmHasher(() => createCRC32())),
   checksum('crc32c', 'CRC-32C', 4, 'CRC-32/ISCSI (Castagnoli), RFC 3720 §B.4', ['crc32-castagnoli', 'crc32-iscsi'], wasmHasher(() => createCRC32(0x82f63b78))),
   checksum('crc64', 'CRC-64/XZ', 8, 'CRC-64/XZ (ECMA-182 polynomial, reflected, as xz and Go\'s crc64.ECMA)', ['crc64-xz', 'crc64-ecma', 'crc64-ecma182'], wasmHasher(() => createCRC64())),
@@ -105,6 +141,12 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     reference: 'MS-NLMP §3.3.1: MD4 of the UTF-16LE password', implementation: HASH_WASM,
     create: async () => utf16leOf(await wasmHasher(() => createMD4())(16)),
     weak: 'NTLM is an unsalted MD4 password hash',
+  },
+  {
+    kind: 'digest', name: 'lm', displayName: 'LM (LAN Manager)', aliases: ['lmhash', 'lm-hash', 'lanman', 'lan-manager'], outputBytes: 16,
+    reference: 'MS-NLMP §3.3.1 LMOWFv1: DES of "KGS!@#$%" under the uppercased, 14-byte padded password', implementation: `${HAND_WRITTEN} over ${OPENSSL} DES`,
+    create: () => new LMHash(),
+    weak: 'LM is an unsalted, case-insensitive hash of two 7-character halves; crackable in seconds',
   },
   {
     kind: 'digest', name: 'mysql41', displayName: 'MySQL 4.1+ PASSWORD()', aliases: ['mysql-sha1', 'mysql5', 'mysql-native-password'], outputBytes: 20,
