@@ -2,6 +2,7 @@
  * Pieces every password scheme shares: cap checks, `k=v,k=v` parameter lists, and the base64
  * dialects that password formats use.
  */
+import { timingSafeEqual } from 'node:crypto'
 import { problems } from '../../problem.js'
 
 /** Throws 422 when a cost read from a hash or asked for in options exceeds the server's cap. */
@@ -50,4 +51,16 @@ export function decodeAb64(text: string): Buffer | null {
 
 export function encodeAb64(bytes: Uint8Array): string {
   return encodeB64Unpadded(bytes).replaceAll('+', '.')
+}
+
+/** The one-sentence rehash reason every legacy scheme gives (passlib's needs_update, in words). */
+export function legacyReason(scheme: string): string {
+  return `${scheme} is a legacy scheme; rehash with argon2id`
+}
+
+/** Compares two strings of ASCII hash text in constant time (for a given length). */
+export function equalHashText(computed: string, stored: string): boolean {
+  const a = Buffer.from(computed)
+  const b = Buffer.from(stored)
+  return a.length === b.length && timingSafeEqual(a, b)
 }

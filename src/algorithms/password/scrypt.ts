@@ -1,16 +1,22 @@
 /**
  * scrypt (RFC 7914) in passlib's format: `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash>`, salt and
  * hash in unpadded standard base64. passlib verifies what hashd writes and hashd what passlib writes.
- * libxcrypt's `$7$` encoding of the same function is read by the crypt module.
+ * Also read: libxcrypt's `$7$` encoding of the same function (Colin Percival's format:
+ * `$7$` + log2 N + r + p in crypt base-64 + the salt text + `$` + 43 characters), verified by
+ * libxcrypt itself.
  */
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto'
 import { problems } from '../../problem.js'
 import type { CostCaps } from '../../config.js'
+import { decodeScrypt7Params } from './crypt-params.js'
+import { cryptVerify } from './libxcrypt.js'
 import { decodeB64Unpadded, encodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
 import type { CostParams, PasswordScheme } from '../types.js'
 
 /** OWASP Password Storage Cheat Sheet: N=2^17, r=8, p=1 (128 MiB). */
 const OWASP = { N: 2 ** 17, r: 8, p: 1 }
+/** `$7$`: 11 characters of parameters, a salt of printable ASCII without `$`, 43 of hash. */
+const SCRYPT7 = /^\$7\$([./0-9A-Za-z]{11})([!-#%-~]{0,64})\$([./0-9A-Za-z]{43})$/
 const FORMAT = /^\$scrypt\$([a-z=0-9,]{1,40})\$([A-Za-z0-9+/]{0,88})\$([A-Za-z0-9+/]{11,1366})$/
 
 /** RFC 7914 §6: the memory scrypt needs is about 128·N·r bytes. */
@@ -38,7 +44,7 @@ export const scrypt: PasswordScheme = {
   aliases: [],
   reference: 'RFC 7914; passlib.hash.scrypt format',
   implementation: 'OpenSSL (node:crypto scrypt)',
-  reads: ['$scrypt$ (passlib)'],
+  reads: ['$scrypt$ (passlib)', '$7$ (libxcrypt)'],
   writes: '$scrypt$ln=…,r=…,p=…$salt$hash (passlib)',
   options: {
     N: { default: OWASP.N, min: 2, max: 2 ** 30, description: 'CPU/memory cost, a power of two' },
@@ -47,8 +53,14 @@ export const scrypt: PasswordScheme = {
     keyLength: { default: 32, min: 16, max: 1024, description: 'derived key length in bytes' },
     saltLength: { default: 16, min: 8, max: 64, description: 'salt length in bytes' },
   },
-  claims: (hash) => hash.startsWith('$scrypt$'),
+  claims: (hash) => hash.startsWith('$scrypt$') || hash.startsWith('$7$'),
   parse(hash) {
+    if (hash.startsWith('$7$')) {
+      const match7 = SCRYPT7.exec(hash)
+      const params7 = match7 ? decodeScrypt7Params(match7[1] as string) : null
+      if (!params7) throw problems.malformedHash('scrypt', 'expected $7$, 11 characters of N, r and p, the salt, $ and 43 characters of ./0-9A-Za-z')
+      return { scheme: 'scrypt', params: params7, format: '$7$ (libxcrypt)' }
+    }
     const match = FORMAT.exec(hash)
     if (!match) throw problems.malformedHash('scrypt', 'expected $scrypt$ln=…,r=…,p=…$salt$hash')
     const params = parseParamList('scrypt', match[1] as string, ['ln', 'r', 'p'])
@@ -74,6 +86,7 @@ export const scrypt: PasswordScheme = {
     return `$scrypt$ln=${Math.log2(N)},r=${r},p=${p}$${encodeB64Unpadded(salt)}$${encodeB64Unpadded(key)}`
   },
   verify(input, hash) {
+    if (hash.startsWith('$7$')) return cryptVerify('scrypt $7$', input, hash)
     const [, , paramText, salt, expected] = hash.split('$') as [string, string, string, string, string]
     const params = parseParamList('scrypt', paramText, ['ln', 'r', 'p'])
     const expectedKey = decodeB64Unpadded(expected) as Buffer
