@@ -1,17 +1,22 @@
 /**
  * bcrypt (Provos & Mazières, 1999) in OpenBSD's modular crypt format:
  * `$2b$` + two-digit cost + 22 characters of salt + 31 of hash, bcrypt's own base64 alphabet.
- * `$2a$` and `$2y$` are the same algorithm for every input a correct implementation sees
- * (crypt_blowfish's `$2y$` marks the fixed sign-extension bug), so all three verify alike.
+ * `$2b$` and `$2y$` are the same algorithm (crypt_blowfish's `$2y$` marks its fixed sign-extension
+ * bug). `$2a$` is too, except that crypt_blowfish (PHP, libxcrypt) computes `$2a$` hashes of some
+ * 8-bit passwords with a safety measure that makes them differ from OpenBSD's; so a `$2a$` hash of
+ * an input with bytes ≥ 0x80 that does not verify the OpenBSD way is also tried the crypt_blowfish
+ * way (libxcrypt). `$2x$`, crypt_blowfish's marker for hashes made by the old buggy code, is
+ * verified by libxcrypt only, and always recommended for rehashing.
  */
 import { hashSync, verifySync } from '@node-rs/bcrypt'
 import { problems } from '../../problem.js'
 import { requireAtMost } from './common.js'
+import { cryptVerify } from './libxcrypt.js'
 import type { PasswordScheme } from '../types.js'
 
 /** Only the first 72 bytes of the key reach Blowfish's key schedule. */
 export const BCRYPT_MAX_BYTES = 72
-const BCRYPT_FORMAT = /^\$(2[aby])\$(\d\d)\$[./A-Za-z0-9]{53}$/
+const BCRYPT_FORMAT = /^\$(2[abxy])\$(\d\d)\$[./A-Za-z0-9]{53}$/
 /** OWASP Password Storage Cheat Sheet: bcrypt work factor of 10 or more. */
 const OWASP_MIN_COST = 10
 
@@ -23,7 +28,7 @@ export const bcrypt: PasswordScheme = {
   aliases: ['bcrypt-2b', 'blowfish-crypt', '2b'],
   reference: 'Provos & Mazières, "A Future-Adaptable Password Scheme" (USENIX 1999); OpenBSD bcrypt(3)',
   implementation: '@node-rs/bcrypt (native)',
-  reads: ['$2a$', '$2b$', '$2y$'],
+  reads: ['$2a$', '$2b$', '$2y$', '$2x$ (crypt_blowfish, via libxcrypt)'],
   writes: '$2b$',
   maxInputBytes: BCRYPT_MAX_BYTES,
   options: {
@@ -32,7 +37,7 @@ export const bcrypt: PasswordScheme = {
   claims: (hash) => /^\$2[abxy]\$/.test(hash),
   parse(hash) {
     const match = BCRYPT_FORMAT.exec(hash)
-    if (!match) throw problems.malformedHash('bcrypt', 'expected $2a$, $2b$ or $2y$, a two-digit cost and 53 characters of ./A-Za-z0-9')
+    if (!match) throw problems.malformedHash('bcrypt', 'expected $2a$, $2b$, $2y$ or $2x$, a two-digit cost and 53 characters of ./A-Za-z0-9')
     const cost = Number(match[2])
     if (cost < 4 || cost > 31) throw problems.malformedHash('bcrypt', 'cost must be between 04 and 31')
     return { scheme: 'bcrypt', params: { cost }, format: `$${match[1]}$` }
@@ -42,6 +47,7 @@ export const bcrypt: PasswordScheme = {
   },
   rehashReason(parsed) {
     const cost = parsed.params.cost ?? 0
+    if (parsed.format === '$2x$') return 'a $2x$ hash was made by crypt_blowfish\'s sign-extension bug; rehash with argon2id'
     return cost < OWASP_MIN_COST ? `bcrypt cost ${cost} is below the OWASP minimum of ${OWASP_MIN_COST}` : null
   },
   verifyWarnings(input) {
@@ -54,6 +60,10 @@ export const bcrypt: PasswordScheme = {
   },
   verify(input, hash) {
     // The standard: only the first 72 bytes count, so hashes made elsewhere keep verifying.
-    return verifySync(input.subarray(0, BCRYPT_MAX_BYTES), hash)
+    const key = input.subarray(0, BCRYPT_MAX_BYTES)
+    if (hash.startsWith('$2x$')) return cryptVerify('bcrypt $2x$', key, hash)
+    if (verifySync(key, hash)) return true
+    // crypt_blowfish's $2a$ safety measure (see above); a C string cannot hold NUL, so such keys stop here.
+    return hash.startsWith('$2a$') && key.some((byte) => byte >= 0x80) && !key.includes(0) && cryptVerify('bcrypt $2a$', key, hash)
   },
 }

@@ -16,9 +16,14 @@ type Digest = 'md5' | 'sha1' | 'sha256' | 'sha512'
 const DIGEST_BYTES: Record<Digest, number> = { md5: 16, sha1: 20, sha256: 32, sha512: 64 }
 /** Canonical padded standard base64 (RFC 4648 §4), as LDAP servers write it. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-/** passlib's bounds for salted LDAP hashes: at least 4 bytes of salt (OpenLDAP writes 4); at most 64 read. */
-const MIN_SALT = 4
+/**
+ * Salt bounds: OpenLDAP's checkers (passwd.c chk_ssha1 and friends) accept any salt of at least one
+ * byte, and hashcat's examples use two, so that is what is read (up to 64 bytes); new hashes get at
+ * least passlib's minimum of 4 (OpenLDAP writes 4).
+ */
+const MIN_SALT_READ = 1
 const MAX_SALT = 64
+const MIN_SALT_WRITTEN = 4
 
 interface LdapSpec {
   name: string
@@ -35,7 +40,7 @@ function ldapScheme({ name, tag, digest, salted }: LdapSpec): PasswordScheme {
     const text = hash.slice(prefix.length)
     if (!BASE64.test(text)) return null
     const raw = Buffer.from(text, 'base64')
-    if (salted ? raw.length < bytes + MIN_SALT || raw.length > bytes + MAX_SALT : raw.length !== bytes) return null
+    if (salted ? raw.length < bytes + MIN_SALT_READ || raw.length > bytes + MAX_SALT : raw.length !== bytes) return null
     return { digest: raw.subarray(0, bytes), salt: raw.subarray(bytes) }
   }
   const compute = (input: Uint8Array, salt: Uint8Array): Buffer => createHash(digest).update(input).update(salt).digest()
@@ -49,12 +54,12 @@ function ldapScheme({ name, tag, digest, salted }: LdapSpec): PasswordScheme {
     implementation: 'OpenSSL (node:crypto)',
     reads: [prefix],
     writes: prefix,
-    options: salted ? { saltLength: { default: 8, min: MIN_SALT, max: 16, description: 'salt length in bytes (passlib reads 4–16)' } } : {},
+    options: salted ? { saltLength: { default: 8, min: MIN_SALT_WRITTEN, max: 16, description: 'salt length in bytes (passlib reads 4–16)' } } : {},
     claims: (hash) => hash.slice(0, prefix.length).toUpperCase() === prefix,
     parse(hash): ParsedPasswordHash {
       if (!decode(hash)) {
         throw problems.malformedHash(name, salted
-          ? `expected ${prefix} and padded base64 of a ${bytes}-byte digest followed by ${MIN_SALT}–${MAX_SALT} bytes of salt`
+          ? `expected ${prefix} and padded base64 of a ${bytes}-byte digest followed by ${MIN_SALT_READ}–${MAX_SALT} bytes of salt`
           : `expected ${prefix} and padded base64 of a ${bytes}-byte digest`)
       }
       return { scheme: name, params: {}, format: prefix }
