@@ -1,10 +1,16 @@
 /**
  * Identify: the likely formats of a hash string, ranked by a calibrated confidence.
- * (First release: the formats hashd produces and bare digests by length; the format table in
- * formats.ts is data.)
+ *
+ * The format table (formats.ts) is data; this module reads the input's plausible readings
+ * (input.ts), tries only the rows whose prefix and length range admit each reading (table.ts),
+ * validates structured matches with their parsers, and ranks what is left (ranking.ts).
+ * No HTTP here: routes/identify.ts calls `identify` / `identifyMany`.
  */
-import { detectPasswordScheme, digestsByOutputBytes } from '../algorithms/registry.js'
-import { Problem } from '../problem.js'
+import { findAlgorithm } from '../algorithms/registry.js'
+import { interpretations } from './input.js'
+import { baseWeight, rank, type Candidate, type RankedCandidate } from './ranking.js'
+import { formatsAdmitting } from './table.js'
+import type { HashFormat, Params } from './types.js'
 
 export interface IdentifyMatch {
   algorithm: string
@@ -14,7 +20,7 @@ export interface IdentifyMatch {
   john: string | null
   category: string
   description: string
-  params?: Record<string, number | string>
+  params?: Params
   verifiable: boolean
 }
 
@@ -23,48 +29,75 @@ export interface Identification {
   matches: IdentifyMatch[]
 }
 
-/** Popularity prior for bare hex digests of each length: md5 first for 32 characters, etc. */
-const HEX_PRIORS: Record<string, { weight: number, hashcat: number | null, john: string | null }> = {
-  md5: { weight: 60, hashcat: 0, john: 'raw-md5' },
-  ntlm: { weight: 20, hashcat: 1000, john: 'nt' },
-  md4: { weight: 5, hashcat: 900, john: 'raw-md4' },
-  sha1: { weight: 60, hashcat: 100, john: 'raw-sha1' },
-  ripemd160: { weight: 5, hashcat: 6000, john: 'ripemd-160' },
-  sha256: { weight: 60, hashcat: 1400, john: 'raw-sha256' },
-  'sha3-256': { weight: 8, hashcat: 17400, john: 'raw-sha3' },
-  'keccak-256': { weight: 8, hashcat: 17800, john: 'raw-keccak-256' },
-  sha512: { weight: 60, hashcat: 1700, john: 'raw-sha512' },
-  'sha3-512': { weight: 8, hashcat: 17600, john: 'raw-sha3' },
-  sha384: { weight: 30, hashcat: 10800, john: 'raw-sha384' },
-  sha224: { weight: 30, hashcat: 1300, john: 'raw-sha224' },
+/** Named groups reported as params; others (payload, header…) only feed the parsers. */
+const PARAM_GROUPS = new Set(['salt', 'rounds', 'cost', 'user', 'N', 'r', 'p', 'ln', 'm', 't', 'variant', 'version'])
+
+function groupsAsParams(groups: Record<string, string | undefined>): Params {
+  const params: Params = {}
+  for (const [key, value] of Object.entries(groups)) {
+    if (value === undefined || !PARAM_GROUPS.has(key)) continue
+    params[key] = /^\d{1,15}$/.test(value) ? Number(value) : value
+  }
+  return params
+}
+
+/** The params of a match, or null when the row's parser rejects the string. */
+function matchFormat(format: HashFormat, text: string): Params | null {
+  const match = format.regex.exec(text)
+  if (!match) return null
+  const groups = match.groups ?? {}
+  if (!format.parse) return groupsAsParams(groups)
+  const parsed = format.parse(text, groups)
+  return parsed === null ? null : { ...groupsAsParams(groups), ...parsed }
+}
+
+/**
+ * Whether /api/verify accepts this string: the name must be in the registry, and where it is a
+ * password scheme, that scheme must claim this exact syntax (the registry's scrypt reads
+ * `$scrypt$`, not `$7$`).
+ */
+function isVerifiable(format: HashFormat, hash: string): boolean {
+  if (!format.verifiable) return false
+  const algorithm = findAlgorithm(format.name)
+  if (algorithm === undefined) return false
+  return algorithm.kind !== 'password' || algorithm.claims(hash)
+}
+
+function candidatesFor(trimmed: string): Candidate[] {
+  const best = new Map<HashFormat, Candidate>()
+  for (const reading of interpretations(trimmed)) {
+    for (const format of formatsAdmitting(reading.text)) {
+      if (reading.only !== undefined && format.name !== reading.only) continue
+      const params = matchFormat(format, reading.text)
+      if (params === null) continue
+      const weight = baseWeight(format, reading.text) * reading.factor
+      const existing = best.get(format)
+      if (!existing || existing.weight < weight) best.set(format, { format, weight, params, hash: reading.text })
+    }
+  }
+  return [...best.values()]
+}
+
+function toMatch(candidate: RankedCandidate): IdentifyMatch {
+  const { format } = candidate
+  return {
+    algorithm: format.name,
+    displayName: format.displayName,
+    confidence: candidate.confidence,
+    hashcat: format.hashcat,
+    john: format.john,
+    category: format.category,
+    description: format.description,
+    ...(Object.keys(candidate.params).length > 0 ? { params: candidate.params } : {}),
+    verifiable: isVerifiable(format, candidate.hash),
+  }
 }
 
 export function identify(text: string): Identification {
-  const hash = text.trim()
-  const matches: IdentifyMatch[] = []
-  const scheme = detectPasswordScheme(hash)
-  if (scheme) {
-    try {
-      const parsed = scheme.parse(hash)
-      matches.push({
-        algorithm: parsed.scheme, displayName: scheme.displayName, confidence: 0.99, hashcat: null, john: null,
-        category: 'Password hash', description: `${scheme.displayName} (${parsed.format})`, params: parsed.params, verifiable: true,
-      })
-    } catch (error) {
-      if (!(error instanceof Problem)) throw error
-    }
-  } else if (/^[0-9a-fA-F]+$/.test(hash) && hash.length % 2 === 0) {
-    const candidates = digestsByOutputBytes(hash.length / 2)
-    const weights = candidates.map((digest) => HEX_PRIORS[digest.name]?.weight ?? 1)
-    const total = weights.reduce((sum, weight) => sum + weight, 0) * 1.05
-    candidates.forEach((digest, index) => {
-      const prior = HEX_PRIORS[digest.name]
-      matches.push({
-        algorithm: digest.name, displayName: digest.displayName, confidence: (weights[index] ?? 1) / total,
-        hashcat: prior?.hashcat ?? null, john: prior?.john ?? null, category: 'Raw hash', description: `${digest.displayName} digest, hex`, verifiable: true,
-      })
-    })
-  }
-  matches.sort((a, b) => b.confidence - a.confidence || a.algorithm.localeCompare(b.algorithm))
-  return { length: hash.length, matches }
+  const trimmed = text.trim()
+  return { length: trimmed.length, matches: rank(candidatesFor(trimmed)).map(toMatch) }
+}
+
+export function identifyMany(texts: readonly string[]): Identification[] {
+  return texts.map(identify)
 }

@@ -1,0 +1,66 @@
+/**
+ * Ranking: turns the rows a string matched into calibrated confidences.
+ *
+ * weight = prior × (signature ? SIGNATURE_FACTOR : 1) / √(length span) × clue factors × interpretation factor
+ *
+ * A row with a signature (a `$id$` prefix, `{SCHEME}`, a fixed field structure) is practically
+ * never matched by chance, so it takes almost all the mass; bare hex, base64 and `hash:salt`
+ * candidates share theirs by prior. Confidences are weight / (Σ weights + unknown mass), where
+ * the unknown mass stands for formats outside the table: it is small next to a signature and
+ * noticeable next to a lone generic match. Rounded down to 4 decimals, so a response's
+ * confidences sum to at most 1.
+ */
+import type { HashFormat, Params } from './types.js'
+
+export const SIGNATURE_FACTOR = 1000
+/** Uppercase hex is how pwdump-style tools print NT and LM hashes (and Oracle, SAP, MySQL). */
+export const UPPERCASE_HEX_FACTOR = 8
+/** Mass reserved for formats the table does not know: a share of the total plus a floor. */
+const UNKNOWN_SHARE = 0.02
+const UNKNOWN_FLOOR = 20
+
+export interface Candidate {
+  format: HashFormat
+  weight: number
+  params: Params
+  /** The part of the input this candidate read (the hash inside `user:hash`, say). */
+  hash: string
+}
+
+export interface RankedCandidate extends Candidate {
+  confidence: number
+}
+
+/** Orders by weight, then the more common format, then hashcat mode, then name: never by chance. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  return b.weight - a.weight
+    || b.format.prior - a.format.prior
+    || (a.format.hashcat ?? Number.MAX_SAFE_INTEGER) - (b.format.hashcat ?? Number.MAX_SAFE_INTEGER)
+    || (a.format.name < b.format.name ? -1 : a.format.name > b.format.name ? 1 : 0)
+    || (a.format.displayName < b.format.displayName ? -1 : a.format.displayName > b.format.displayName ? 1 : 0)
+}
+
+/**
+ * A row that admits few lengths concentrates its probability on them: when "32 hex : 3
+ * characters" matches both vBulletin (salt of exactly 3) and md5($pass.$salt) (any salt up to
+ * 256), the string is much likelier under vBulletin. The likelihood ratio is damped (square root,
+ * span capped) because real salts cluster on a few lengths even for the generic modes.
+ */
+const MAX_SPAN = 256
+
+export function baseWeight(format: HashFormat, text: string): number {
+  const span = Math.min(format.maxLength - format.minLength + 1, MAX_SPAN)
+  let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / Math.sqrt(span)
+  if (format.upperHex && /[A-F]/.test(text) && !/[a-f]/.test(text)) weight *= UPPERCASE_HEX_FACTOR
+  return weight
+}
+
+export function rank(candidates: Candidate[]): RankedCandidate[] {
+  const sorted = [...candidates].sort(compareCandidates)
+  const total = sorted.reduce((sum, candidate) => sum + candidate.weight, 0)
+  const denominator = total * (1 + UNKNOWN_SHARE) + UNKNOWN_FLOOR
+  return sorted.map((candidate) => ({
+    ...candidate,
+    confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
+  }))
+}

@@ -1,0 +1,68 @@
+/**
+ * The compiled format table: each row of formats.ts with its anchored regex, literal prefix,
+ * length range and whether hashd's registry can verify it, plus the indexes the engine uses to
+ * reach only the rows that can possibly match.
+ */
+import { findAlgorithm } from '../algorithms/registry.js'
+import { formatSpecs } from './formats.js'
+import { lengthRange, literalPrefix } from './pattern.js'
+import type { FormatSpec, HashFormat } from './types.js'
+
+/** Rows with a literal prefix are indexed by up to this many of its first characters. */
+const PREFIX_KEY_LENGTH = 4
+
+export function compileFormat(spec: FormatSpec): HashFormat {
+  const range = lengthRange(spec.pattern)
+  const prefix = literalPrefix(spec.pattern)
+  if (!(spec.prior > 0)) throw new Error(`identify table: ${spec.name} needs a positive prior`)
+  return {
+    ...spec,
+    regex: new RegExp(`^(?:${spec.pattern})$`),
+    prefix,
+    minLength: range.min,
+    maxLength: range.max,
+    signature: spec.signature ?? prefix.length >= 3,
+    // Names other engineers are still adding to the registry become verifiable when they land.
+    verifiable: findAlgorithm(spec.name) !== undefined,
+  }
+}
+
+export const formats: readonly HashFormat[] = formatSpecs.map(compileFormat)
+
+/** Rows that start with a literal, keyed by its first PREFIX_KEY_LENGTH (or fewer) characters. */
+const byPrefixKey = new Map<string, HashFormat[]>()
+/** Rows without a literal prefix (bare hex, base64, hash:salt), sorted by minimum length. */
+const unprefixed: HashFormat[] = []
+
+for (const format of formats) {
+  if (format.prefix.length === 0) {
+    unprefixed.push(format)
+    continue
+  }
+  const key = format.prefix.slice(0, PREFIX_KEY_LENGTH)
+  const bucket = byPrefixKey.get(key)
+  if (bucket) bucket.push(format)
+  else byPrefixKey.set(key, [format])
+}
+unprefixed.sort((a, b) => a.minLength - b.minLength)
+
+/** Every row whose prefix and length range admit this string (the regex still has to match). */
+export function formatsAdmitting(text: string): HashFormat[] {
+  const admitted: HashFormat[] = []
+  const length = text.length
+  for (let keyLength = 1; keyLength <= Math.min(PREFIX_KEY_LENGTH, length); keyLength += 1) {
+    const bucket = byPrefixKey.get(text.slice(0, keyLength))
+    if (!bucket) continue
+    for (const format of bucket) {
+      if (length >= format.minLength && length <= format.maxLength && text.startsWith(format.prefix)) admitted.push(format)
+    }
+  }
+  for (const format of unprefixed) {
+    if (format.minLength > length) break
+    if (length <= format.maxLength) admitted.push(format)
+  }
+  return admitted
+}
+
+/** The distinct hashcat modes the table covers. */
+export const hashcatModes: ReadonlySet<number> = new Set(formats.flatMap((format) => (format.hashcat === null ? [] : [format.hashcat])))

@@ -1,0 +1,78 @@
+/** The shapes of the identify table (formats.ts) and of the engine's answers. */
+
+export type Params = Record<string, number | string>
+
+/**
+ * Validates a string the pattern already matched and returns the parameters it carries, or
+ * null when the string is not really this format (a bcrypt cost of 99, an argon2 `m` below
+ * 8·p, a JWT header that is not JSON…). Groups named in the pattern arrive as `groups`.
+ */
+export type FormatParser = (hash: string, groups: Record<string, string | undefined>) => Params | null
+
+export type Category =
+  | 'Raw hash'
+  | 'Raw hash, salted or iterated'
+  | 'Raw hash, authenticated (HMAC)'
+  | 'Checksum'
+  | 'Password hash (crypt/PHC)'
+  | 'Operating system'
+  | 'Database server'
+  | 'Network protocol'
+  | 'Web framework'
+  | 'Forum, CMS, e-commerce'
+  | 'LDAP and directory server'
+  | 'FTP, HTTP, SMTP, LDAP server'
+  | 'Enterprise application'
+  | 'Generic KDF'
+  | 'Full-disk encryption'
+  | 'File-based encryption'
+  | 'Archive'
+  | 'Document'
+  | 'Password manager'
+  | 'Cryptocurrency wallet'
+  | 'Private key'
+  | 'Instant messaging'
+  | 'Raw cipher, known plaintext'
+  | 'One-time password'
+  | 'Token'
+  | 'Encoded digest'
+
+/** One row of the format table, as written in formats.ts. */
+export interface FormatSpec {
+  /** Canonical name: the hashd registry name where /api/verify reads this syntax, else kebab-case. */
+  name: string
+  displayName: string
+  category: Category
+  /** hashcat `-m` mode, where hashcat has one. */
+  hashcat: number | null
+  /** John the Ripper `--format`, where John has one. */
+  john: string | null
+  /** Regex source without anchors; quantifiers must be bounded (checked at load). */
+  pattern: string
+  /**
+   * How common the format is in practice, on a log-like scale: 1000 for the digests everyone
+   * meets (md5, sha1, sha256, bcrypt…), 100 for widespread formats, 10 for niche but current
+   * ones, 1 for rarities. Only ratios matter.
+   */
+  prior: number
+  description: string
+  /**
+   * True when the string carries a signature that random data or other formats practically
+   * never have (a `$id$` prefix, `{SCHEME}`, fixed field structure). Defaults to a literal prefix
+   * of at least three characters.
+   */
+  signature?: boolean
+  /** Tools print this format in uppercase hex (LM, NTLM from pwdump): uppercase input is a clue. */
+  upperHex?: boolean
+  parse?: FormatParser
+}
+
+/** A table row compiled for matching. */
+export interface HashFormat extends FormatSpec {
+  regex: RegExp
+  prefix: string
+  minLength: number
+  maxLength: number
+  signature: boolean
+  verifiable: boolean
+}
