@@ -51,8 +51,9 @@ export function operationsFor(algorithm: Algorithm): Operation[] {
   return (['hash', 'verify', 'filehash', 'hmac'] as const).filter((operation) => refusal(algorithm, operation) === null)
 }
 
+/** Candidates for a bare digest of this many bytes; XOFs count at their default length (BLAKE3's 32). */
 export const digestsByOutputBytes = (bytes: number): DigestAlgorithm[] =>
-  digestAlgorithms.filter((digest) => digest.kind !== 'xof' && digest.format === undefined && digest.outputBytes === bytes)
+  digestAlgorithms.filter((digest) => digest.format === undefined && digest.outputBytes === bytes)
 
 /** The scheme whose format this hash string claims, for `/api/verify` without `algorithm`. */
 export function detectPasswordScheme(hash: string): PasswordScheme | undefined {

@@ -7,7 +7,7 @@
 import { detectPasswordScheme, digestsByOutputBytes } from '../algorithms/registry.js'
 import { digestAlgorithms } from '../algorithms/digests.js'
 import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
-import { problems } from '../problem.js'
+import { Problem, problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
@@ -97,7 +97,15 @@ async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input
   let total = 0
   for (const algorithm of candidates) {
     const expected = expectedDigest(algorithm, hash)
-    const { value, ms } = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes: expected.outputBytes })
+    let outcome: { value: Uint8Array, ms: number }
+    try {
+      outcome = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes: expected.outputBytes })
+    } catch (error) {
+      // A guessed candidate that cannot take this input (NTLM given bytes that are not UTF-8) is no match.
+      if (!named && error instanceof Problem && error.status === 422) continue
+      throw error
+    }
+    const { value, ms } = outcome
     total += ms
     const actual = algorithm.format ? Buffer.from(algorithm.format(value).toUpperCase()) : value
     if (constantTimeEqual(actual, expected.bytes)) {
