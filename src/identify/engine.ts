@@ -6,11 +6,10 @@
  * validates structured matches with their parsers, and ranks what is left (ranking.ts).
  * No HTTP here: routes/identify.ts calls `identify` / `identifyMany`.
  */
-import { findAlgorithm } from '../algorithms/registry.js'
 import { interpretations } from './input.js'
 import { baseWeight, rank, type Candidate, type RankedCandidate } from './ranking.js'
 import { formatsAdmitting } from './table.js'
-import type { HashFormat, Params } from './types.js'
+import type { HashcatVariant, HashFormat, Params } from './types.js'
 
 export interface IdentifyMatch {
   algorithm: string
@@ -22,6 +21,8 @@ export interface IdentifyMatch {
   description: string
   params?: Params
   verifiable: boolean
+  /** Other hashcat modes that read this exact syntax as variants of the same format. */
+  variants?: HashcatVariant[]
 }
 
 export interface Identification {
@@ -42,13 +43,11 @@ function groupsAsParams(groups: Record<string, string | undefined>): Params {
 }
 
 /** The params of a match, or null when the row's parser rejects the string. */
-function matchFormat(format: HashFormat, text: string): Params | null {
-  const match = format.regex.exec(text)
-  if (!match) return null
+function paramsOf(format: HashFormat, text: string, match: RegExpExecArray): Params | null {
   const groups = match.groups ?? {}
   if (!format.parse) return groupsAsParams(groups)
   const parsed = format.parse(text, groups)
-  return parsed === null ? null : { ...groupsAsParams(groups), ...parsed }
+  return parsed === null ? null : Object.assign(groupsAsParams(groups), parsed)
 }
 
 /**
@@ -57,8 +56,7 @@ function matchFormat(format: HashFormat, text: string): Params | null {
  * `$scrypt$`, not `$7$`).
  */
 function isVerifiable(format: HashFormat, hash: string): boolean {
-  if (!format.verifiable) return false
-  const algorithm = findAlgorithm(format.name)
+  const algorithm = format.registered
   if (algorithm === undefined) return false
   return algorithm.kind !== 'password' || algorithm.claims(hash)
 }
@@ -66,9 +64,17 @@ function isVerifiable(format: HashFormat, hash: string): boolean {
 function candidatesFor(trimmed: string): Candidate[] {
   const best = new Map<HashFormat, Candidate>()
   for (const reading of interpretations(trimmed)) {
+    // Many rows share one pattern (32 hex digits: md5, NTLM, MD4…): run each regex once.
+    const executed = new Map<RegExp, RegExpExecArray | null>()
     for (const format of formatsAdmitting(reading.text)) {
       if (reading.only !== undefined && format.name !== reading.only) continue
-      const params = matchFormat(format, reading.text)
+      let match = executed.get(format.regex)
+      if (match === undefined) {
+        match = format.regex.exec(reading.text)
+        executed.set(format.regex, match)
+      }
+      if (match === null) continue
+      const params = paramsOf(format, reading.text, match)
       if (params === null) continue
       const weight = baseWeight(format, reading.text) * reading.factor
       const existing = best.get(format)
@@ -80,7 +86,7 @@ function candidatesFor(trimmed: string): Candidate[] {
 
 function toMatch(candidate: RankedCandidate): IdentifyMatch {
   const { format } = candidate
-  return {
+  const match: IdentifyMatch = {
     algorithm: format.name,
     displayName: format.displayName,
     confidence: candidate.confidence,
@@ -88,9 +94,14 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
     john: format.john,
     category: format.category,
     description: format.description,
-    ...(Object.keys(candidate.params).length > 0 ? { params: candidate.params } : {}),
     verifiable: isVerifiable(format, candidate.hash),
   }
+  for (const _key in candidate.params) {
+    match.params = candidate.params
+    break
+  }
+  if (format.variants) match.variants = format.variants
+  return match
 }
 
 export function identify(text: string): Identification {

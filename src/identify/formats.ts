@@ -14,7 +14,7 @@ import {
   decodedLength, groupParams, parseArgon2, parseBcrypt, parseBsdiCrypt, parseIterated, parseJwt,
   parsePasslibScrypt, parsePortableCost, parseScrypt7, parseShaCrypt, parseYescrypt,
 } from './parsers.js'
-import type { Category, FormatSpec } from './types.js'
+import type { Category, FormatSpec, HashcatVariant } from './types.js'
 
 const R = String.raw
 
@@ -44,6 +44,9 @@ const rest = (min: number, max: number): string => `[!-~]${count(min, max)}`
 const SALT = '(?<salt>[^:\\n]{0,256})'
 /** A user or host name field. */
 const USER = '(?<user>[^$*:\\s]{1,128})'
+
+/** hashcat modes that read one syntax as parameter variants (see FormatSpec.variants). */
+const variant = (hashcat: number, displayName: string): HashcatVariant => ({ hashcat, displayName })
 
 const RAW: Category = 'Raw hash'
 const SALTED: Category = 'Raw hash, salted or iterated'
@@ -78,6 +81,7 @@ interface Extra {
   signature?: boolean
   upperHex?: boolean
   parse?: FormatSpec['parse']
+  variants?: FormatSpec['variants']
 }
 
 /** A row for a hashcat mode. */
@@ -88,6 +92,7 @@ function hc(hashcat: number, name: string, displayName: string, category: Catego
     ...(extra.signature === undefined ? {} : { signature: extra.signature }),
     ...(extra.upperHex ? { upperHex: true } : {}),
     ...(extra.parse ? { parse: extra.parse } : {}),
+    ...(extra.variants ? { variants: extra.variants } : {}),
   }
 }
 
@@ -502,10 +507,8 @@ export const formatSpecs: FormatSpec[] = [
   hc(24800, 'umbraco-hmac-sha1', 'Umbraco HMAC-SHA1', CMS, R`(?<payload>${b64(27)}=)`, 4, { parse: decodedLength('payload', 20), description: 'Umbraco: base64 HMAC-SHA1' }),
   hc(8700, 'lotus-notes-6', 'Lotus Notes/Domino 6', EAS, R`\(G${b64(19)}\)`, 3, { john: 'dominosec', signature: true }),
   hc(9100, 'lotus-notes-8', 'Lotus Notes/Domino 8', EAS, R`\(H${b64(48)}\)`, 3, { john: 'dominosec8', signature: true }),
-  hc(7700, 'sap-codvn-b', 'SAP CODVN B (BCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(16)}`, 4, { john: 'sapb' }),
-  hc(7701, 'sap-codvn-b-rfc-read-table', 'SAP CODVN B (BCODE) from RFC_READ_TABLE', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(16)}`, 1),
-  hc(7800, 'sap-codvn-f-g', 'SAP CODVN F/G (PASSCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(40)}`, 4, { john: 'sapg' }),
-  hc(7801, 'sap-codvn-f-g-rfc-read-table', 'SAP CODVN F/G (PASSCODE) from RFC_READ_TABLE', EAS, R`(?<user>[^$:\s]{1,40})\$${hex(40)}`, 1),
+  hc(7700, 'sap-codvn-b', 'SAP CODVN B (BCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(16)}`, 4, { john: 'sapb', variants: [variant(7701, 'SAP CODVN B (BCODE) from RFC_READ_TABLE')] }),
+  hc(7800, 'sap-codvn-f-g', 'SAP CODVN F/G (PASSCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${hex(40)}`, 4, { john: 'sapg', variants: [variant(7801, 'SAP CODVN F/G (PASSCODE) from RFC_READ_TABLE')] }),
   hc(16000, 'tripcode', 'Tripcode', IM, c64(10), 3, { john: 'tripcode' }),
   hc(24900, 'dahua-md5', 'Dahua Authentication MD5', OS, R`[A-Za-z0-9]{8}`, 2),
   hc(26200, 'openedge-encode', 'OpenEdge Progress Encode', DB, R`[a-zA-Z]{16}`, 2),
@@ -570,8 +573,7 @@ export const formatSpecs: FormatSpec[] = [
   hc(16900, 'ansible-vault', 'Ansible Vault', FBE, R`\$ansible\$0\*0\*${hex(64)}\*${hex(32)}\*${hex(64)}`, 5, { john: 'ansible' }),
   hc(13200, 'axcrypt1', 'AxCrypt 1', FBE, R`\$axcrypt\$\*1\*(?<rounds>\d{1,8})\*${hex(32)}\*${hex(48)}`, 2, { john: 'axcrypt', parse: parseIterated }),
   hc(13300, 'axcrypt1-sha1', 'AxCrypt 1 in-memory SHA1', FBE, R`\$axcrypt_sha1\$${hex(32, 40)}`, 1),
-  hc(23500, 'axcrypt2-aes128', 'AxCrypt 2 AES-128', FBE, R`\$axcrypt\$\*2\*(?<rounds>\d{1,8})\*${hex(128)}\*${hex(288)}\*\d{1,8}\*${hex(64)}`, 1, { parse: parseIterated }),
-  hc(23600, 'axcrypt2-aes256', 'AxCrypt 2 AES-256', FBE, R`\$axcrypt\$\*2\*(?<rounds>\d{1,8})\*${hex(128)}\*${hex(288)}\*\d{1,8}\*${hex(64)}`, 1.5, { parse: parseIterated }),
+  hc(23600, 'axcrypt2', 'AxCrypt 2 AES-256', FBE, R`\$axcrypt\$\*2\*(?<rounds>\d{1,8})\*${hex(128)}\*${hex(288)}\*\d{1,8}\*${hex(64)}`, 1.5, { parse: parseIterated, variants: [variant(23500, 'AxCrypt 2 AES-128')] }),
   hc(22400, 'aes-crypt', 'AES Crypt (SHA256)', FBE, R`\$aescrypt\$1\*${hex(32)}\*${hex(32)}\*${hex(64)}\*${hex(64)}`, 2),
   hc(31200, 'veeam-vbk', 'Veeam VBK', FBE, R`\$vbk\$\*${hex(128)}\*(?<rounds>\d{1,8})\*${hex(32)}`, 2, { parse: parseIterated }),
   hc(17010, 'gpg-aes-sha1', 'GPG (AES-128/AES-256 (SHA-1($pass)))', FBE, R`\$gpg\$\*1\*\d{1,5}\*\d{1,5}\*${hex(64, 16384)}\*[0-9]\*254\*2\*[7-9]\*16\*${rest(16, 1024)}`, 5, { john: 'gpg' }),
@@ -611,18 +613,20 @@ export const formatSpecs: FormatSpec[] = [
   hc(29800, 'bisq-wallet', 'Bisq .wallet (scrypt)', WALLET, R`\$bisq\$3\*(?<N>\d{1,8})\*(?<r>\d{1,3})\*(?<p>\d{1,3})\*${hex(16)}\*${hex(64)}`, 1, { parse: groupParams }),
   hc(32500, 'dogechain-wallet', 'Dogechain.info Wallet', WALLET, R`\$dogechain\$0\*(?<rounds>\d{1,8})\*${b64p(64, 4096)}\*${b64p(22, 24)}`, 1, { parse: parseIterated }),
   hc(29600, 'terra-station-wallet', 'Terra Station Wallet (AES256-CBC(PBKDF2($pass)))', WALLET, R`${lhex(64)}${b64p(100, 120)}`, 1, { signature: true }),
-  hc(28501, 'bitcoin-wif-p2pkh-compressed', 'Bitcoin WIF private key (P2PKH), compressed', WALLET, R`1[1-9A-HJ-NP-Za-km-z]{25,33}`, 4),
-  hc(28502, 'bitcoin-wif-p2pkh-uncompressed', 'Bitcoin WIF private key (P2PKH), uncompressed', WALLET, R`1[1-9A-HJ-NP-Za-km-z]{25,33}`, 3),
-  hc(30901, 'bitcoin-raw-key-p2pkh-compressed', 'Bitcoin raw private key (P2PKH), compressed', WALLET, R`1[1-9A-HJ-NP-Za-km-z]{25,33}`, 2),
-  hc(30902, 'bitcoin-raw-key-p2pkh-uncompressed', 'Bitcoin raw private key (P2PKH), uncompressed', WALLET, R`1[1-9A-HJ-NP-Za-km-z]{25,33}`, 1.5),
-  hc(28505, 'bitcoin-wif-p2sh-p2wpkh-compressed', 'Bitcoin WIF private key (P2SH(P2WPKH)), compressed', WALLET, R`3[1-9A-HJ-NP-Za-km-z]{25,33}`, 4),
-  hc(28506, 'bitcoin-wif-p2sh-p2wpkh-uncompressed', 'Bitcoin WIF private key (P2SH(P2WPKH)), uncompressed', WALLET, R`3[1-9A-HJ-NP-Za-km-z]{25,33}`, 3),
-  hc(30905, 'bitcoin-raw-key-p2sh-p2wpkh-compressed', 'Bitcoin raw private key (P2SH(P2WPKH)), compressed', WALLET, R`3[1-9A-HJ-NP-Za-km-z]{25,33}`, 2),
-  hc(30906, 'bitcoin-raw-key-p2sh-p2wpkh-uncompressed', 'Bitcoin raw private key (P2SH(P2WPKH)), uncompressed', WALLET, R`3[1-9A-HJ-NP-Za-km-z]{25,33}`, 1.5),
-  hc(28503, 'bitcoin-wif-p2wpkh-compressed', 'Bitcoin WIF private key (P2WPKH, Bech32), compressed', WALLET, R`bc1q[02-9ac-hj-np-z]{38}`, 4, { signature: true }),
-  hc(28504, 'bitcoin-wif-p2wpkh-uncompressed', 'Bitcoin WIF private key (P2WPKH, Bech32), uncompressed', WALLET, R`bc1q[02-9ac-hj-np-z]{38}`, 3, { signature: true }),
-  hc(30903, 'bitcoin-raw-key-p2wpkh-compressed', 'Bitcoin raw private key (P2WPKH, Bech32), compressed', WALLET, R`bc1q[02-9ac-hj-np-z]{38}`, 2, { signature: true }),
-  hc(30904, 'bitcoin-raw-key-p2wpkh-uncompressed', 'Bitcoin raw private key (P2WPKH, Bech32), uncompressed', WALLET, R`bc1q[02-9ac-hj-np-z]{38}`, 1.5, { signature: true }),
+
+  hc(28501, 'bitcoin-address-p2pkh', 'Bitcoin WIF private key (P2PKH), compressed', WALLET, R`1[1-9A-HJ-NP-Za-km-z]{25,33}`, 4, {
+    description: 'Bitcoin P2PKH address (base58, 1…): hashcat cracks the private key behind it, WIF or raw, compressed or not',
+    variants: [variant(28502, 'Bitcoin WIF private key (P2PKH), uncompressed'), variant(30901, 'Bitcoin raw private key (P2PKH), compressed'), variant(30902, 'Bitcoin raw private key (P2PKH), uncompressed')],
+  }),
+  hc(28505, 'bitcoin-address-p2sh-p2wpkh', 'Bitcoin WIF private key (P2SH(P2WPKH)), compressed', WALLET, R`3[1-9A-HJ-NP-Za-km-z]{25,33}`, 4, {
+    description: 'Bitcoin P2SH-wrapped SegWit address (base58, 3…): hashcat cracks the private key behind it',
+    variants: [variant(28506, 'Bitcoin WIF private key (P2SH(P2WPKH)), uncompressed'), variant(30905, 'Bitcoin raw private key (P2SH(P2WPKH)), compressed'), variant(30906, 'Bitcoin raw private key (P2SH(P2WPKH)), uncompressed')],
+  }),
+  hc(28503, 'bitcoin-address-p2wpkh', 'Bitcoin WIF private key (P2WPKH, Bech32), compressed', WALLET, R`bc1q[02-9ac-hj-np-z]{38}`, 4, {
+    signature: true,
+    description: 'Bitcoin native SegWit address (Bech32, bc1q…): hashcat cracks the private key behind it',
+    variants: [variant(28504, 'Bitcoin WIF private key (P2WPKH, Bech32), uncompressed'), variant(30903, 'Bitcoin raw private key (P2WPKH, Bech32), compressed'), variant(30904, 'Bitcoin raw private key (P2WPKH, Bech32), uncompressed')],
+  }),
 
   // ---- Instant messaging, one-time passwords, generic ciphers ----
   hc(22301, 'telegram-mobile-passcode', 'Telegram Mobile App Passcode (SHA256)', IM, R`\$telegram\$0\*${hex(64)}\*${hex(32, 512)}`, 3),
@@ -665,24 +669,28 @@ export const formatSpecs: FormatSpec[] = [
   hc(14700, 'itunes-backup-9', 'iTunes backup < 10.0', FBE, R`\$itunes_backup\$\*9\*${hex(80)}\*(?<rounds>\d{1,8})\*${hex(40)}\*\*`, 4, { john: 'itunes-backup', parse: parseIterated }),
   hc(14800, 'itunes-backup-10', 'iTunes backup >= 10.0', FBE, R`\$itunes_backup\$\*10\*${hex(80)}\*(?<rounds>\d{1,8})\*${hex(40)}\*\d{1,8}\*${hex(40)}`, 5, { john: 'itunes-backup', parse: parseIterated }),
   hc(18900, 'android-backup', 'Android Backup', FBE, R`\$ab\$[1-5]\*[01]\*(?<rounds>\d{1,8})\*${hex(128)}\*${hex(128)}\*${hex(32)}\*${hex(192)}`, 3, { parse: parseIterated }),
-  ...cryptVolumes('truecrypt', 'TrueCrypt', 29300, [['RIPEMD160', 5], ['SHA512', 3], ['Whirlpool', 2], ['RIPEMD160', 2, true]]),
-  ...cryptVolumes('veracrypt', 'VeraCrypt', 29400, [['RIPEMD160', 2], ['SHA512', 6], ['Whirlpool', 1], ['RIPEMD160', 1, true], ['SHA256', 3], ['SHA256', 2, true], ['Streebog-512', 1], ['Streebog-512', 0.5, true]]),
+  cryptVolume('truecrypt', 'TrueCrypt', 29300, [['RIPEMD160'], ['SHA512'], ['Whirlpool'], ['RIPEMD160', true]], 0),
+  cryptVolume('veracrypt', 'VeraCrypt', 29400, [['RIPEMD160'], ['SHA512'], ['Whirlpool'], ['RIPEMD160', true], ['SHA256'], ['SHA256', true], ['Streebog-512'], ['Streebog-512', true]], 1),
 ]
 
 /**
  * TrueCrypt and VeraCrypt volume headers: hashcat's 293xx/294xx modes share one syntax
- * ($truecrypt$salt$header) and differ in the PRF (second digit) and the XTS key size (last
- * digit: 512, 1024 or 1536 bits), which the string does not reveal. AES with the first PRF at
- * 512 bits is each tool's default, so that combination gets the largest prior.
+ * ($truecrypt$salt$header) and differ in the PRF (second-to-last digit) and the XTS key size
+ * (last digit: 512, 1024 or 1536 bits), which the string does not reveal. One row per tool,
+ * the others as variants; the primary is each tool's default (AES, XTS 512, RIPEMD-160 for
+ * TrueCrypt, SHA-512 for VeraCrypt).
  */
-function cryptVolumes(tag: string, tool: string, base: number, prfs: Array<[string, number, boolean?]>): FormatSpec[] {
-  return prfs.flatMap(([prf, prior, bootMode], index) => [1, 2, 3].map((xts) => {
-    const bits = 512 * xts
-    const mode = base + (index + 1) * 10 + xts
-    const name = `${tool} ${prf} + XTS ${bits} bit${bootMode ? ' + boot-mode' : ''}`
-    return hc(mode, `${tag}-${prf.toLowerCase()}-xts-${bits}${bootMode ? '-boot' : ''}`, name, FDE,
-      R`\$${tag}\$${hex(128)}\$${hex(896)}(?:\$[^$\s]{1,256})?`, prior / xts, tag === 'truecrypt' ? { john: 'tc_aes_xts' } : {})
-  }))
+function cryptVolume(tag: string, tool: string, base: number, prfs: Array<[string, boolean?]>, primaryPrf: number): FormatSpec {
+  const modes = prfs.flatMap(([prf, bootMode], index) => [1, 2, 3].map((xts) => ({
+    hashcat: base + (index + 1) * 10 + xts,
+    displayName: `${tool} ${prf} + XTS ${512 * xts} bit${bootMode ? ' + boot-mode' : ''}`,
+  })))
+  const primary = modes[primaryPrf * 3]!
+  return hc(primary.hashcat, tag, primary.displayName, FDE, R`\$${tag}\$${hex(128)}\$${hex(896)}(?:\$[^$\s]{1,256})?`, 10, {
+    ...(tag === 'truecrypt' ? { john: 'tc_aes_xts' } : {}),
+    description: `${tool} volume header (salt and encrypted header); the PRF and cipher cascade are not visible, so every ${base + 11}–${base + prfs.length * 10 + 3} mode is a candidate`,
+    variants: modes.filter((mode) => mode !== primary),
+  })
 }
 
 /** The crypt(3) scheme inside an LDAP {CRYPT} value, by its prefix. */

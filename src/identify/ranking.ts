@@ -15,6 +15,13 @@ import type { HashFormat, Params } from './types.js'
 export const SIGNATURE_FACTOR = 1000
 /** Uppercase hex is how pwdump-style tools print NT and LM hashes (and Oracle, SAP, MySQL). */
 export const UPPERCASE_HEX_FACTOR = 8
+/**
+ * A string of hex digits only is unlikely to come from a format with a 64-character alphabet:
+ * 10 random crypt64 characters are all hex with probability (22/64)^10 ≈ 2e-5. Damped, as
+ * priors are rough too.
+ */
+export const HEX_INPUT_WIDE_ALPHABET_FACTOR = 0.02
+const ALL_HEX = /^[0-9a-fA-F]{8,}$/
 /** Mass reserved for formats the table does not know: a share of the total plus a floor. */
 const UNKNOWN_SHARE = 0.02
 const UNKNOWN_FLOOR = 20
@@ -52,6 +59,7 @@ export function baseWeight(format: HashFormat, text: string): number {
   const span = Math.min(format.maxLength - format.minLength + 1, MAX_SPAN)
   let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / Math.sqrt(span)
   if (format.upperHex && /[A-F]/.test(text) && !/[a-f]/.test(text)) weight *= UPPERCASE_HEX_FACTOR
+  if (!format.signature && format.wideAlphabet && ALL_HEX.test(text)) weight *= HEX_INPUT_WIDE_ALPHABET_FACTOR
   return weight
 }
 
@@ -60,7 +68,10 @@ export function rank(candidates: Candidate[]): RankedCandidate[] {
   const total = sorted.reduce((sum, candidate) => sum + candidate.weight, 0)
   const denominator = total * (1 + UNKNOWN_SHARE) + UNKNOWN_FLOOR
   return sorted.map((candidate) => ({
-    ...candidate,
+    format: candidate.format,
+    weight: candidate.weight,
+    params: candidate.params,
+    hash: candidate.hash,
     confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
   }))
 }

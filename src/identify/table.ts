@@ -11,19 +11,25 @@ import type { FormatSpec, HashFormat } from './types.js'
 /** Rows with a literal prefix are indexed by up to this many of its first characters. */
 const PREFIX_KEY_LENGTH = 4
 
+/** Rows with the same pattern share one RegExp, so the engine runs it once per input. */
+const compiled = new Map<string, RegExp>()
+
 export function compileFormat(spec: FormatSpec): HashFormat {
   const range = lengthRange(spec.pattern)
   const prefix = literalPrefix(spec.pattern)
+  // Names other engineers are still adding to the registry become verifiable when they land.
+  const registered = findAlgorithm(spec.name)
   if (!(spec.prior > 0)) throw new Error(`identify table: ${spec.name} needs a positive prior`)
   return {
     ...spec,
-    regex: new RegExp(`^(?:${spec.pattern})$`),
+    regex: compiled.get(spec.pattern) ?? compiled.set(spec.pattern, new RegExp(`^(?:${spec.pattern})$`)).get(spec.pattern)!,
     prefix,
     minLength: range.min,
     maxLength: range.max,
     signature: spec.signature ?? prefix.length >= 3,
-    // Names other engineers are still adding to the registry become verifiable when they land.
-    verifiable: findAlgorithm(spec.name) !== undefined,
+    verifiable: registered !== undefined,
+    registered,
+    wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
   }
 }
 

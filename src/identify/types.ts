@@ -1,4 +1,5 @@
 /** The shapes of the identify table (formats.ts) and of the engine's answers. */
+import type { Algorithm } from '../algorithms/types.js'
 
 export type Params = Record<string, number | string>
 
@@ -65,6 +66,17 @@ export interface FormatSpec {
   /** Tools print this format in uppercase hex (LM, NTLM from pwdump): uppercase input is a clue. */
   upperHex?: boolean
   parse?: FormatParser
+  /**
+   * Other hashcat modes that read exactly this syntax as parameter variants of the same format
+   * (VeraCrypt's PRF and XTS key size, which the string does not reveal): one match lists them
+   * instead of a dozen near-identical matches.
+   */
+  variants?: HashcatVariant[]
+}
+
+export interface HashcatVariant {
+  hashcat: number
+  displayName: string
 }
 
 /** A table row compiled for matching. */
@@ -75,4 +87,8 @@ export interface HashFormat extends FormatSpec {
   maxLength: number
   signature: boolean
   verifiable: boolean
+  /** The registry entry of the same name, resolved once at load. */
+  registered: Algorithm | undefined
+  /** The pattern admits characters beyond hex digits (base64, crypt64, free text). */
+  wideAlphabet: boolean
 }

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { identify } from '../identify/engine.js'
+import { identify, identifyMany } from '../identify/engine.js'
 import { problems } from '../problem.js'
 import { errorResponses } from './schemas.js'
 
 /** Inputs longer than this are 413: no hash format is anywhere near it. */
 export const MAX_IDENTIFY_BYTES = 64 * 1024
+/** The batch form answers at most this many strings per request. */
+export const MAX_IDENTIFY_BATCH = 1000
 
 const Match = Type.Object({
   algorithm: Type.String({ description: 'Canonical name; the registry name where /api/verify accepts the format' }),
@@ -15,9 +17,25 @@ const Match = Type.Object({
   john: Type.Union([Type.String(), Type.Null()], { description: 'John the Ripper --format' }),
   category: Type.String(),
   description: Type.String(),
-  params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]))),
-  verifiable: Type.Boolean({ description: 'True where POST /api/verify accepts this format' }),
+  params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]), { description: 'Parameters the string carries: cost, memory, rounds, salt…' })),
+  verifiable: Type.Boolean({ description: 'True where POST /api/verify accepts this string' }),
+  variants: Type.Optional(Type.Array(Type.Object({ hashcat: Type.Integer(), displayName: Type.String() }), {
+    description: 'Other hashcat modes that read this exact syntax as variants of the same format (e.g. VeraCrypt\'s PRF and XTS size)',
+  })),
 })
+
+const Identification = Type.Object({
+  length: Type.Integer({ description: 'Length of the trimmed input' }),
+  matches: Type.Array(Match, { description: 'Most likely first; ties break the same way every time' }),
+})
+
+const HashText = Type.String({ minLength: 1, description: `A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most ${MAX_IDENTIFY_BYTES} bytes` })
+
+function checkSize(hash: string, pointer: string): void {
+  if (hash.length * 3 > MAX_IDENTIFY_BYTES && Buffer.byteLength(hash) > MAX_IDENTIFY_BYTES) {
+    throw problems.tooLarge(`${pointer} is longer than ${MAX_IDENTIFY_BYTES} bytes; no hash format is that long`)
+  }
+}
 
 export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/identify', {
@@ -25,17 +43,28 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['identify'],
       summary: 'The likely formats of a hash string, ranked by confidence',
-      body: Type.Object({ hash: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      description: `Send exactly one of \`hash\` (one string) or \`hashes\` (up to ${MAX_IDENTIFY_BATCH} strings, answered in order as \`results\`).`,
+      body: Type.Object({
+        hash: Type.Optional(HashText),
+        hashes: Type.Optional(Type.Array(HashText, { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })),
+      }, { additionalProperties: false }),
       response: {
-        200: Type.Object({ length: Type.Integer(), matches: Type.Array(Match) }),
+        200: Type.Union([Identification, Type.Object({ results: Type.Array(Identification) })]),
         ...errorResponses,
       },
     },
     preValidation: async (request) => {
-      const body = request.body as { hash?: unknown } | undefined
-      if (typeof body?.hash === 'string' && Buffer.byteLength(body.hash) > MAX_IDENTIFY_BYTES) {
-        throw problems.tooLarge(`hash is longer than ${MAX_IDENTIFY_BYTES} bytes; no hash format is that long`)
+      const body = request.body as { hash?: unknown, hashes?: unknown } | undefined
+      if (typeof body?.hash === 'string') checkSize(body.hash, 'hash')
+      if (Array.isArray(body?.hashes)) {
+        body.hashes.forEach((hash, index) => { if (typeof hash === 'string') checkSize(hash, `hashes[${index}]`) })
       }
     },
-  }, async (request) => identify(request.body.hash))
+  }, async (request) => {
+    const { hash, hashes } = request.body
+    if ((hash === undefined) === (hashes === undefined)) {
+      throw problems.validation('send exactly one of hash or hashes', [{ pointer: '/body', message: 'exactly one of hash, hashes' }])
+    }
+    return hashes === undefined ? identify(hash!) : { results: identifyMany(hashes) }
+  })
 }

@@ -1,0 +1,126 @@
+/**
+ * `npm run bench:identify`: how fast and how accurate /api/identify's engine is.
+ *
+ * - Identifications per second, in process, over typical inputs (bare digests, crypt strings,
+ *   PHC strings, salted forms, a JWT).
+ * - Top-1/3/10 hit rates of the expected hashcat mode on the public corpus
+ *   ../shared/data/hashcat-examples.json (hashcat's own self-test hashes; read from there, never
+ *   copied into the project), beside the same figures for hashID (Debian's `hashid -m`), run over
+ *   the same corpus in the same run.
+ *
+ * A hashd match counts when its `hashcat` mode is the expected one, or when the expected mode is
+ * one of its `variants` (modes hashcat reads from the identical syntax, e.g. VeraCrypt's 24
+ * PRF/XTS combinations). The strict figures, counting only `hashcat`, are printed too.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { identify, type IdentifyMatch } from '../src/identify/engine.js'
+import { formats, hashcatModes } from '../src/identify/table.js'
+
+interface CorpusEntry {
+  hash: string
+  hashcat: number
+  name: string
+  category: string
+}
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const corpusPath = resolve(repoRoot, '..', 'shared', 'data', 'hashcat-examples.json')
+const corpus = JSON.parse(readFileSync(corpusPath, 'utf8')) as CorpusEntry[]
+
+const TOPS = [1, 3, 10] as const
+
+interface HitRates { top1: number, top3: number, top10: number }
+
+function hitRates(rankOf: (entry: CorpusEntry) => number): HitRates {
+  const hits = TOPS.map((k) => corpus.filter((entry) => { const rank = rankOf(entry); return rank >= 0 && rank < k }).length / corpus.length)
+  return { top1: hits[0]!, top3: hits[1]!, top10: hits[2]! }
+}
+
+const covers = (match: IdentifyMatch, mode: number, strict: boolean): boolean =>
+  match.hashcat === mode || (!strict && (match.variants ?? []).some((variant) => variant.hashcat === mode))
+
+function hashdRanks(strict: boolean): (entry: CorpusEntry) => number {
+  return (entry) => identify(entry.hash).matches.findIndex((match) => covers(match, entry.hashcat, strict))
+}
+
+/** Runs hashID once over a file of every corpus hash and reads its ordered candidate lists. */
+function hashIdRanks(): ((entry: CorpusEntry) => number) | string {
+  const directory = mkdtempSync(join(tmpdir(), 'hashd-bench-'))
+  try {
+    const file = join(directory, 'hashes.txt')
+    writeFileSync(file, corpus.map((entry) => entry.hash).join('\n') + '\n')
+    const output = execFileSync('hashid', ['-m', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
+    const lists: Array<Array<number | null>> = []
+    for (const line of output.split('\n')) {
+      if (line.startsWith('Analyzing \'')) lists.push([])
+      else if (line.startsWith('[+] ') && lists.length > 0) {
+        const mode = /\[Hashcat Mode: (\d+)\]/.exec(line)?.[1]
+        lists[lists.length - 1]!.push(mode === undefined ? null : Number(mode))
+      }
+    }
+    if (lists.length !== corpus.length) return `hashID answered ${lists.length} of ${corpus.length} hashes`
+    const byHash = new Map(corpus.map((entry, index) => [entry, lists[index]!]))
+    return (entry) => byHash.get(entry)!.indexOf(entry.hashcat)
+  } catch (error) {
+    return `hashID not runnable (${(error as Error).message.split('\n')[0]}); apt-get install hashid`
+  } finally {
+    rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+/** Typical inputs: what people paste most (bare digests, crypt strings, PHC, salted forms, JWT). */
+const typicalInputs = [
+  '5f4dcc3b5aa765d61d8327deb882cf99',
+  '5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8',
+  '5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8',
+  'b109f3bbbc244eb82441917ed06d618b9008dd09b3befd1b5e07394c706a8bb980b1d7785e5976ec049b46df5f1326af5a2ea6d103fd07c95385ffab0cacbc86',
+  '8846F7EAEE8FB117AD06BDD830B7586C',
+  '$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW',
+  '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG',
+  '$6$rounds=5000$saltsalt$W7YvdZBKVqRYKhTXRRpvSaxnPY0ku/gkzfxG4x58Sh/7EQEFnbtmZ0lYvT4wxJAiN6qZsdp5qsSlAB7Q.bZNW1',
+  '$1$saltsalt$qjXMvbEw8oaL.CzflDugX/',
+  '$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7',
+  '$P$984478476IagS59wHZvyQMArzfx58u.',
+  'pbkdf2_sha256$600000$abcdefghijklmnop$Ad1rnFdyC+Bc6o3HjLi/1KJG2A0j2iA8HM/i71KfKLk=',
+  '{SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g4Q4Dc',
+  '5f4dcc3b5aa765d61d8327deb882cf99:1234',
+  'admin:$apr1$salt1234$DoKeJE/e6r3b2fCz2Q9Br0',
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+]
+
+function throughput(): { perSecond: number, iterations: number } {
+  for (let warm = 0; warm < 2000; warm += 1) identify(typicalInputs[warm % typicalInputs.length]!)
+  const iterations = 200_000
+  const started = process.hrtime.bigint()
+  for (let index = 0; index < iterations; index += 1) identify(typicalInputs[index % typicalInputs.length]!)
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  return { perSecond: iterations / seconds, iterations }
+}
+
+const percent = (value: number): string => value.toFixed(3)
+
+const speed = throughput()
+const expectedModes = new Set(corpus.map((entry) => entry.hashcat))
+const covered = [...expectedModes].filter((mode) => hashcatModes.has(mode) || formats.some((format) => (format.variants ?? []).some((variant) => variant.hashcat === mode))).length
+const hashd = hitRates(hashdRanks(false))
+const hashdStrict = hitRates(hashdRanks(true))
+const hashIdRankOf = hashIdRanks()
+
+console.log(`identify bench (corpus: ${corpusPath}, ${corpus.length} entries; table: ${formats.length} formats, ${covered}/${expectedModes.size} corpus modes covered)`)
+console.log(`throughput: ${Math.round(speed.perSecond).toLocaleString('en-US')} identifications/s in process (${speed.iterations.toLocaleString('en-US')} over ${typicalInputs.length} typical inputs)`)
+console.log('')
+console.log('                     top-1   top-3   top-10')
+console.log(`hashd                ${percent(hashd.top1)}   ${percent(hashd.top3)}   ${percent(hashd.top10)}`)
+console.log(`hashd (strict mode)  ${percent(hashdStrict.top1)}   ${percent(hashdStrict.top3)}   ${percent(hashdStrict.top10)}`)
+if (typeof hashIdRankOf === 'string') console.log(`hashID               ${hashIdRankOf}`)
+else {
+  const hashId = hitRates(hashIdRankOf)
+  console.log(`hashID               ${percent(hashId.top1)}   ${percent(hashId.top3)}   ${percent(hashId.top10)}`)
+}
+console.log('')
+console.log('goals: top-10 ≥ 0.97, top-3 ≥ 0.85, top-1 ≥ 0.65 (ceiling 0.991); ≥ 50,000 identifications/s')
+console.log('strict: only a match\'s own `hashcat` counts, not the syntax-identical variants it lists')
