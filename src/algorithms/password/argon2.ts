@@ -2,11 +2,17 @@
  * Argon2 (RFC 9106) in the PHC string format of the reference implementation:
  * `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, unpadded standard base64. `v=` may be absent
  * (version 0x10, as hashes from argon2 ≤ 20151206 are written); parameters may come in any order.
+ *
+ * @node-rs/argon2 takes the password as UTF-8 text and fails on other bytes, so passwords that are
+ * not valid UTF-8 (binary input) go to hash-wasm's Argon2 instead, which takes bytes but computes
+ * only version 0x13: a v=16 hash of a non-UTF-8 password is 501.
  */
 import { randomBytes } from 'node:crypto'
 import { hashSync, verifySync } from '@node-rs/argon2'
+import { argon2d as wasmArgon2d, argon2i as wasmArgon2i, argon2id as wasmArgon2id } from 'hash-wasm'
 import { problems } from '../../problem.js'
-import { decodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
+import { decodeB64Unpadded, encodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
+import { timingSafeEqual } from 'node:crypto'
 import type { PasswordScheme } from '../types.js'
 
 type Variant = 'argon2id' | 'argon2i' | 'argon2d'
@@ -16,6 +22,18 @@ const VERSION_0x13 = 1
 
 /** OWASP Password Storage Cheat Sheet: argon2id with m=19456 KiB, t=2, p=1 (or equivalents). */
 const OWASP = { memoryCost: 19_456, timeCost: 2 }
+
+const WASM_ARGON2 = { argon2id: wasmArgon2id, argon2i: wasmArgon2i, argon2d: wasmArgon2d }
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+function isUtf8(bytes: Uint8Array): boolean {
+  try { strictUtf8.decode(bytes); return true } catch { return false }
+}
+
+/** Argon2 version 0x13 over raw bytes (hash-wasm), for passwords @node-rs/argon2 cannot take. */
+async function rawArgon2(variant: Variant, password: Uint8Array, salt: Uint8Array, m: number, t: number, p: number, length: number): Promise<Uint8Array> {
+  return WASM_ARGON2[variant]({ password, salt, memorySize: m, iterations: t, parallelism: p, hashLength: length, outputType: 'binary' })
+}
 
 const PHC = /^\$(argon2id|argon2i|argon2d)\$(?:v=(\d{1,3})\$)?([a-z=0-9,]{1,80})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{16,})$/
 
@@ -72,7 +90,13 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       }
       return null
     },
-    hash(input, options) {
+    async hash(input, options) {
+      const salt = randomBytes(options.saltLength ?? 16)
+      if (!isUtf8(input)) {
+        const { memoryCost = OWASP.memoryCost, timeCost = OWASP.timeCost, parallelism = 1, hashLength = 32 } = options
+        const tag = await rawArgon2(variant, input, salt, memoryCost, timeCost, parallelism, hashLength)
+        return `$${variant}$v=19$m=${memoryCost},t=${timeCost},p=${parallelism}$${encodeB64Unpadded(salt)}$${encodeB64Unpadded(tag)}`
+      }
       return hashSync(input, {
         algorithm: ALGORITHM_ID[variant],
         version: VERSION_0x13,
@@ -80,11 +104,19 @@ function argon2Scheme(variant: Variant): PasswordScheme {
         timeCost: options.timeCost,
         parallelism: options.parallelism,
         outputLen: options.hashLength,
-        salt: randomBytes(options.saltLength ?? 16),
+        salt,
       })
     },
-    verify(input, hash) {
-      return verifySync(hash, input)
+    async verify(input, hash) {
+      if (isUtf8(input)) return verifySync(hash, input)
+      const [, , version, paramText, saltText, tagText] = PHC.exec(hash) as unknown as [string, string, string | undefined, string, string, string]
+      const { m = 0, t = 0, p = 0, keyid, data } = parseParamList(variant, paramText, ['m', 't', 'p', 'keyid', 'data'])
+      if (version !== '19' || keyid !== undefined || data !== undefined) {
+        throw problems.notImplemented('hashd verifies Argon2 version 0x10 (and keyid/data) hashes only for passwords that are valid UTF-8')
+      }
+      const expected = decodeB64Unpadded(tagText) as Buffer
+      const tag = await rawArgon2(variant, input, decodeB64Unpadded(saltText) as Buffer, m, t, p, expected.length)
+      return timingSafeEqual(tag, expected)
     },
   }
 }

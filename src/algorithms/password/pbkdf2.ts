@@ -50,7 +50,7 @@ function pbkdf2Scheme(digest: Digest): PasswordScheme {
     reference: 'RFC 8018 §5.2; passlib.hash.pbkdf2_digest format',
     implementation: 'OpenSSL (node:crypto pbkdf2)',
     reads: [`$${name}$ (passlib, also i=)`, `pbkdf2_${digest}$ (Django)`, `pbkdf2:${digest} (Werkzeug)`],
-    writes: `$${name}$rounds$salt$hash (passlib)`,
+    writes: `$${digest === 'sha1' ? 'pbkdf2' : name}$rounds$salt$hash (passlib)`,
     options: {
       iterations: { default: OWASP_ITERATIONS[digest], min: 1000, max: 100_000_000, description: 'PBKDF2 iteration count c', cap: (caps) => caps.pbkdf2Iterations },
       keyLength: { default: DIGEST_BYTES[digest], min: 16, max: 1024, description: 'derived key length in bytes' },
@@ -75,7 +75,8 @@ function pbkdf2Scheme(digest: Digest): PasswordScheme {
       const { iterations = OWASP_ITERATIONS[digest], keyLength = DIGEST_BYTES[digest], saltLength = 16 } = options
       const salt = randomBytes(saltLength)
       const key = pbkdf2Sync(input, salt, iterations, keyLength, digest)
-      return `$${name}$${iterations}$${encodeAb64(salt)}$${encodeAb64(key)}`
+      // passlib spells the SHA-1 variant `$pbkdf2$` (passlib.hash.pbkdf2_sha1.ident).
+      return `$${digest === 'sha1' ? 'pbkdf2' : name}$${iterations}$${encodeAb64(salt)}$${encodeAb64(key)}`
     },
     verify(input, hash) {
       const decoded = decode(digest, hash)
