@@ -42,8 +42,6 @@ const field = (max = 128, min = 1): string => `[^$*:\\s]${count(min, max)}`
 const rest = (min: number, max: number): string => `[!-~]${count(min, max)}`
 /** A salt after `hash:`, as hashcat's salted modes take it (any characters, up to 256). */
 const SALT = '(?<salt>[^:\\n]{0,256})'
-/** A user or host name field. */
-const USER = '(?<user>[^$*:\\s]{1,128})'
 
 /** hashcat modes that read one syntax as parameter variants (see FormatSpec.variants). */
 const variant = (hashcat: number, displayName: string): HashcatVariant => ({ hashcat, displayName })
@@ -155,15 +153,15 @@ export const formatSpecs: FormatSpec[] = [
   hc(1400, 'sha256', 'SHA2-256', RAW, hex(64), 1000, { john: 'raw-sha256', description: 'SHA-256 digest (FIPS 180-4), hex' }),
   hc(17400, 'sha3-256', 'SHA3-256', RAW, hex(64), 60, { john: 'raw-sha3', description: 'SHA3-256 digest (FIPS 202), hex' }),
   hc(17800, 'keccak-256', 'Keccak-256', RAW, hex(64), 40, { john: 'raw-keccak-256', description: 'Keccak-256 (Ethereum\'s hash), hex' }),
-  hc(21400, 'sha256-sha256-bin-pass', 'sha256(sha256_bin($pass))', SALTED, hex(64), 15),
+  hc(21400, 'sha256-sha256-bin-pass', 'sha256(sha256_bin($pass))', SALTED, hex(64), 8),
   other('blake3', 'BLAKE3', RAW, hex(64), 12, { description: 'BLAKE3 digest (256-bit default), hex' }),
-  hc(20800, 'sha256-md5-pass', 'sha256(md5($pass))', SALTED, hex(64), 10),
+  hc(20800, 'sha256-md5-pass', 'sha256(md5($pass))', SALTED, hex(64), 7.5),
   other('blake2s-256', 'BLAKE2s-256', RAW, hex(64), 9, { description: 'BLAKE2s-256 digest (RFC 7693), hex' }),
   hc(6900, 'gost94', 'GOST R 34.11-94', RAW, hex(64), 8, { john: 'gost', description: 'GOST R 34.11-94 digest, hex' }),
   hc(11700, 'streebog-256', 'GOST R 34.11-2012 (Streebog) 256-bit, big-endian', RAW, hex(64), 8, { john: 'streebog256', description: 'Streebog-256 (GOST R 34.11-2012), hex' }),
   hc(31100, 'sm3', 'SM3', RAW, hex(64), 8, { description: 'SM3 digest (GB/T 32905-2016), hex' }),
   hc(1470, 'sha256-utf16le-pass', 'sha256(utf16le($pass))', RAW, hex(64), 7),
-  other('sha512-256', 'SHA-512/256', RAW, hex(64), 5, { description: 'SHA-512/256 digest (FIPS 180-4), hex' }),
+  other('sha512-256', 'SHA-512/256', RAW, hex(64), 8, { description: 'SHA-512/256 digest (FIPS 180-4), hex' }),
   other('blake2b-256', 'BLAKE2b-256', RAW, hex(64), 5, { description: 'BLAKE2b with a 256-bit output (RFC 7693), hex' }),
   other('shake128', 'SHAKE128 (256-bit output)', RAW, hex(64), 2, { description: 'SHAKE128 XOF, 256 bits of output (FIPS 202), hex' }),
   other('ripemd256', 'RIPEMD-256', RAW, hex(64), 0.5, { description: 'RIPEMD-256 digest, hex' }),

@@ -26,7 +26,9 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     prefix,
     minLength: range.min,
     maxLength: range.max,
-    signature: spec.signature ?? prefix.length >= 3,
+    // `$id$` (modular crypt, PHC) and `{SCHEME}` (RFC 2307) openings are signatures even when the
+    // literal part is short, as are literal prefixes of three or more characters.
+    signature: spec.signature ?? (prefix.length >= 3 || /^(?:\$|\{|U\$)/.test(prefix)),
     verifiable: registered !== undefined,
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),

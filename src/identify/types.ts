@@ -60,7 +60,7 @@ export interface FormatSpec {
   /**
    * True when the string carries a signature that random data or other formats practically
    * never have (a `$id$` prefix, `{SCHEME}`, fixed field structure). Defaults to a literal prefix
-   * of at least three characters.
+   * of at least three characters, or one opening with `$` or `{`.
    */
   signature?: boolean
   /** Tools print this format in uppercase hex (LM, NTLM from pwdump): uppercase input is a clue. */

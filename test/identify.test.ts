@@ -1,0 +1,267 @@
+/**
+ * /api/identify end to end: hashes made live by independent tools (mkpasswd, htpasswd, Debian's
+ * passlib, the argon2 CLI, openssl, rhash, b3sum, xxhsum) must come back identified, structured
+ * formats first and bare digests in the top 5 (md5, sha1, sha256, sha512 first for their
+ * lengths). Nothing here is compared against hashd's own output.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { identify } from '../src/identify/engine.js'
+import { startServer, type TestServer } from './helpers/server.js'
+import { python, run } from './helpers/tools.js'
+
+const PASSWORD = 'correct horse battery staple'
+
+interface Match {
+  algorithm: string
+  confidence: number
+  hashcat: number | null
+  john: string | null
+  params?: Record<string, number | string>
+  verifiable: boolean
+  variants?: Array<{ hashcat: number, displayName: string }>
+}
+
+/** Structured hashes from real tools, each with the algorithm names acceptable in first place. */
+interface Case {
+  tool: string
+  hash: string
+  first: string[]
+}
+
+function mkpasswd(method: string, extra: string[] = []): string {
+  return run('mkpasswd', ['-m', method, ...extra, PASSWORD])
+}
+
+/** One passlib handler's hash of PASSWORD (Debian's python3-passlib). */
+function passlib(handler: string, using = ''): string {
+  return python(`import sys; from passlib import hash as h; print(h.${handler}${using ? `.using(${using})` : ''}.hash(sys.argv[1]${handler === 'postgres_md5' ? ", user='admin'" : ''}))`, [PASSWORD])
+}
+
+function structuredCases(): Case[] {
+  return [
+    { tool: 'mkpasswd -m yescrypt', hash: mkpasswd('yescrypt'), first: ['yescrypt'] },
+    { tool: 'mkpasswd -m gost-yescrypt', hash: mkpasswd('gost-yescrypt'), first: ['gost-yescrypt'] },
+    { tool: 'mkpasswd -m sha512crypt', hash: mkpasswd('sha512crypt'), first: ['sha512-crypt'] },
+    { tool: 'mkpasswd -m sha512crypt -R 10000', hash: mkpasswd('sha512crypt', ['-R', '10000']), first: ['sha512-crypt'] },
+    { tool: 'mkpasswd -m sha256crypt', hash: mkpasswd('sha256crypt'), first: ['sha256-crypt'] },
+    { tool: 'mkpasswd -m md5crypt', hash: mkpasswd('md5crypt'), first: ['md5-crypt'] },
+    { tool: 'mkpasswd -m descrypt', hash: mkpasswd('descrypt'), first: ['des-crypt'] },
+    { tool: 'mkpasswd -m bsdicrypt', hash: mkpasswd('bsdicrypt'), first: ['bsdi-crypt'] },
+    { tool: 'mkpasswd -m bcrypt', hash: mkpasswd('bcrypt'), first: ['bcrypt'] },
+    { tool: 'mkpasswd -m bcrypt-a', hash: mkpasswd('bcrypt-a'), first: ['bcrypt'] },
+    { tool: 'mkpasswd -m scrypt', hash: mkpasswd('scrypt'), first: ['scrypt'] },
+    { tool: 'mkpasswd -m sunmd5', hash: mkpasswd('sunmd5'), first: ['sun-md5-crypt'] },
+    { tool: 'mkpasswd -m nt', hash: mkpasswd('nt'), first: ['nt-crypt'] },
+    { tool: 'htpasswd -nbm', hash: run('htpasswd', ['-nbm', 'alice', PASSWORD]), first: ['apr1'] },
+    { tool: 'htpasswd -nbB', hash: run('htpasswd', ['-nbB', 'alice', PASSWORD]), first: ['bcrypt'] },
+    { tool: 'htpasswd -nbs', hash: run('htpasswd', ['-nbs', 'alice', PASSWORD]), first: ['ldap-sha'] },
+    { tool: 'argon2 -id', hash: run('argon2', ['saltsaltsalt', '-id', '-t', '2', '-m', '12', '-p', '2', '-e'], PASSWORD), first: ['argon2id'] },
+    { tool: 'argon2 -i', hash: run('argon2', ['saltsaltsalt', '-i', '-e'], PASSWORD), first: ['argon2i'] },
+    { tool: 'argon2 -d', hash: run('argon2', ['saltsaltsalt', '-d', '-e'], PASSWORD), first: ['argon2d'] },
+    ...([
+      ['md5_crypt', 'md5-crypt'], ['apr_md5_crypt', 'apr1'], ['sha256_crypt', 'sha256-crypt'], ['sha512_crypt', 'sha512-crypt'],
+      ['bcrypt', 'bcrypt'], ['argon2', 'argon2id'], ['scrypt', 'scrypt'], ['phpass', 'phpass'], ['bsdi_crypt', 'bsdi-crypt'],
+      ['des_crypt', 'des-crypt'], ['sha1_crypt', 'sha1-crypt'], ['sun_md5_crypt', 'sun-md5-crypt'],
+      ['pbkdf2_sha1', 'pbkdf2-sha1'], ['pbkdf2_sha256', 'pbkdf2-sha256'], ['pbkdf2_sha512', 'pbkdf2-sha512'],
+      ['bcrypt_sha256', 'passlib-bcrypt-sha256'], ['cta_pbkdf2_sha1', 'cta-pbkdf2-sha1'], ['fshp', 'fshp'],
+      ['django_pbkdf2_sha256', 'pbkdf2-sha256'], ['django_pbkdf2_sha1', 'pbkdf2-sha1'], ['django_bcrypt_sha256', 'django-bcrypt-sha256'],
+      ['django_bcrypt', 'django-bcrypt'], ['django_argon2', 'django-argon2'], ['django_salted_sha1', 'django-sha1'],
+      ['ldap_md5', 'ldap-md5'], ['ldap_salted_md5', 'ldap-smd5'], ['ldap_sha1', 'ldap-sha'], ['ldap_salted_sha1', 'ldap-ssha'],
+      ['ldap_salted_sha256', 'ldap-ssha256'], ['ldap_salted_sha512', 'ldap-ssha512'], ['ldap_md5_crypt', 'ldap-crypt'],
+      ['ldap_sha512_crypt', 'ldap-crypt'], ['ldap_pbkdf2_sha256', 'ldap-pbkdf2-sha256'], ['ldap_pbkdf2_sha512', 'ldap-pbkdf2-sha512'],
+      ['atlassian_pbkdf2_sha1', 'atlassian-pbkdf2-sha1'], ['grub_pbkdf2_sha512', 'grub2'], ['mysql41', 'mysql41'],
+      ['postgres_md5', 'postgres-md5'], ['mssql2000', 'mssql-2000'], ['mssql2005', 'mssql-2005'], ['oracle11', 'oracle11-s'],
+    ] as const).map(([handler, name]) => ({ tool: `passlib ${handler}`, hash: passlib(handler), first: [name] })),
+    // Django's SaltedMD5PasswordHasher and old Werkzeug's HMAC-MD5 share the md5$salt$hex syntax.
+    { tool: 'passlib django_salted_md5', hash: passlib('django_salted_md5'), first: ['werkzeug-md5', 'django-salted-md5'] },
+    // Werkzeug's generate_password_hash format (werkzeug/security.py), built with hashlib.
+    {
+      tool: 'Werkzeug pbkdf2:sha256 (hashlib)',
+      hash: python('import hashlib, sys; salt = "Zl2bOkoTQW3vRkBa"; print("pbkdf2:sha256:600000$" + salt + "$" + hashlib.pbkdf2_hmac("sha256", sys.argv[1].encode(), salt.encode(), 600000).hex())', [PASSWORD]),
+      first: ['pbkdf2-sha256'],
+    },
+    {
+      tool: 'Werkzeug scrypt (hashlib)',
+      hash: python('import hashlib, sys; salt = "Zl2bOkoTQW3vRkBa"; print("scrypt:32768:8:1$" + salt + "$" + hashlib.scrypt(sys.argv[1].encode(), salt=salt.encode(), n=32768, r=8, p=1, maxmem=64*1024*1024, dklen=64).hex())', [PASSWORD]),
+      first: ['werkzeug-scrypt'],
+    },
+  ]
+}
+
+/**
+ * Bare digests from openssl/rhash/b3sum/xxhsum: [tool, digest, expected name, required rank].
+ * Rank 1 means first; 5 means top 5. Sixteen digests have 64 hex characters and no tool can put
+ * them all in the top 5: the rarest ones here (SM3, SHA-512/256, Streebog) must be in the top 10.
+ */
+function digestCases(): Array<[string, string, string, number]> {
+  const openssl = (name: string): string => run('openssl', ['dgst', `-${name}`, '-r'], PASSWORD).split(' ')[0]!
+  const rhash = (flag: string): string => run('rhash', [flag, '-'], PASSWORD).split(' ')[0]!
+  return [
+    ['openssl md5', openssl('md5'), 'md5', 1],
+    ['openssl sha1', openssl('sha1'), 'sha1', 1],
+    ['openssl sha256', openssl('sha256'), 'sha256', 1],
+    ['openssl sha512', openssl('sha512'), 'sha512', 1],
+    ['openssl sha224', openssl('sha224'), 'sha224', 1],
+    ['openssl sha384', openssl('sha384'), 'sha384', 1],
+    ['openssl sha3-256', openssl('sha3-256'), 'sha3-256', 5],
+    ['openssl sha3-512', openssl('sha3-512'), 'sha3-512', 5],
+    ['openssl blake2b512', openssl('blake2b512'), 'blake2b-512', 5],
+    ['openssl blake2s256', openssl('blake2s256'), 'blake2s-256', 5],
+    ['openssl sm3', openssl('sm3'), 'sm3', 10],
+    ['openssl sha512-256', openssl('sha512-256'), 'sha512-256', 10],
+    ['rhash --ripemd160', rhash('--ripemd160'), 'ripemd160', 5],
+    ['rhash --whirlpool', rhash('--whirlpool'), 'whirlpool', 5],
+    ['rhash --md4', rhash('--md4'), 'md4', 5],
+    ['rhash --printf=%c (CRC-32)', run('rhash', ['--printf=%c', '-'], PASSWORD), 'crc32', 1],
+    ['rhash --gost12-256', rhash('--gost12-256'), 'streebog-256', 10],
+    ['b3sum', run('b3sum', ['--no-names'], PASSWORD), 'blake3', 5],
+    ['xxhsum -H1', run('xxhsum', ['-H1'], PASSWORD).split(' ')[0]!, 'xxh64', 5],
+    // The NT hash of the password, as Python computes it (MD4 of UTF-16LE), uppercased the way
+    // pwdump-style tools print it: uppercase hex must put NTLM first.
+    ['NT hash, uppercase (hashlib md4 via passlib nthash)', passlib('nthash').toUpperCase(), 'ntlm', 1],
+  ]
+}
+
+describe('/api/identify', () => {
+  let server: TestServer
+  let structured: Case[]
+  before(async () => {
+    server = await startServer()
+    structured = structuredCases()
+  })
+  after(async () => { await server.close() })
+
+  const identifyOver = async (hash: string): Promise<{ length: number, matches: Match[] }> => {
+    const response = await server.post('/api/identify', { hash })
+    assert.equal(response.status, 200, response.text)
+    return response.body
+  }
+
+  it('puts the right format first for structured hashes made by real tools', async () => {
+    for (const { tool, hash, first } of structured) {
+      const { matches } = await identifyOver(hash)
+      assert.ok(matches.length > 0, `${tool}: no match for ${hash}`)
+      assert.ok(first.includes(matches[0]!.algorithm), `${tool}: ${hash} → ${matches.slice(0, 3).map((match) => match.algorithm).join(', ')}`)
+      assert.ok(matches[0]!.confidence >= 0.5, `${tool}: a structured match should carry most of the mass`)
+    }
+  })
+
+  it('puts bare digests from real tools in the top 5, md5/sha1/sha256/sha512 first', async () => {
+    for (const [tool, digest, name, required] of digestCases()) {
+      const { matches } = await identifyOver(digest)
+      const rank = matches.findIndex((match) => match.algorithm === name) + 1
+      assert.ok(rank >= 1 && rank <= required, `${tool}: ${name} ranked ${rank}, needs ≤ ${required} (${matches.slice(0, 6).map((match) => match.algorithm).join(', ')})`)
+    }
+  })
+
+  it('marks as verifiable exactly what /api/verify then accepts', async () => {
+    const hash = passlib('pbkdf2_sha256', 'rounds=1000')
+    const { matches } = await identifyOver(hash)
+    assert.equal(matches[0]!.algorithm, 'pbkdf2-sha256')
+    assert.equal(matches[0]!.verifiable, true)
+    const verified = await server.post('/api/verify', { input: PASSWORD, hash, algorithm: matches[0]!.algorithm })
+    assert.equal(verified.status, 200, verified.text)
+    assert.equal(verified.body.match, true)
+  })
+
+  it('reports the parameters structured formats carry', async () => {
+    const bcrypt = (await identifyOver(run('htpasswd', ['-nbB', '-C', '6', 'alice', PASSWORD]))).matches[0]!
+    assert.equal(bcrypt.params?.cost, 6)
+    const argon = (await identifyOver(run('argon2', ['saltsaltsalt', '-id', '-t', '3', '-m', '12', '-p', '2', '-e'], PASSWORD))).matches[0]!
+    assert.deepEqual([argon.params?.memory, argon.params?.time, argon.params?.parallelism, argon.params?.version], [4096, 3, 2, 19])
+    const shaCrypt = (await identifyOver(mkpasswd('sha512crypt', ['-R', '10000']))).matches[0]!
+    assert.equal(shaCrypt.params?.rounds, 10000)
+    const django = (await identifyOver(passlib('django_pbkdf2_sha256', 'rounds=12345'))).matches[0]!
+    assert.equal(django.params?.rounds, 12345)
+    assert.equal(django.hashcat, 10000)
+  })
+
+  it('rejects strings that only look like a format (bcrypt cost 99, 54-character body)', async () => {
+    const valid = mkpasswd('bcrypt')
+    for (const fake of [valid.replace(/^\$2b\$\d\d/, '$2b$99'), valid + 'a']) {
+      const { matches } = await identifyOver(fake)
+      assert.ok(!matches.some((match) => match.algorithm === 'bcrypt'), fake)
+    }
+  })
+
+  it('gives confidences in [0, 1], sorted, summing to at most 1, the same every time', async () => {
+    const inputs = [...structured.map((entry) => entry.hash), ...digestCases().map(([, digest]) => digest), 'not a hash at all', 'abc:def']
+    for (const input of inputs) {
+      const first = await identifyOver(input)
+      const second = await identifyOver(input)
+      assert.deepEqual(second, first, `deterministic for ${input}`)
+      let sum = 0
+      first.matches.forEach((match, index) => {
+        assert.ok(match.confidence >= 0 && match.confidence <= 1)
+        if (index > 0) assert.ok(first.matches[index - 1]!.confidence >= match.confidence, 'sorted by confidence')
+        sum += match.confidence
+      })
+      assert.ok(sum <= 1, `confidences of ${input} sum to ${sum}`)
+    }
+  })
+
+  it('identifies a JWT (RFC 7519) as such, hashcat 16500', async () => {
+    // An HS256 token signed with Python's hmac (RFC 7515 §3 compact serialization).
+    const token = python([
+      'import base64, hashlib, hmac, json',
+      'b64 = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()',
+      'signing_input = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + b64(json.dumps({"sub": "1234567890", "name": "John Doe"}).encode())',
+      'print(signing_input + "." + b64(hmac.new(b"secret", signing_input.encode(), hashlib.sha256).digest()))',
+    ].join('\n'))
+    const top = (await identifyOver(token)).matches[0]!
+    assert.equal(top.algorithm, 'jwt')
+    assert.equal(top.hashcat, 16500)
+    assert.equal(top.params?.alg, 'HS256')
+  })
+
+  it('reads user:hash, /etc/shadow and htpasswd lines, surrounding whitespace and a 0x prefix', async () => {
+    const sha512crypt = mkpasswd('sha512crypt')
+    const shadow = `root:${sha512crypt}:19700:0:99999:7:::`
+    assert.equal((await identifyOver(shadow)).matches[0]!.algorithm, 'sha512-crypt')
+    const yescrypt = mkpasswd('yescrypt')
+    assert.equal((await identifyOver(`  alice:${yescrypt}  \n`)).matches[0]!.algorithm, 'yescrypt')
+    const md5 = run('openssl', ['dgst', '-md5', '-r'], PASSWORD).split(' ')[0]!
+    const prefixed = await identifyOver(`0x${md5}`)
+    assert.equal(prefixed.matches[0]!.algorithm, 'md5')
+    assert.equal(prefixed.length, 34)
+    // pwdump (user:rid:LM:NT:::) puts the NT hash in the fourth field.
+    const nt = passlib('nthash')
+    assert.equal((await identifyOver(`Administrator:500:aad3b435b51404eeaad3b435b51404ee:${nt}:::`)).matches[0]!.algorithm, 'ntlm')
+  })
+
+  it('answers the batch form in order, and refuses more than 1,000 strings or both forms', async () => {
+    const md5 = run('openssl', ['dgst', '-md5', '-r'], PASSWORD).split(' ')[0]!
+    const hashes = [mkpasswd('bcrypt'), md5, mkpasswd('yescrypt'), '???']
+    const response = await server.post('/api/identify', { hashes })
+    assert.equal(response.status, 200, response.text)
+    assert.deepEqual(response.body.results.map((result: { matches: Match[] }) => result.matches[0]?.algorithm), ['bcrypt', 'md5', 'yescrypt', undefined])
+    assert.deepEqual(response.body.results.map((result: { length: number }) => result.length), hashes.map((hash) => hash.length))
+    const thousand = await server.post('/api/identify', { hashes: Array.from({ length: 1000 }, () => md5) })
+    assert.equal(thousand.status, 200)
+    assert.equal(thousand.body.results.length, 1000)
+    assert.equal((await server.post('/api/identify', { hashes: Array.from({ length: 1001 }, () => md5) })).status, 400)
+    assert.equal((await server.post('/api/identify', { hash: md5, hashes: [md5] })).status, 400)
+    assert.equal((await server.post('/api/identify', {})).status, 400)
+  })
+
+  it('answers 64 KiB adversarial inputs in under 10 ms of engine time, and 413 above 64 KiB', async () => {
+    const adversarial = [
+      '$'.repeat(65000), 'a'.repeat(65536), '$2b$' + 'a'.repeat(65000), '0x' + 'f'.repeat(65534),
+      ':'.repeat(65536), 'a:'.repeat(32768), '$krb5tgs$23$*' + '*'.repeat(65000), 'eyJ' + 'a.'.repeat(32000),
+      'user:' + '$6$'.repeat(21000), '{SSHA}' + 'A'.repeat(65000), 'x'.repeat(32) + ':' + 'y'.repeat(65000),
+    ]
+    for (const input of adversarial) {
+      identify(input) // warm-up: the first call compiles the regexes involved
+      const started = process.hrtime.bigint()
+      identify(input)
+      const milliseconds = Number(process.hrtime.bigint() - started) / 1e6
+      assert.ok(milliseconds < 10, `${input.slice(0, 16)}… (${input.length} chars) took ${milliseconds.toFixed(2)} ms`)
+      assert.equal((await server.post('/api/identify', { hash: input })).status, 200)
+    }
+    const tooLarge = await server.post('/api/identify', { hash: 'a'.repeat(64 * 1024 + 1) })
+    assert.equal(tooLarge.status, 413)
+    assert.match(tooLarge.headers.get('content-type') ?? '', /application\/problem\+json/)
+    assert.equal((await server.post('/api/identify', { hashes: ['a', 'é'.repeat(40000)] })).status, 413)
+  })
+})
