@@ -77,8 +77,7 @@ const C: Vector[] = ITERATION_CONSTANTS.map((hex) => vectorFromLittleEndian(hexB
  * to lane j's partner after S, P and L. P moves byte i of lane j to byte j of lane i; L then maps
  * bit k of that lane (k = 8j + bit) to row A[63 - k].
  */
-const LPS_HI = new Uint32Array(8 * 256)
-const LPS_LO = new Uint32Array(8 * 256)
+const LPS = new Uint32Array(2 * 8 * 256) // entry k: LPS[2k] high half, LPS[2k + 1] low half
 {
   const rowHi = A_ROWS.map((row) => parseInt(row.slice(0, 8), 16))
   const rowLo = A_ROWS.map((row) => parseInt(row.slice(8), 16))
@@ -93,8 +92,8 @@ const LPS_LO = new Uint32Array(8 * 256)
           lo ^= rowLo[row] as number
         }
       }
-      LPS_HI[256 * position + byte] = hi
-      LPS_LO[256 * position + byte] = lo
+      LPS[2 * (256 * position + byte)] = hi
+      LPS[2 * (256 * position + byte) + 1] = lo
     }
   }
 }
@@ -104,18 +103,21 @@ const scratch = new Uint32Array(16)
 /** target = LPS(target ⊕ key), in place. */
 function lpsx(target: Vector, key: Vector): void {
   for (let i = 0; i < 16; i++) scratch[i] = (target[i] as number) ^ (key[i] as number)
+  const t = LPS, s = scratch
   for (let lane = 0; lane < 8; lane++) {
     // Output lane `lane` gathers byte `lane` of every input lane j, looked up at position j.
     const shift = 8 * (lane & 3)
     const half = lane < 4 ? 1 : 0
-    let hi = 0, lo = 0
-    for (let j = 0; j < 8; j++) {
-      const index = 256 * j + (((scratch[2 * j + half] as number) >>> shift) & 0xff)
-      hi ^= LPS_HI[index] as number
-      lo ^= LPS_LO[index] as number
-    }
-    target[2 * lane] = hi
-    target[2 * lane + 1] = lo
+    const i0 = 2 * (((s[half] as number) >>> shift) & 0xff)
+    const i1 = 2 * (256 + (((s[2 + half] as number) >>> shift) & 0xff))
+    const i2 = 2 * (512 + (((s[4 + half] as number) >>> shift) & 0xff))
+    const i3 = 2 * (768 + (((s[6 + half] as number) >>> shift) & 0xff))
+    const i4 = 2 * (1024 + (((s[8 + half] as number) >>> shift) & 0xff))
+    const i5 = 2 * (1280 + (((s[10 + half] as number) >>> shift) & 0xff))
+    const i6 = 2 * (1536 + (((s[12 + half] as number) >>> shift) & 0xff))
+    const i7 = 2 * (1792 + (((s[14 + half] as number) >>> shift) & 0xff))
+    target[2 * lane] = (t[i0] as number) ^ (t[i1] as number) ^ (t[i2] as number) ^ (t[i3] as number) ^ (t[i4] as number) ^ (t[i5] as number) ^ (t[i6] as number) ^ (t[i7] as number)
+    target[2 * lane + 1] = (t[i0 + 1] as number) ^ (t[i1 + 1] as number) ^ (t[i2 + 1] as number) ^ (t[i3 + 1] as number) ^ (t[i4 + 1] as number) ^ (t[i5 + 1] as number) ^ (t[i6 + 1] as number) ^ (t[i7 + 1] as number)
   }
 }
 
