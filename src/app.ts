@@ -3,14 +3,14 @@
  * cross-cutting plugins (body parsing, rate limits, errors, OpenAPI), then the routes.
  */
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { pino } from 'pino'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
 import bodyPlugin from './plugins/body.js'
-import errorsPlugin from './plugins/errors.js'
+import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { fileHashRoute } from './routes/filehash.js'
@@ -50,11 +50,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    disableRequestLogging: true,
+    // Fastify's own per-request lines are off: the onResponse hook below writes the one access line.
+    logController: new LogController({ disableRequestLogging: true }),
     // Slow clients cannot hold connections open (slowloris): headers and whole requests are timed.
+    // Node checks these deadlines only every connectionsCheckingInterval (30 s by default), which
+    // would let a client hold a connection far past a short HEADERS_TIMEOUT_MS; check at a quarter of it.
     connectionTimeout: config.requestTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
-    http: { headersTimeout: config.headersTimeoutMs },
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4))),
+    },
+    // Errors Node raises before a request exists (timeouts, malformed HTTP) also leave as problem+json.
+    clientErrorHandler,
     keepAliveTimeout: 5_000,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 100 },

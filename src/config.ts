@@ -71,6 +71,10 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (env.LOG_LEVEL ?? 'info').trim().toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  const requestTimeoutMs = readInt(env, 'REQUEST_TIMEOUT_MS', 300_000, 100)
+  // Node refuses a headersTimeout longer than requestTimeout (the headers are part of the request),
+  // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
+  const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
   return {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
@@ -83,8 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),
     workQueueMax: readInt(env, 'WORK_QUEUE_MAX', 512, 0),
     inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
-    headersTimeoutMs: readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100),
-    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 300_000, 100),
+    headersTimeoutMs,
+    requestTimeoutMs,
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0),
     caps: {
       bcryptCost: readInt(env, 'MAX_BCRYPT_COST', 14, 4, 31),

@@ -5,6 +5,7 @@
  * Nothing here echoes the request body: parser messages that quote it are replaced.
  */
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { knownProblem, Problem, problems, type ValidationIssue } from '../problem.js'
@@ -72,6 +73,28 @@ function problemFor(error: FastifyError): Problem | null {
 /** The `at …` lines of a stack, without the message line(s) above them. */
 function stackFrames(error: Error): string[] {
   return (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).map((line) => line.trim()).slice(0, 20)
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify has a request: a header or request deadline
+ * (408), headers too large (431), malformed HTTP (400). Fastify's default answers these in its own
+ * JSON shape and logs the error at trace level with `rawPacket`, the bytes the client sent, which
+ * may hold a password or an Authorization header; here the answer is problem+json and the log
+ * line carries only the error code.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+  const detail = status === 408
+    ? 'The request was not received in time (HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS)'
+    : status === 431 ? 'The request headers are too large' : 'The request is not valid HTTP/1.1'
+  this.log.debug({ code: error.code, status }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', detail).toBody())
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroySoon()
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
