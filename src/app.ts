@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { pino } from 'pino'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
+import { loggerOptions } from './plugins/logging.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { fileHashRoute } from './routes/filehash.js'
@@ -23,24 +23,6 @@ import { verifyRoute } from './routes/verify.js'
 export interface BuildOptions {
   /** Where logs go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream
-}
-
-/**
- * Logs: one access line per request with request id, method, route, status and latency, written
- * in onResponse below. Never a body or a header value: these serializers are the whole of what a
- * request or reply contributes to a log line. Stdout is written through a buffered asynchronous
- * pino destination: a write(2) per line would cost more than hashing a short input.
- */
-function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
-  return {
-    level: config.logLevel,
-    stream: stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
-    redact: { paths: ['req.headers', 'headers.authorization', '*.authorization'], remove: true },
-    serializers: {
-      req: (request) => ({ method: request.method, url: request.url.split('?')[0], route: request.routeOptions?.url, remoteAddress: request.ip }),
-      res: (reply) => ({ statusCode: reply.statusCode }),
-    },
-  }
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { knownProblem, Problem, problems, type ValidationIssue } from '../problem.js'
+import { serializeError } from './logging.js'
 
 const PROBLEM_JSON = 'application/problem+json; charset=utf-8'
 
@@ -70,11 +71,6 @@ function problemFor(error: FastifyError): Problem | null {
   return null
 }
 
-/** The `at …` lines of a stack, without the message line(s) above them. */
-function stackFrames(error: Error): string[] {
-  return (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).map((line) => line.trim()).slice(0, 20)
-}
-
 /**
  * Errors Node's HTTP parser raises before Fastify has a request: a header or request deadline
  * (408), headers too large (431), malformed HTTP (400). Fastify's default answers these in its own
@@ -115,7 +111,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     // A bug: log where it happened, answer with nothing. The message is left out of the log too:
     // messages may quote values (V8's JSON.parse, Node's argument errors), and a value here may be
     // a password. The stack frames and the error's class and code locate the bug.
-    request.log.error({ err: { type: error.name, code: error.code, frames: stackFrames(error) } }, 'unhandled error')
+    request.log.error({ err: serializeError(error) }, 'unhandled error')
     return sendProblem(reply, problems.internal())
   })
 

@@ -1,0 +1,75 @@
+/**
+ * Logging and redaction, in one place. Logs are Pino JSON lines; the access line per request
+ * (request id, method, route, status, latency) is written by app.ts's onResponse hook.
+ *
+ * Never a body and never a header value, at any level: hashd's inputs are passwords and keys.
+ * Our own code logs only named fields, but dependencies log what they like at debug and trace
+ * (@fastify/multipart logs busboy's options, request headers included; Node's client errors carry
+ * `rawPacket`, the bytes the client sent). So every line passes through `scrub`, which drops
+ * fields whose names say they hold request content, whatever their depth.
+ */
+import type { FastifyServerOptions } from 'fastify'
+import { pino } from 'pino'
+import type { Config } from '../config.js'
+
+/** Field names whose values are, or contain, what a client sent. Compared lowercase. */
+const CONTENT_FIELDS = new Set([
+  'headers', 'rawheaders', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key',
+  'body', 'rawbody', 'payload', 'rawpacket', 'query', 'querystring', 'params',
+  'input', 'message', 'key', 'hash', 'password', 'file', 'filename', 'files', 'fields',
+])
+
+const MAX_DEPTH = 6
+
+/**
+ * A copy of a log object without content fields. Only plain objects and arrays are walked: class
+ * instances (Fastify's request and reply, errors) are left to the serializers below, which pick
+ * the few fields they keep, and binary data is reduced to its length.
+ */
+export function scrub(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value
+  if (ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`
+  if (depth >= MAX_DEPTH) return '[nested]'
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1))
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return value
+  const clean: Record<string, unknown> = {}
+  for (const [name, field] of Object.entries(value)) {
+    if (!CONTENT_FIELDS.has(name.toLowerCase())) clean[name] = scrub(field, depth + 1)
+  }
+  return clean
+}
+
+/**
+ * An error as a log line may show it: where it happened, never its message, since messages may
+ * quote values (V8's JSON.parse, Node's argument checks) and a value here may be a password.
+ */
+export function serializeError(error: unknown): { type: string, message: string, stack: string, [field: string]: unknown } {
+  if (!(error instanceof Error)) return { type: typeof error, message: '(not an Error)', stack: '' }
+  const { code, statusCode } = error as Error & { code?: unknown, statusCode?: unknown }
+  return {
+    type: error.name,
+    message: '(omitted: it may quote the input)',
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof statusCode === 'number' ? { statusCode } : {}),
+    stack: (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 20).join('\n'),
+  }
+}
+
+/**
+ * Stdout is written through an asynchronous pino destination, which gathers the lines logged
+ * while a write(2) is under way into the next one; tests pass their own stream.
+ */
+export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    stream: stream ?? pino.destination({ dest: 1, sync: false }),
+    redact: { paths: ['req.headers', 'headers.authorization', '*.authorization', '*.headers'], remove: true },
+    formatters: { log: (object) => scrub(object) as Record<string, unknown> },
+    serializers: {
+      req: (request) => ({ method: request.method, url: request.url.split('?')[0], route: request.routeOptions?.url, remoteAddress: request.ip }),
+      res: (reply) => ({ statusCode: reply.statusCode }),
+      err: serializeError,
+    },
+  }
+}
