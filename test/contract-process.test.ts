@@ -1,0 +1,120 @@
+/**
+ * The real process, `node dist/src/server.js`: graceful shutdown on SIGTERM/SIGINT (in-flight
+ * requests finish, new connections are refused, exit code 0), a clear refusal of invalid
+ * configuration, and the logs it writes to stdout.
+ */
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { connect } from 'node:net'
+import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
+
+interface RunningServer {
+  child: ChildProcess
+  url: string
+  stdout(): string
+  stderr(): string
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  /** Resolves when a log line with this `msg` has been written. */
+  logged(message: RegExp): Promise<void>
+}
+
+function spawnServer(env: Record<string, string>): { child: ChildProcess, stdout(): string, stderr(): string, exited: RunningServer['exited'] } {
+  const child = spawn(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_MAX: '0', WORKER_THREADS: '2', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }))
+  })
+  return { child, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+/** Starts the server on an ephemeral port and reads the bound address from its "listening" log line. */
+async function startProcess(env: Record<string, string> = {}): Promise<RunningServer> {
+  const spawned = spawnServer(env)
+  const logged = (message: RegExp) => new Promise<void>((resolve, reject) => {
+    const check = () => {
+      const found = spawned.stdout().split('\n').some((line) => {
+        try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
+      })
+      if (found) { clearInterval(timer); clearTimeout(deadline); resolve() }
+    }
+    const timer = setInterval(check, 10)
+    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${spawned.stdout()} stderr: ${spawned.stderr()}`)) }, 10_000)
+  })
+  await logged(/listening at http:\/\//)
+  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.stdout())?.[1]
+  assert.ok(url, spawned.stdout())
+  return { ...spawned, url, logged }
+}
+
+/** Whether a new TCP connection to the server is refused. */
+function connectionRefused(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    socket.on('connect', () => { socket.destroy(); resolve(false) })
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'))
+  })
+}
+
+const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}/api/hash`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+
+describe('contract: the server process', () => {
+  it('on SIGTERM finishes the in-flight bcrypt request, refuses new connections, and exits 0', async () => {
+    const server = await startProcess({ LOG_LEVEL: 'trace' })
+    const marker = randomUUID()
+    const quick = await postJson(server.url, { input: marker }, { authorization: `Bearer ${marker}` })
+    assert.equal(quick.status, 200)
+    await quick.text()
+
+    let finished = false
+    // bcrypt cost 13 takes several hundred milliseconds: long enough to be in flight at SIGTERM.
+    const slow = postJson(server.url, { input: marker, algorithm: 'bcrypt', options: { cost: 13 } })
+      .then(async (response) => ({ status: response.status, body: await response.json() as { hash: string } }))
+      .finally(() => { finished = true })
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    server.child.kill('SIGTERM')
+    await server.logged(/shutting down/)
+
+    assert.equal(await connectionRefused(server.url), true, 'a new connection was accepted during shutdown')
+    assert.equal(finished, false, 'the slow request ended before the refusal was checked; the check proves nothing')
+    const response = await slow
+    assert.equal(response.status, 200)
+    assert.match(response.body.hash, /^\$2b\$13\$[./A-Za-z0-9]{53}$/)
+    assert.deepEqual(await server.exited, { code: 0, signal: null })
+    assert.equal(await connectionRefused(server.url), true)
+
+    // What the process wrote to stdout at trace level: JSON lines, none carrying the marker.
+    assert.ok(!server.stdout().includes(marker), 'stdout carries the marker')
+    for (const line of server.stdout().trim().split('\n')) JSON.parse(line)
+    assert.match(server.stdout(), /"msg":"request completed"/)
+  })
+
+  it('on SIGINT exits 0', async () => {
+    const server = await startProcess()
+    const health = await fetch(`${server.url}/api/health`)
+    assert.equal(health.status, 200)
+    await health.text()
+    server.child.kill('SIGINT')
+    assert.deepEqual(await server.exited, { code: 0, signal: null })
+  })
+
+  it('refuses invalid configuration with a non-zero exit and a message naming the variable', async () => {
+    for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['RATE_LIMIT_MAX', '-1'], ['LOG_LEVEL', 'loud'], ['TRUST_PROXY', 'maybe'], ['BODY_LIMIT', '1e6']]) {
+      const spawned = spawnServer({ [name as string]: value as string })
+      const { code } = await spawned.exited
+      assert.notEqual(code, 0, `${name}=${value} started`)
+      assert.match(spawned.stderr(), new RegExp(`${name}`), `${name}=${value}: ${spawned.stderr()}`)
+      assert.doesNotMatch(spawned.stderr(), /\n\s+at /, 'a configuration error is a message, not a stack trace')
+    }
+  })
+})
