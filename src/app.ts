@@ -3,7 +3,7 @@
  * cross-cutting plugins (body parsing, rate limits, errors, OpenAPI), then the routes.
  */
 import { randomUUID } from 'node:crypto'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
