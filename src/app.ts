@@ -8,6 +8,7 @@ import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
+import { problems } from './problem.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import { loggerOptions } from './plugins/logging.js'
@@ -46,13 +47,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Errors Node raises before a request exists (timeouts, malformed HTTP) also leave as problem+json.
     clientErrorHandler,
     keepAliveTimeout: 5_000,
-    return503OnClosing: true,
+    // During a graceful shutdown, requests that still arrive on open keep-alive connections get a
+    // problem+json 503 with Retry-After from the hook below, not Fastify's own JSON 503.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 100 },
     ajv: {
       // No coercion ("input": 123 is 400, not "123") and no silent removal of unknown keys.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, strict: true },
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
+
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onRequest', async () => { if (closing) throw problems.shuttingDown() })
 
   const engine = new Engine(config)
   app.addHook('onClose', async () => { await engine.close() })

@@ -79,6 +79,8 @@ export const problems = {
     new Problem(429, 'about:blank', 'Too Many Requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, { headers: { 'retry-after': String(retryAfterSeconds) } }),
   overloaded: (retryAfterSeconds = 1) =>
     new Problem(503, 'about:blank', 'Service Unavailable', 'The server is busy with other hashing work; retry shortly', { headers: { 'retry-after': String(retryAfterSeconds) } }),
+  shuttingDown: () =>
+    new Problem(503, 'about:blank', 'Service Unavailable', 'The server is shutting down; retry shortly', { headers: { 'retry-after': '1', connection: 'close' } }),
   notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
   internal: () => new Problem(500, 'about:blank', 'Internal Server Error', 'The server failed to process the request'),
 }

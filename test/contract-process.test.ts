@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { startServer } from './helpers/server.js'
 
 const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
 
@@ -116,5 +117,34 @@ describe('contract: the server process', () => {
       assert.match(spawned.stderr(), new RegExp(`${name}`), `${name}=${value}: ${spawned.stderr()}`)
       assert.doesNotMatch(spawned.stderr(), /\n\s+at /, 'a configuration error is a message, not a stack trace')
     }
+  })
+})
+
+describe('contract: shutdown of the in-process server', () => {
+  it('answers a request arriving on a busy keep-alive connection during shutdown with 503 problem+json and Retry-After', async () => {
+    const server = await startServer()
+    const request = (body: string) =>
+      `POST /api/hash HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    let received = ''
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('error', () => {})
+    const socketClosed = new Promise((resolve) => socket.on('close', resolve))
+    socket.write(request(JSON.stringify({ input: 'pw', algorithm: 'bcrypt', options: { cost: 12 } })))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const closed = server.close()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The connection is busy with the bcrypt request, so the server could not reap it as idle.
+    socket.write(request(JSON.stringify({ input: 'abc', algorithm: 'md5' })))
+    await socketClosed
+    await closed
+    const responses = received.split(/(?=HTTP\/1\.1 )/)
+    assert.equal(responses.length, 2, received)
+    assert.match(responses[0] as string, /^HTTP\/1\.1 200 [\s\S]*"\$2b\$12\$/)
+    assert.match(responses[1] as string, /^HTTP\/1\.1 503 /)
+    assert.match(responses[1] as string, /content-type: application\/problem\+json/i)
+    assert.match(responses[1] as string, /retry-after: \d+/i)
+    assert.match(responses[1] as string, /"status":503/)
   })
 })
