@@ -173,6 +173,24 @@ describe('contract: slow clients cannot hold the server', () => {
     assert.match(result.received, /^HTTP\/1\.1 408 /)
   })
 
+  it('answers headers over Node\'s 16 KiB limit with 431 problem+json', async () => {
+    const result = await rawExchange(portOf(server), (socket) => {
+      socket.write(`GET /api/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
+      return () => {}
+    })
+    assert.match(result.received, /^HTTP\/1\.1 431 /)
+    assert.match(result.received, /content-type: application\/problem\+json/i)
+  })
+
+  it('answers malformed HTTP with 400 problem+json', async () => {
+    const result = await rawExchange(portOf(server), (socket) => {
+      socket.write('POST /api/hash HTTP/1.1\r\nHost: localhost\r\nContent-Length: nope\r\n\r\n')
+      return () => {}
+    })
+    assert.match(result.received, /^HTTP\/1\.1 400 /)
+    assert.match(result.received, /"status":400/)
+  })
+
   it('still serves a prompt client', async () => {
     assert.equal((await server.post('/api/hash', { input: 'a' })).status, 200)
   })

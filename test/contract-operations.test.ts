@@ -216,6 +216,10 @@ describe('contract: self-description', () => {
     assert.match(response.headers.get('content-type') ?? '', /text\/html/)
     const html = await response.text()
     assert.match(html, /swagger-ui/i)
+    // Its Content-Security-Policy allows this server only, and does not force https on a plain-HTTP server.
+    const policy = response.headers.get('content-security-policy') ?? ''
+    assert.match(policy, /default-src 'self'/)
+    assert.doesNotMatch(policy, /https:|validator\.swagger\.io|upgrade-insecure-requests/)
     const urls = [...html.matchAll(/(?:src|href)\s*=\s*["']([^"']+)["']/g)].map((match) => match[1] as string)
     assert.ok(urls.length > 0)
     for (const url of urls) {

@@ -45,7 +45,19 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       return spec
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    staticCSP: true,
+    // The package's policy also allows fonts and styles from any https: origin and images from
+    // validator.swagger.io, and says upgrade-insecure-requests, which breaks the page's own assets
+    // when hashd is reached over plain HTTP on a LAN address. Everything is local, so 'self' it is.
+    transformStaticCSP: (header) => header
+      .replace(/ https:/g, '')
+      .replace(/ validator\.swagger\.io/g, '')
+      .replace(/\s*upgrade-insecure-requests;?/, '')
+      .replace(/\s+;/g, ';'),
+  })
   app.get('/api/openapi.json', { schema: { hide: true }, config: {} }, async () => app.swagger())
 }
 
