@@ -124,3 +124,26 @@ else {
 console.log('')
 console.log('goals: top-10 ≥ 0.97, top-3 ≥ 0.85, top-1 ≥ 0.65 (ceiling 0.991); ≥ 50,000 identifications/s')
 console.log('strict: only a match\'s own `hashcat` counts, not the syntax-identical variants it lists')
+
+/**
+ * `--misses`: every corpus entry whose expected mode is not in hashd's top 3 (with variants), with
+ * its rank (or "none") and the top 3 it got, so the misses can be studied family by family.
+ */
+if (process.argv.includes('--misses')) {
+  const label = (match: IdentifyMatch): string => `${match.hashcat ?? '-'} ${match.displayName} (${match.confidence})`
+  const misses = corpus
+    .map((entry) => {
+      const matches = identify(entry.hash).matches
+      return { entry, matches, rank: matches.findIndex((match) => covers(match, entry.hashcat, false)) }
+    })
+    .filter(({ rank }) => rank < 0 || rank >= 3)
+    .sort((a, b) => (a.rank < 0 ? 1e9 : a.rank) - (b.rank < 0 ? 1e9 : b.rank) || a.entry.hashcat - b.entry.hashcat)
+  console.log('')
+  console.log(`misses (expected mode not in the top 3): ${misses.length}, of which ${misses.filter(({ rank }) => rank < 0 || rank >= 10).length} not in the top 10`)
+  for (const { entry, matches, rank } of misses) {
+    const where = rank < 0 ? 'none' : `#${rank + 1}`
+    const shown = entry.hash.length > 90 ? `${entry.hash.slice(0, 87)}...` : entry.hash
+    console.log(`  ${where.padStart(4)}  -m ${entry.hashcat} ${entry.name}: ${shown}`)
+    console.log(`        got: ${matches.slice(0, 3).map(label).join(' | ') || '(nothing)'}`)
+  }
+}
