@@ -184,7 +184,7 @@ export const formatSpecs: FormatSpec[] = [
   hc(1300, 'sha224', 'SHA2-224', RAW, hex(56), 300, { john: 'raw-sha224', description: 'SHA-224 digest (FIPS 180-4), hex' }),
   hc(17300, 'sha3-224', 'SHA3-224', RAW, hex(56), 30, { john: 'raw-sha3', description: 'SHA3-224 digest (FIPS 202), hex' }),
   hc(17700, 'keccak-224', 'Keccak-224', RAW, hex(56), 10, { john: 'raw-keccak', description: 'Keccak-224 (original padding), hex' }),
-  hc(30420, 'dane-sha2-224', 'DANE RFC7929/RFC8162 SHA2-224', NET, hex(56), 2),
+  hc(30420, 'dane-sha2-256-28', 'DANE RFC7929/RFC8162 SHA2-256', NET, hex(56), 2, { description: 'DANE OPENPGPKEY/SMIMEA owner name: SHA2-256 of the e-mail local part truncated to 28 octets (RFC 7929 §3, RFC 8162 §3), 56 hex' }),
   other('sha512-224', 'SHA-512/224', RAW, hex(56), 5, { description: 'SHA-512/224 digest (FIPS 180-4), hex' }),
 
   sameSyntax([
@@ -236,7 +236,9 @@ export const formatSpecs: FormatSpec[] = [
   hc(12300, 'oracle-t', 'Oracle T: Type (Oracle 12+)', DB, HEX(160), 8, { upperHex: true, description: 'Oracle 12c T: PBKDF2-SHA512 based, 160 uppercase hex (digest + salt)' }),
   hc(12900, 'android-fde-samsung', 'Android FDE (Samsung DEK)', FDE, lhex(160), 2),
   hc(3000, 'lm-half', 'LM', OS, hex(16), 30, { john: 'lm', upperHex: true, description: 'One 16-hex half of a LAN Manager hash (hashcat -m 3000 cracks halves)' }),
-  hc(200, 'mysql323', 'MySQL323', DB, hex(16), 40, { john: 'mysql', description: 'MySQL before 4.1 OLD_PASSWORD(), 16 hex' }),
+  // OLD_PASSWORD() masks both 32-bit words to 31 bits before printing them as %08lx%08lx (MySQL
+  // 4.0 sql/password.c hash_password), so each 8-hex half starts with 0-7.
+  hc(200, 'mysql323', 'MySQL323', DB, R`[0-7]${hex(7)}[0-7]${hex(7)}`, 40, { john: 'mysql', description: 'MySQL before 4.1 OLD_PASSWORD(), 16 hex (two 31-bit words)' }),
   hc(5100, 'half-md5', 'Half MD5', RAW, hex(16), 10, { description: 'One half (8 bytes) of an MD5 digest, 16 hex' }),
   other('xxh64', 'XXH64', CHECKSUM, lhex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1)' }),
   other('xxh3', 'XXH3-64', CHECKSUM, lhex(16), 10, { description: 'xxHash XXH3 64-bit checksum, hex (xxhsum -H3)' }),
@@ -296,7 +298,10 @@ export const formatSpecs: FormatSpec[] = [
   salted(11, 'joomla-md5', 'Joomla < 2.5.18', 32, 12, { description: 'Joomla < 2.5.18: md5(pass.salt), hex:salt with a 32-character salt' }, '(?<salt>[A-Za-z0-9]{32})'),
   salted(2611, 'vbulletin-old', 'vBulletin < v3.8.5', 32, 8, { description: 'vBulletin < 3.8.5: md5(md5(pass).salt) with a 3-character salt' }, '(?<salt>.{3})'),
   salted(2711, 'vbulletin', 'vBulletin >= v3.8.5', 32, 8, { description: 'vBulletin ≥ 3.8.5: md5(md5(pass).salt) with a 30-character salt' }, '(?<salt>.{30})'),
-  salted(2811, 'mybb-ipb', 'MyBB 1.2+, IPB2+ (Invision Power Board)', 32, 8, { description: 'MyBB / IPB 2+: md5(md5(salt).md5(pass)), 5 (IPB) or 8 (MyBB) characters of salt' }, '(?<salt>.{5}|.{8})'),
+  // hashcat -m 2811 reads both; the applications differ in salt: IPB's generatePasswordSalt(5)
+  // draws 5 printable ASCII characters, MyBB's random_str(8) 8 letters and digits.
+  salted(2811, 'ipb', 'IPB2+ (Invision Power Board)', 32, 5, { description: 'IPB 2+ (Invision Power Board): md5(md5(salt).md5(pass)) with 5 printable characters of salt' }, '(?<salt>[!-~]{5})'),
+  salted(2811, 'mybb', 'MyBB 1.2+', 32, 5, { description: 'MyBB 1.2+: md5(md5(salt).md5(pass)) with 8 letters and digits of salt' }, '(?<salt>[A-Za-z0-9]{8})'),
   sameSyntax([
     salted(21, 'oscommerce', 'osCommerce, xt:Commerce', 32, 6, { description: 'osCommerce / xt:Commerce: md5(salt.pass) with a 2-character salt' }, '(?<salt>.{2})'),
     salted(24, 'solarwinds-serv-u', 'SolarWinds Serv-U', 32, 2, { description: 'SolarWinds Serv-U: md5(salt.pass), 2-character salt' }, '(?<salt>.{2})'),
@@ -364,7 +369,7 @@ export const formatSpecs: FormatSpec[] = [
   ]),
   salted(12600, 'coldfusion-10', 'ColdFusion 10+', 64, 3, {}, `(?<salt>${hex(64)})`),
   salted(13800, 'windows-phone-8-pin', 'Windows Phone 8+ PIN/password', 64, 2, {}, `(?<salt>${hex(256)})`),
-  hc(20712, 'rsa-netwitness-sha256', 'RSA Security Analytics / NetWitness (sha256)', EAS, R`${HEX(64)}:(?<salt>${b64p(4, 128)})`, 2),
+  hc(20712, 'rsa-netwitness-sha256', 'RSA Security Analytics / NetWitness (sha256)', EAS, R`${HEX(64)}:(?<salt>${b64p(4, 128)})`, 2, { upperHex: true, description: 'RSA Security Analytics / NetWitness: uppercase hex SHA-256, then its base64 salt (hashcat -m 20712)' }),
   hc(30700, 'anope-enc-sha256', 'Anope IRC Services (enc_sha256)', IM, R`sha256:${hex(64)}:${hex(64)}`, 2),
 
   sameSyntax([

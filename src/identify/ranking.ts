@@ -22,6 +22,11 @@ export const UPPERCASE_HEX_FACTOR = 8
  */
 export const HEX_INPUT_WIDE_ALPHABET_FACTOR = 0.02
 const ALL_HEX = /^[0-9a-fA-F]{8,}$/
+/**
+ * The leading hex digest (the whole string, or the part before `:salt` / `:user`) is uppercase:
+ * only the digest is looked at, since a salt or user name after it has its own letters.
+ */
+const UPPERCASE_DIGEST = /^(?=[0-9A-F]{0,512}[A-F])[0-9A-F]{8,512}(?![0-9a-f])/
 /** Mass reserved for formats the table does not know: a share of the total plus a floor. */
 const UNKNOWN_SHARE = 0.02
 const UNKNOWN_FLOOR = 20
@@ -53,12 +58,12 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
  * 256), the string is much likelier under vBulletin. The likelihood ratio is damped (square root,
  * span capped) because real salts cluster on a few lengths even for the generic modes.
  */
-const MAX_SPAN = 256
+const MAX_SPAN = 32
 
 export function baseWeight(format: HashFormat, text: string): number {
   const span = Math.min(format.maxLength - format.minLength + 1, MAX_SPAN)
-  let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / Math.sqrt(span)
-  if (format.upperHex && /[A-F]/.test(text) && !/[a-f]/.test(text)) weight *= UPPERCASE_HEX_FACTOR
+  let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / span
+  if (format.upperHex && UPPERCASE_DIGEST.test(text)) weight *= UPPERCASE_HEX_FACTOR
   if (!format.signature && format.wideAlphabet && ALL_HEX.test(text)) weight *= HEX_INPUT_WIDE_ALPHABET_FACTOR
   return weight
 }
