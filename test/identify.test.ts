@@ -155,6 +155,53 @@ describe('/api/identify', () => {
     }
   })
 
+  it('lists the hashcat modes that share a syntax as variants of one match', async () => {
+    // md5($salt.$pass) and sha256(HMAC) built with Python's hashlib/hmac: hashcat reads `hex:salt`
+    // the same way for some twenty modes, so one match carries them (its own mode or variants).
+    const modesOf = (match: Match): number[] => [match.hashcat ?? -1, ...(match.variants ?? []).map((variant) => variant.hashcat)]
+    const md5SaltPass = python('import hashlib, sys; print(hashlib.md5(b"q8ZkP0wX4" + sys.argv[1].encode()).hexdigest() + ":q8ZkP0wX4")', [PASSWORD])
+    const md5Top = (await identifyOver(md5SaltPass)).matches[0]!
+    for (const mode of [10, 20, 50, 60, 3710, 12]) assert.ok(modesOf(md5Top).includes(mode), `md5 hex:salt → ${modesOf(md5Top).join(',')} lacks ${mode}`)
+    const hmacSha256 = python('import hashlib, hmac, sys; print(hmac.new(b"k3y-s4lt", sys.argv[1].encode(), hashlib.sha256).hexdigest() + ":k3y-s4lt")', [PASSWORD])
+    const sha256Top = (await identifyOver(hmacSha256)).matches[0]!
+    assert.ok(modesOf(sha256Top).includes(1460), `HMAC-SHA256 (key = $salt) → ${modesOf(sha256Top).join(',')}`)
+    // md5(md5($pass)) is an MD5 output: the md5 match itself lists hashcat -m 2600.
+    const doubleMd5 = python('import hashlib, sys; print(hashlib.md5(hashlib.md5(sys.argv[1].encode()).hexdigest().encode()).hexdigest())', [PASSWORD])
+    const md5 = (await identifyOver(doubleMd5)).matches[0]!
+    assert.equal(md5.algorithm, 'md5')
+    assert.ok(modesOf(md5).includes(2600))
+    // bcrypt over a digest (hashcat 25600, 30600…) is bcrypt's own syntax.
+    const bcrypt = (await identifyOver(mkpasswd('bcrypt'))).matches[0]!
+    assert.equal(bcrypt.algorithm, 'bcrypt')
+    assert.ok(modesOf(bcrypt).includes(25600) && modesOf(bcrypt).includes(30600))
+  })
+
+  it('reads the salt lengths and alphabets applications use (vBulletin, osCommerce, Joomla, IPB, MyBB)', async () => {
+    // Each built with hashlib as the application does it; the salt is what the application draws:
+    // vBulletin < 3.8.5 fetch_user_salt(3) and ≥ 3.8.5 (30), osCommerce tep_encrypt_password (2),
+    // Joomla < 2.5.18 JUserHelper::genRandomPassword(32), IPB generatePasswordSalt(5), MyBB random_str(8).
+    const md5 = (expression: string, salt: string): string =>
+      python(`import hashlib, sys; md5 = lambda b: hashlib.md5(b).hexdigest().encode(); p = sys.argv[1].encode(); s = sys.argv[2].encode(); print(hashlib.md5(${expression}).hexdigest() + ":" + sys.argv[2])`, [PASSWORD, salt])
+    const cases: Array<[string, string, number]> = [
+      ['vBulletin < 3.8.5', md5('md5(p) + s', '9K#'), 2611],
+      ['vBulletin ≥ 3.8.5', md5('md5(p) + s', 'e4]v@Vh,P~!yQ0z+7j*KqM5sX=2cRb'), 2711],
+      ['osCommerce', md5('s + p', '3f'), 21],
+      ['Joomla < 2.5.18', md5('p + s', 'Hq3BnVx7pL0sWz2dK9mR4tY6uE8cA1fJ'), 11],
+      ['IPB 2+', md5('md5(md5(s) + md5(p))', 'a}4=Q'), 2811],
+      ['MyBB 1.2+', md5('md5(md5(s) + md5(p))', 'x7Kp2QmZ'), 2811],
+    ]
+    for (const [application, hash, mode] of cases) {
+      const { matches } = await identifyOver(hash)
+      assert.equal(matches[0]!.hashcat, mode, `${application}: ${hash} → ${matches.slice(0, 3).map((match) => match.hashcat).join(', ')}`)
+    }
+    // MySQL's OLD_PASSWORD() masks each word to 31 bits: passlib's mysql323 comes first, and a
+    // 16-hex string whose halves start with 8-f cannot be MySQL323 at all.
+    const mysql323 = passlib('mysql323')
+    assert.equal((await identifyOver(mysql323)).matches[0]!.algorithm, 'mysql323')
+    const flipped = (await identifyOver(`f${mysql323.slice(1)}`)).matches
+    assert.ok(!flipped.some((match) => match.algorithm === 'mysql323'))
+  })
+
   it('marks as verifiable exactly what /api/verify then accepts', async () => {
     const hash = passlib('pbkdf2_sha256', 'rounds=1000')
     const { matches } = await identifyOver(hash)

@@ -300,8 +300,8 @@ export const formatSpecs: FormatSpec[] = [
   salted(2711, 'vbulletin', 'vBulletin >= v3.8.5', 32, 8, { description: 'vBulletin ≥ 3.8.5: md5(md5(pass).salt) with a 30-character salt' }, '(?<salt>.{30})'),
   // hashcat -m 2811 reads both; the applications differ in salt: IPB's generatePasswordSalt(5)
   // draws 5 printable ASCII characters, MyBB's random_str(8) 8 letters and digits.
-  salted(2811, 'ipb', 'IPB2+ (Invision Power Board)', 32, 5, { description: 'IPB 2+ (Invision Power Board): md5(md5(salt).md5(pass)) with 5 printable characters of salt' }, '(?<salt>[!-~]{5})'),
-  salted(2811, 'mybb', 'MyBB 1.2+', 32, 5, { description: 'MyBB 1.2+: md5(md5(salt).md5(pass)) with 8 letters and digits of salt' }, '(?<salt>[A-Za-z0-9]{8})'),
+  salted(2811, 'ipb', 'IPB2+ (Invision Power Board)', 32, 8, { description: 'IPB 2+ (Invision Power Board): md5(md5(salt).md5(pass)) with 5 printable characters of salt' }, '(?<salt>[!-~]{5})'),
+  salted(2811, 'mybb', 'MyBB 1.2+', 32, 8, { description: 'MyBB 1.2+: md5(md5(salt).md5(pass)) with 8 letters and digits of salt' }, '(?<salt>[A-Za-z0-9]{8})'),
   sameSyntax([
     salted(21, 'oscommerce', 'osCommerce, xt:Commerce', 32, 6, { description: 'osCommerce / xt:Commerce: md5(salt.pass) with a 2-character salt' }, '(?<salt>.{2})'),
     salted(24, 'solarwinds-serv-u', 'SolarWinds Serv-U', 32, 2, { description: 'SolarWinds Serv-U: md5(salt.pass), 2-character salt' }, '(?<salt>.{2})'),

@@ -1,7 +1,7 @@
 /**
  * Ranking: turns the rows a string matched into calibrated confidences.
  *
- * weight = prior × (signature ? SIGNATURE_FACTOR : 1) / √(length span) × clue factors × interpretation factor
+ * weight = prior × (signature ? SIGNATURE_FACTOR : 1) / (length span) × clue factors × interpretation factor
  *
  * A row with a signature (a `$id$` prefix, `{SCHEME}`, a fixed field structure) is practically
  * never matched by chance, so it takes almost all the mass; bare hex, base64 and `hash:salt`
@@ -54,9 +54,11 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
 
 /**
  * A row that admits few lengths concentrates its probability on them: when "32 hex : 3
- * characters" matches both vBulletin (salt of exactly 3) and md5($pass.$salt) (any salt up to
- * 256), the string is much likelier under vBulletin. The likelihood ratio is damped (square root,
- * span capped) because real salts cluster on a few lengths even for the generic modes.
+ * characters" matches both vBulletin (salt of exactly 3) and the md5($pass.$salt) family (any
+ * salt up to 256), P(length | format) is 1 for vBulletin and about 1/span for the family. The span
+ * is capped at 32 because real salts of the generic modes cluster on a few dozen lengths (2 to 32
+ * characters), not on all 257; so a family whose priors add up to 25 times vBulletin's still comes
+ * second on a 3-character salt, and first on any length no application owns.
  */
 const MAX_SPAN = 32
 

@@ -20,8 +20,12 @@ const Match = Type.Object({
   params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]), { description: 'Parameters the string carries: cost, memory, rounds, salt…' })),
   verifiable: Type.Boolean({ description: 'True where POST /api/verify accepts this string' }),
   variants: Type.Optional(Type.Array(Type.Object({ hashcat: Type.Integer(), displayName: Type.String() }), {
-    description: 'Other hashcat modes that read this exact syntax as variants of the same format (e.g. VeraCrypt\'s PRF and XTS size)',
+    description: 'Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: '
+      + 'VeraCrypt\'s PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) '
+      + '(all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too',
   })),
+}, {
+  description: 'One candidate format. Where several hashcat modes share one syntax they are one match: `hashcat` names the commonest and `variants` lists the rest',
 })
 
 const Identification = Type.Object({
