@@ -296,8 +296,10 @@ export const formatSpecs: FormatSpec[] = [
   ]),
   salted(1100, 'mscash', 'Domain Cached Credentials (DCC), MS Cache', 32, 20, { john: 'mscash', description: 'Windows DCC1 / MS Cache: hex digest:username (hashcat -m 1100)' }, '(?<user>[^:]{1,64})'),
   salted(11, 'joomla-md5', 'Joomla < 2.5.18', 32, 12, { description: 'Joomla < 2.5.18: md5(pass.salt), hex:salt with a 32-character salt' }, '(?<salt>[A-Za-z0-9]{32})'),
-  salted(2611, 'vbulletin-old', 'vBulletin < v3.8.5', 32, 8, { description: 'vBulletin < 3.8.5: md5(md5(pass).salt) with a 3-character salt' }, '(?<salt>.{3})'),
-  salted(2711, 'vbulletin', 'vBulletin >= v3.8.5', 32, 8, { description: 'vBulletin ≥ 3.8.5: md5(md5(pass).salt) with a 30-character salt' }, '(?<salt>.{30})'),
+  // vBulletin's fetch_user_salt() draws chr(rand(33, 126)): printable ASCII, 3 characters before
+  // 3.8.5 and 30 since (hashcat -m 2611 / 2711 fix the same lengths).
+  salted(2611, 'vbulletin-old', 'vBulletin < v3.8.5', 32, 8, { description: 'vBulletin < 3.8.5: md5(md5(pass).salt) with a 3-character salt' }, '(?<salt>[!-~]{3})'),
+  salted(2711, 'vbulletin', 'vBulletin >= v3.8.5', 32, 8, { description: 'vBulletin ≥ 3.8.5: md5(md5(pass).salt) with a 30-character salt' }, '(?<salt>[!-~]{30})'),
   // hashcat -m 2811 reads both; the applications differ in salt: IPB's generatePasswordSalt(5)
   // draws 5 printable ASCII characters, MyBB's random_str(8) 8 letters and digits.
   salted(2811, 'ipb', 'IPB2+ (Invision Power Board)', 32, 8, { description: 'IPB 2+ (Invision Power Board): md5(md5(salt).md5(pass)) with 5 printable characters of salt' }, '(?<salt>[!-~]{5})'),
@@ -336,7 +338,7 @@ export const formatSpecs: FormatSpec[] = [
     salted(6060, 'hmac-ripemd160-key-salt', 'HMAC-RIPEMD160 (key = $salt)', 40, 2),
     salted(121, 'smf', 'SMF (Simple Machines Forum) > v1.1', 40, 6, { description: 'SMF > 1.1: sha1(lowercase username.pass), hex:username' }),
   ]),
-  salted(112, 'oracle11', 'Oracle S: Type (Oracle 11+)', 40, 15, { john: 'oracle11', description: 'Oracle 11g S: sha1(pass.salt), hex:20 hex of salt' }, `(?<salt>${hex(20)})`),
+  salted(112, 'oracle11', 'Oracle S: Type (Oracle 11+)', 40, 15, { john: 'oracle11', upperHex: true, description: 'Oracle 11g S: sha1(pass.salt), hex:20 hex of salt (Oracle stores both in uppercase)' }, `(?<salt>${hex(20)})`),
   salted(4521, 'redmine', 'Redmine', 40, 4, { description: 'Redmine: sha1(salt.sha1(pass)), 32 hex of salt' }, `(?<salt>${hex(32)})`),
   salted(4522, 'punbb', 'PunBB', 40, 3, { description: 'PunBB: sha1(salt.sha1(pass)), 12-character salt' }, '(?<salt>.{12})'),
   salted(5800, 'samsung-android-pin', 'Samsung Android Password/PIN', 40, 3, {}, `(?<salt>${hex(16)})`),
