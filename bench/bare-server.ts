@@ -7,6 +7,10 @@ import { createServer } from 'node:http'
 import { createHash } from 'node:crypto'
 
 const server = createServer((request, response) => {
+  if (request.url === '/api/health') {
+    response.end('{"status":"ok"}')
+    return
+  }
   const chunks: Buffer[] = []
   request.on('data', (chunk: Buffer) => chunks.push(chunk))
   request.on('end', () => {
@@ -19,8 +23,5 @@ const server = createServer((request, response) => {
   })
 })
 
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address()
-  if (address && typeof address === 'object') process.stdout.write(`listening ${address.port}\n`)
-})
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1')
 process.on('SIGTERM', () => server.close(() => process.exit(0)))

@@ -8,6 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { closeSync, openSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 
@@ -17,20 +21,35 @@ const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
 interface Started { child: ChildProcess, url: string }
 
-/** Starts a server process and waits for the port it reports. */
+/** A port that is free now: the OS picks one, and it is handed to the server process. */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+/**
+ * Starts a server process and waits until it answers. Its stdout (hashd's access log) goes to a
+ * file, as in a deployment, not to a pipe this busy process would drain late.
+ */
 async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += String(chunk)
-      const match = /listening (\d+)|"address":"http:\/\/127\.0\.0\.1:(\d+)"|Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)
-      if (match) resolve(Number(match[1] ?? match[2] ?? match[3]))
-    })
-  })
-  child.stdout?.resume()
-  return { child, url: `http://127.0.0.1:${port}` }
+  const port = await freePort()
+  const log = openSync(join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`), 'w')
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, 'inherit'] })
+  closeSync(log)
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
+    try {
+      await fetch(`${url}/api/health`)
+      return { child, url }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${script} did not start`)
 }
 
 async function stop(server: Started): Promise<void> {
@@ -55,7 +74,7 @@ function row(name: string, result: autocannon.Result): string {
 
 async function main(): Promise<void> {
   const hashdScript = `${here}../src/server.js`
-  const hashdEnv = { PORT: '0', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'info' }
+  const hashdEnv = { RATE_LIMIT_MAX: '0', LOG_LEVEL: 'info' }
   const sha256 = { input: INPUT_32_BYTES, algorithm: 'sha256' }
   const md5 = { input: INPUT_32_BYTES, algorithm: 'md5' }
 

@@ -91,8 +91,10 @@ for (const level of ['debug', 'trace']) {
       const lines = logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
       const access = lines.filter((line) => line.msg === 'request completed')
       assert.ok(access.length >= requests, `${access.length} access lines for ${requests} requests`)
+      // Request ids: a per-process random prefix and a counter, so every access line has its own.
+      assert.equal(new Set(access.map((line) => line.reqId)).size, access.length, 'request ids are unique')
       for (const line of access) {
-        assert.match(String(line.reqId), /^[0-9a-f-]{36}$/)
+        assert.match(String(line.reqId), /^[A-Za-z0-9_-]{8}-[0-9a-z]+$/)
         assert.equal(typeof line.method, 'string')
         assert.ok('route' in line)
         assert.equal(typeof line.statusCode, 'number')

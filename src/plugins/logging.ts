@@ -64,7 +64,6 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
   return {
     level: config.logLevel,
     stream: stream ?? pino.destination({ dest: 1, sync: false }),
-    redact: { paths: ['req.headers', 'headers.authorization', '*.authorization', '*.headers'], remove: true },
     formatters: { log: (object) => scrub(object) as Record<string, unknown> },
     serializers: {
       req: (request) => ({ method: request.method, url: request.url.split('?')[0], route: request.routeOptions?.url, remoteAddress: request.ip }),

@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { MultipartFile, MultipartValue } from '@fastify/multipart'
+import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
@@ -48,6 +48,8 @@ function readEncoding(value: string): OutputEncoding {
 }
 
 export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+  // Registered here, inside this route's encapsulation context, so JSON routes pay nothing for it.
+  await app.register(multipart, { throwFileSizeLimit: true })
   app.post('/api/filehash', {
     config: { accepts: 'multipart/form-data' },
     // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
