@@ -82,6 +82,8 @@ export const problems = {
   shuttingDown: () =>
     new Problem(503, 'about:blank', 'Service Unavailable', 'The server is shutting down; retry shortly', { headers: { 'retry-after': '1', connection: 'close' } }),
   notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
+  /** nginx's 499: the client went away before the answer; only the access log ever sees it. */
+  clientClosed: () => new Problem(499, 'about:blank', 'Client Closed Request', 'The client closed the connection before the work was done'),
   internal: () => new Problem(500, 'about:blank', 'Internal Server Error', 'The server failed to process the request'),
 }
 

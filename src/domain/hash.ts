@@ -23,15 +23,16 @@ export interface HashResult {
   encoding: OutputEncoding | 'standard'
 }
 
-export async function hash(engine: Engine, request: HashRequest): Promise<HashResult> {
+/** `signal` aborts queued password work when the client goes away. */
+export async function hash(engine: Engine, request: HashRequest, signal?: AbortSignal): Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   return algorithm.kind === 'password'
-    ? hashPassword(engine, algorithm, input, request.options)
+    ? hashPassword(engine, algorithm, input, request.options, signal)
     : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
 }
 
-async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given?: Record<string, number>): Promise<HashResult> {
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, signal?: AbortSignal): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
   scheme.checkCaps(options, engine.config.caps)
   if (scheme.maxInputBytes !== undefined && input.length > scheme.maxInputBytes) {
@@ -40,7 +41,7 @@ async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffe
       `${scheme.name} uses only the first ${scheme.maxInputBytes} bytes of its input and this input has ${input.length}; ` +
       'pre-hash it, or use argon2id, which has no such limit')
   }
-  const { value, ms } = await engine.run<string>({ op: 'password-hash', scheme: scheme.name, input, options })
+  const { value, ms } = await engine.run<string>({ op: 'password-hash', scheme: scheme.name, input, options }, signal)
   return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard' }
 }
 

@@ -32,17 +32,18 @@ export interface VerifyResult {
   warnings: string[]
 }
 
-export async function verify(engine: Engine, request: VerifyRequest): Promise<VerifyResult> {
+/** `signal` aborts queued password work when the client goes away. */
+export async function verify(engine: Engine, request: VerifyRequest, signal?: AbortSignal): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const hash = request.hash.trim()
   if (request.algorithm !== undefined) {
     const algorithm = algorithmFor(request.algorithm, 'verify')
     return algorithm.kind === 'password'
-      ? verifyPassword(engine, algorithm, input, hash)
+      ? verifyPassword(engine, algorithm, input, hash, signal)
       : verifyDigest(engine, [algorithm], input, hash, true)
   }
   const scheme = detectPasswordScheme(hash)
-  if (scheme) return verifyPassword(engine, scheme, input, hash)
+  if (scheme) return verifyPassword(engine, scheme, input, hash, signal)
   const formatted = digestAlgorithms.filter((digest) => digest.formatPattern?.test(hash))
   if (formatted.length > 0) return verifyDigest(engine, formatted, input, hash, false)
   const bytes = decodeDigestText(hash)
@@ -57,11 +58,11 @@ export async function verify(engine: Engine, request: VerifyRequest): Promise<Ve
   return verifyDigest(engine, candidates, input, hash, false)
 }
 
-async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string): Promise<VerifyResult> {
+async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal?: AbortSignal): Promise<VerifyResult> {
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
-  const { value: match, ms } = await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input, hash })
+  const { value: match, ms } = await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input, hash }, signal)
   const reason = match ? scheme.rehashReason(parsed) : null
   return {
     match,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { hash } from '../domain/hash.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponses, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, clientGone, CanonicalAlgorithm, errorResponses, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
   app.post('/api/hash', {
@@ -31,5 +31,5 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         ...errorResponses,
       },
     },
-  }, async (request) => hash(engine, request.body))
+  }, async (request, reply) => hash(engine, request.body, clientGone(reply)))
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, clientGone, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {
@@ -30,5 +30,5 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         ...errorResponses,
       },
     },
-  }, async (request) => verify(engine, request.body))
+  }, async (request, reply) => verify(engine, request.body, clientGone(reply)))
 }

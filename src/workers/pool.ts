@@ -11,8 +11,12 @@ export interface WorkResult<T extends TaskValue> { value: T, ms: number }
 
 export class WorkPool {
   readonly #piscina: Piscina
+  /** Tasks running or waiting, and how many of them the threads plus the queue may hold. */
+  #inFlight = 0
+  readonly #capacity: number
 
   constructor(options: { threads: number, maxQueue: number }) {
+    this.#capacity = options.threads + options.maxQueue
     this.#piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: options.threads,
@@ -27,12 +31,19 @@ export class WorkPool {
   get queued(): number { return this.#piscina.queueSize }
 
   async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
+    // The bound is kept here as well as in piscina: piscina does not apply maxQueue to tasks that
+    // carry an AbortSignal, and every request's task does.
+    if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
+    this.#inFlight++
     let outcome: TaskOutcome
     try {
       outcome = await this.#piscina.run(task, signal ? { signal } : {})
     } catch (error) {
       if (error instanceof Error && /queue is at limit/i.test(error.message)) throw problems.overloaded(1)
+      if (signal?.aborted) throw problems.clientClosed()
       throw error
+    } finally {
+      this.#inFlight--
     }
     return settle<T>(outcome)
   }
