@@ -85,12 +85,25 @@ async function main(): Promise<void> {
   const bareResult = await load(bare.url, sha256, { connections: 50, duration: SECONDS })
   await stop(bare)
 
+  const fastify = await start(`${here}fastify-server.js`)
+  await load(fastify.url, sha256, { connections: 50, duration: 2 })
+  const fastifyResult = await load(fastify.url, sha256, { connections: 50, duration: SECONDS })
+  await stop(fastify)
+
+  const quietHashd = await start(hashdScript, { ...hashdEnv, LOG_LEVEL: 'warn' })
+  await load(quietHashd.url, sha256, { connections: 50, duration: 2 })
+  const quietResult = await load(quietHashd.url, sha256, { connections: 50, duration: SECONDS })
+  await stop(quietHashd)
+
   const hashd = await start(hashdScript, hashdEnv)
   await load(hashd.url, sha256, { connections: 50, duration: 2 })
   const hashdResult = await load(hashd.url, sha256, { connections: 50, duration: SECONDS })
+  const ratio = (result: autocannon.Result) => (result.requests.average / bareResult.requests.average).toFixed(2)
   console.log(row('bare node:http + crypto', bareResult))
-  console.log(row('hashd', hashdResult))
-  console.log(`   throughput ratio hashd/bare: ${(hashdResult.requests.average / bareResult.requests.average).toFixed(2)} (goal ≥ 0.80)`)
+  console.log(row('bare Fastify + crypto', fastifyResult), `  ${ratio(fastifyResult)} of bare`)
+  console.log(row('hashd, LOG_LEVEL=warn', quietResult), `  ${ratio(quietResult)} of bare`)
+  console.log(row('hashd (default: access log on)', hashdResult), `  ${ratio(hashdResult)} of bare`)
+  console.log(`   throughput ratio hashd/bare: ${ratio(hashdResult)} (goal ≥ 0.80)`)
   console.log(`   p99 ratio hashd/bare: ${(hashdResult.latency.p99 / Math.max(1, bareResult.latency.p99)).toFixed(2)}\n`)
 
   console.log('2. md5 latency while 200 bcrypt (cost 10) requests are in flight, 5 connections of md5')

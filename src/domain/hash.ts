@@ -23,12 +23,15 @@ export interface HashResult {
   encoding: OutputEncoding | 'standard'
 }
 
-/** `signal` aborts queued password work when the client goes away. */
-export async function hash(engine: Engine, request: HashRequest, signal?: AbortSignal): Promise<HashResult> {
+/**
+ * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
+ * called only for password work, since an AbortController costs more than hashing a short input.
+ */
+export async function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal): Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   return algorithm.kind === 'password'
-    ? hashPassword(engine, algorithm, input, request.options, signal)
+    ? hashPassword(engine, algorithm, input, request.options, whenClientGone?.())
     : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
 }
 

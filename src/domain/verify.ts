@@ -32,18 +32,18 @@ export interface VerifyResult {
   warnings: string[]
 }
 
-/** `signal` aborts queued password work when the client goes away. */
-export async function verify(engine: Engine, request: VerifyRequest, signal?: AbortSignal): Promise<VerifyResult> {
+/** `whenClientGone` makes a signal that aborts queued password work when the client goes away (see hash.ts). */
+export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const hash = request.hash.trim()
   if (request.algorithm !== undefined) {
     const algorithm = algorithmFor(request.algorithm, 'verify')
     return algorithm.kind === 'password'
-      ? verifyPassword(engine, algorithm, input, hash, signal)
+      ? verifyPassword(engine, algorithm, input, hash, whenClientGone?.())
       : verifyDigest(engine, [algorithm], input, hash, true)
   }
   const scheme = detectPasswordScheme(hash)
-  if (scheme) return verifyPassword(engine, scheme, input, hash, signal)
+  if (scheme) return verifyPassword(engine, scheme, input, hash, whenClientGone?.())
   const formatted = digestAlgorithms.filter((digest) => digest.formatPattern?.test(hash))
   if (formatted.length > 0) return verifyDigest(engine, formatted, input, hash, false)
   const bytes = decodeDigestText(hash)

@@ -3,6 +3,7 @@
  * keys, and a per-route media-type check so that a JSON route refuses multipart and the upload route
  * refuses JSON with 415 (RFC 9110 §15.5.16). text/plain, which Fastify parses by default, is not taken.
  */
+import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { problems } from '../problem.js'
@@ -24,21 +25,18 @@ function isValidJson(text: string): boolean {
   }
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
-
 async function bodyPlugin(app: FastifyInstance): Promise<void> {
   app.removeContentTypeParser('text/plain')
   app.removeContentTypeParser('application/json')
   // 'error' on both: a body with __proto__ or constructor.prototype is refused, never merged.
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    let text: string
-    try {
-      text = strictUtf8.decode(body as Buffer)
-    } catch {
+    // buffer.isUtf8 validates with simdutf; a fatal TextDecoder costs several times more per request.
+    if (!isUtf8(body as Buffer)) {
       done(problems.validation('The request body is not valid UTF-8'), undefined)
       return
     }
+    const text = (body as Buffer).toString('utf8')
     parseJson(request, text, (error, value) => {
       if (error && isValidJson(text)) {
         // secure-json-parse refused valid JSON: it carries __proto__ or constructor.prototype.
@@ -50,13 +48,14 @@ async function bodyPlugin(app: FastifyInstance): Promise<void> {
     })
   })
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const accepts = request.routeOptions.config.accepts
-    if (!accepts) return
-    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+    const mediaType = accepts ? (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() : accepts
     if (mediaType !== accepts) {
-      throw problems.unsupportedMediaType(`${request.routeOptions.url} takes ${accepts}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`)
+      done(problems.unsupportedMediaType(`${request.routeOptions.url} takes ${accepts}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`))
+      return
     }
+    done()
   })
 }
 

@@ -24,7 +24,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: (_request, context) => problems.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     const remaining = reply.getHeader('x-ratelimit-remaining')
     if (remaining !== undefined) {
       const reset = reply.getHeader('x-ratelimit-reset') ?? windowSeconds
@@ -34,7 +34,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
       reply.removeHeader('x-ratelimit-remaining')
       reply.removeHeader('x-ratelimit-reset')
     }
-    return payload
+    done(null, payload)
   })
 }
 

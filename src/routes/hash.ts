@@ -31,5 +31,5 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         ...errorResponses,
       },
     },
-  }, async (request, reply) => hash(engine, request.body, clientGone(reply)))
+  }, async (request, reply) => hash(engine, request.body, () => clientGone(reply)))
 }

@@ -30,5 +30,5 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         ...errorResponses,
       },
     },
-  }, async (request, reply) => verify(engine, request.body, clientGone(reply)))
+  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply)))
 }

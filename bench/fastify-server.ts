@@ -1,0 +1,17 @@
+/**
+ * A second baseline for `npm run bench`: Fastify with the same sha256 handler and nothing else
+ * (no schema, no hooks, no logging). Between it and the bare node:http server lies the framework's
+ * cost; between it and hashd, the cost of hashd's validation, logging, limits and error model.
+ */
+import { createHash } from 'node:crypto'
+import Fastify from 'fastify'
+
+const app = Fastify({ logger: false })
+app.get('/api/health', async () => ({ status: 'ok' }))
+app.post('/api/hash', async (request) => {
+  const started = performance.now()
+  const hash = createHash('sha256').update((request.body as { input: string }).input, 'utf8').digest('hex')
+  return { hash, length: hash.length, processingTimeMs: performance.now() - started, algorithm: 'sha256', encoding: 'hex' }
+})
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) })
+process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
