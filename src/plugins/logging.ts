@@ -33,11 +33,24 @@ export function scrub(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1))
   const prototype = Object.getPrototypeOf(value)
   if (prototype !== Object.prototype && prototype !== null) return value
+  if (isFlatAndClean(value)) return value
   const clean: Record<string, unknown> = {}
   for (const [name, field] of Object.entries(value)) {
     if (!CONTENT_FIELDS.has(name.toLowerCase())) clean[name] = scrub(field, depth + 1)
   }
   return clean
+}
+
+/**
+ * The common case, the access line: no content field and only primitive values, so the object
+ * can be logged as it is, without a copy per request.
+ */
+function isFlatAndClean(object: object): boolean {
+  for (const name in object) {
+    const field = (object as Record<string, unknown>)[name]
+    if ((field !== null && typeof field === 'object') || CONTENT_FIELDS.has(name.toLowerCase())) return false
+  }
+  return true
 }
 
 /**
