@@ -101,7 +101,7 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     create: (outputBytes) => {
       if (outputBytes !== 32) return wasmHasher(() => createBLAKE3(outputBytes * 8))(outputBytes)
       const hasher = new Blake3Hasher()
-      return { update: (data) => { hasher.update(data) }, digest: () => hasher.digestBuffer() }
+      return { update: (data) => { hasher.update(Buffer.from(data.buffer, data.byteOffset, data.byteLength)) }, digest: () => hasher.digestBuffer() }
     },
   },
   openssl('ripemd160', 'RIPEMD-160', 20, 64, 'ISO/IEC 10118-3', ['rmd160']),

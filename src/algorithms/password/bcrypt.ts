@@ -56,7 +56,12 @@ export const bcrypt: PasswordScheme = {
       : []
   },
   hash(input, options) {
-    return hashSync(input, { cost: options.cost ?? 12, version: '2b', rejectLongPasswords: true })
+    // @node-rs/bcrypt 1.x writes crypt_blowfish's `$2y$` with a fresh 16-byte salt (inputs over 72
+    // bytes were refused before). `$2y$` and OpenBSD's `$2b$` name the same corrected algorithm and
+    // give identical hashes for every input (crypt_blowfish 1.3 and OpenBSD bcrypt(3)), so only the
+    // label changes: `$2b$` is what OpenBSD, passlib and python-bcrypt write.
+    const hash = hashSync(input, options.cost ?? 12)
+    return hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash
   },
   verify(input, hash) {
     // The standard: only the first 72 bytes count, so hashes made elsewhere keep verifying.
