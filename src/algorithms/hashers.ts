@@ -51,14 +51,3 @@ export function utf16leOf(inner: Hasher): Hasher {
     digest: () => { feed(decoder.decode()); return inner.digest() },
   }
 }
-
-/** Big-endian bytes of an unsigned checksum value, fixed width, as `crc32 123456789 = cbf43926`. */
-export function uintBytes(value: bigint, bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes)
-  let rest = value
-  for (let i = bytes - 1; i >= 0; i--) {
-    out[i] = Number(rest & 0xffn)
-    rest >>= 8n
-  }
-  return out
-}

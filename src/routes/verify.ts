@@ -1,8 +1,9 @@
+import { clientGone } from './client-gone.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, clientGone, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {

@@ -1,7 +1,8 @@
 /**
  * The worker pool: password hashing and large digests run on piscina's worker threads so the event
- * loop keeps serving cheap requests. The queue in front of the threads is bounded; when it is full
- * the caller gets 503 with Retry-After instead of an ever-growing backlog.
+ * loop keeps serving cheap requests. The work in flight (running plus waiting) is bounded here,
+ * not by piscina's maxQueue, which piscina does not apply to tasks that carry an AbortSignal; when
+ * the bound is reached the caller gets 503 with Retry-After instead of an ever-growing backlog.
  */
 import { Piscina } from 'piscina'
 import { Problem, problems } from '../problem.js'
@@ -21,25 +22,19 @@ export class WorkPool {
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: options.threads,
       maxThreads: options.threads,
-      maxQueue: options.maxQueue,
       // Each worker runs one memory-hard hash at a time; more would only thrash.
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
     })
   }
 
-  get queued(): number { return this.#piscina.queueSize }
-
   async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
-    // The bound is kept here as well as in piscina: piscina does not apply maxQueue to tasks that
-    // carry an AbortSignal, and every request's task does.
     if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
     this.#inFlight++
     let outcome: TaskOutcome
     try {
       outcome = await this.#piscina.run(task, signal ? { signal } : {})
     } catch (error) {
-      if (error instanceof Error && /queue is at limit/i.test(error.message)) throw problems.overloaded(1)
       if (signal?.aborted) throw problems.clientClosed()
       throw error
     } finally {
