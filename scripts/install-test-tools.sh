@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs, on Debian or Ubuntu, every program the test suite compares against or starts
+# (test/helpers/tools.ts names the same packages). `npm test` runs the cross-checks whose tools it
+# finds and skips the others with a reason; after this script it skips none. .ci/run uses it too.
+set -euo pipefail
+packages=(
+  openssl coreutils rhash b3sum xxhash xz-utils whois apache2-utils argon2 hashid
+  python3 python3-passlib python3-bcrypt python3-argon2 python3-pycryptodome libcrypt1
+  openssh-client redis-server chromium prometheus
+)
+missing=()
+for name in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'install ok installed' || missing+=("$name")
+done
+if ((${#missing[@]} == 0)); then echo "test tools: all installed"; exit 0; fi
+sudo=()
+if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
+echo "test tools: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
