@@ -140,6 +140,8 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     kind: 'digest', name: 'ntlm', displayName: 'NTLM (NT hash)', aliases: ['nt', 'nthash', 'md4-utf16le'], outputBytes: 16,
     reference: 'MS-NLMP §3.3.1: MD4 of the UTF-16LE password', implementation: HASH_WASM,
     create: async () => utf16leOf(await wasmHasher(() => createMD4())(16)),
+    // FreeBSD and libxcrypt write the NT hash as crypt(3) "nthash", `$3$$` + hex: that is nt-crypt's.
+    passwordForm: 'nt-crypt',
     weak: 'NTLM is an unsalted MD4 password hash',
   },
   {
@@ -154,6 +156,8 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     create: () => composed(opensslHasher('sha1')(20), sha1Of),
     format: (digest) => `*${Buffer.from(digest).toString('hex').toUpperCase()}`,
     formatPattern: /^\*[0-9A-Fa-f]{40}$/,
+    // Dumps and tools also print it as bare hex (hashcat -m 300 takes it so): accepted when named.
+    namedForm: (hash) => /^[0-9A-Fa-f]{40}$/.test(hash) ? `*${hash}` : null,
     weak: 'mysql41 is an unsalted double SHA-1',
   },
 ]

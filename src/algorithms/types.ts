@@ -46,6 +46,16 @@ export interface DigestAlgorithm extends AlgorithmBase {
   format?: (digest: Uint8Array) => string
   /** What a hash in that standard text form looks like, for verification without `algorithm`. */
   formatPattern?: RegExp
+  /**
+   * Other spellings of the standard text form that verify accepts when the caller names this
+   * algorithm (mysql41 without its leading `*`): the standard form, or null when it is none.
+   */
+  namedForm?: (hash: string) => string | null
+  /**
+   * A password scheme whose format also carries this digest (FreeBSD's `$3$$` nthash crypt holds
+   * the NT hash): verify named with this digest hands hashes that scheme claims to the scheme.
+   */
+  passwordForm?: string
   /** Legacy/weak algorithms: verify reports `rehashRecommended` when such a hash matches. */
   weak?: string
 }

@@ -4,7 +4,7 @@
  * in a standard text form by its pattern, bare hex/base64 digests by trying every digest of that
  * output length. Every comparison is constant-time.
  */
-import { detectPasswordScheme, digestsByOutputBytes } from '../algorithms/registry.js'
+import { detectPasswordScheme, digestsByOutputBytes, passwordSchemeNamed } from '../algorithms/registry.js'
 import { digestAlgorithms } from '../algorithms/digests.js'
 import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
 import { Problem, problems } from '../problem.js'
@@ -38,9 +38,10 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   const hash = request.hash.trim()
   if (request.algorithm !== undefined) {
     const algorithm = algorithmFor(request.algorithm, 'verify')
-    return algorithm.kind === 'password'
-      ? verifyPassword(engine, algorithm, input, hash, whenClientGone?.())
-      : verifyDigest(engine, [algorithm], input, hash, true)
+    if (algorithm.kind === 'password') return verifyPassword(engine, algorithm, input, hash, whenClientGone?.())
+    const carrier = algorithm.passwordForm === undefined ? undefined : passwordSchemeNamed(algorithm.passwordForm)
+    if (carrier?.claims(hash)) return verifyPassword(engine, carrier, input, hash, whenClientGone?.())
+    return verifyDigest(engine, [algorithm], input, hash, true)
   }
   const scheme = detectPasswordScheme(hash)
   if (scheme) return verifyPassword(engine, scheme, input, hash, whenClientGone?.())
@@ -76,10 +77,11 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
 }
 
 /** The bytes a digest hash string stands for under `algorithm`, or a 422 when it cannot be one. */
-function expectedDigest(algorithm: DigestAlgorithm, hash: string): { bytes: Uint8Array, outputBytes: number } {
+function expectedDigest(algorithm: DigestAlgorithm, hash: string, named: boolean): { bytes: Uint8Array, outputBytes: number } {
   if (algorithm.format) {
-    if (algorithm.formatPattern && !algorithm.formatPattern.test(hash)) throw problems.malformedHash(algorithm.name, 'not in its standard text form')
-    return { bytes: Buffer.from(hash.toUpperCase()), outputBytes: algorithm.outputBytes }
+    const text = (named ? algorithm.namedForm?.(hash) : null) ?? hash
+    if (algorithm.formatPattern && !algorithm.formatPattern.test(text)) throw problems.malformedHash(algorithm.name, 'not in its standard text form')
+    return { bytes: Buffer.from(text.toUpperCase()), outputBytes: algorithm.outputBytes }
   }
   const bytes = decodeDigestText(hash)
   if (!bytes) throw problems.malformedHash(algorithm.name, 'expected hex, base64 or base64url')
@@ -97,7 +99,7 @@ function expectedDigest(algorithm: DigestAlgorithm, hash: string): { bytes: Uint
 async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input: Buffer, hash: string, named: boolean): Promise<VerifyResult> {
   let total = 0
   for (const algorithm of candidates) {
-    const expected = expectedDigest(algorithm, hash)
+    const expected = expectedDigest(algorithm, hash, named)
     let outcome: { value: Uint8Array, ms: number }
     try {
       outcome = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes: expected.outputBytes })
