@@ -31,6 +31,11 @@ interface ToolSpec {
 export const TOOLS = {
   openssl: { debian: 'openssl', command: 'openssl' },
   sha256sum: { debian: 'coreutils', command: 'sha256sum' },
+  md5sum: { debian: 'coreutils', command: 'md5sum' },
+  sha1sum: { debian: 'coreutils', command: 'sha1sum' },
+  sha224sum: { debian: 'coreutils', command: 'sha224sum' },
+  sha384sum: { debian: 'coreutils', command: 'sha384sum' },
+  sha512sum: { debian: 'coreutils', command: 'sha512sum' },
   rhash: { debian: 'rhash', command: 'rhash' },
   b3sum: { debian: 'b3sum', command: 'b3sum' },
   xxhsum: { debian: 'xxhash', command: 'xxhsum' },
