@@ -53,5 +53,7 @@ if (requireAll && missing.size > 0) {
   console.log(`HASHD_REQUIRE_TOOLS=1 but ${missing.size} tool(s) are missing`)
   process.exitCode = 1
 }
-console.log(`tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skipped')} skipped`)
+// A hook that throws cancels the tests after it: counted apart, and said only when it happened.
+const cancelled = count('cancelled')
+console.log(`tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skipped')} skipped${cancelled ? `, ${cancelled} cancelled` : ''}`)
 process.exitCode = code !== 0 ? code : process.exitCode ?? 0

@@ -11,7 +11,7 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
     schema: {
       tags: ['hashing'],
       summary: 'Check an input against an existing digest or password hash',
-      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work.',
+      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`.',
       body: Type.Object({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
