@@ -2,6 +2,7 @@
  * Configuration: read once from the environment, typed, validated, documented.
  * Every variable here is listed with its default in the README's configuration table.
  */
+import { isIP } from 'node:net'
 import { availableParallelism, totalmem } from 'node:os'
 
 export interface CostCaps {
@@ -30,7 +31,8 @@ export interface Config {
   /** Requests per window per client; 0 disables rate limiting. */
   rateLimitMax: number
   rateLimitWindowMs: number
-  trustProxy: boolean
+  /** true: trust every hop of X-Forwarded-For; a list: trust only these proxy addresses/CIDR ranges. */
+  trustProxy: boolean | string[]
   /** Threads that run password hashing and large digests. */
   workerThreads: number
   /** Tasks that may wait for a worker before new ones get 503. */
@@ -115,6 +117,26 @@ function readWorkMemoryBudget(env: NodeJS.ProcessEnv, caps: CostCaps): number {
   return budget
 }
 
+/**
+ * TRUST_PROXY: on/off, or the proxies to trust as a comma-separated list of addresses and CIDR
+ * ranges. With a list, the client is the nearest address in X-Forwarded-For that is not one of them,
+ * so a client cannot pick its own rate-limit bucket by sending the header itself.
+ */
+function readTrustProxy(env: NodeJS.ProcessEnv): boolean | string[] {
+  const raw = env.TRUST_PROXY?.trim() ?? ''
+  if (raw === '' || /^(1|0|true|false|yes|no|on|off)$/i.test(raw)) return readBool(env, 'TRUST_PROXY', false)
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/')
+    const family = isIP(address)
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32))
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(`TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.0/8), got "${entry}"`)
+    }
+  }
+  return entries
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -132,7 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
-    trustProxy: readBool(env, 'TRUST_PROXY', false),
+    trustProxy: readTrustProxy(env),
     workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),
     workQueueMax: readInt(env, 'WORK_QUEUE_MAX', 512, 0),
     inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
