@@ -58,6 +58,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
         assert.match(response.body.hash ?? '', /^\$argon2id\$v=19\$m=262144,t=1,p=1\$/)
       }
       const growth = peakRss(pid) - baseline
+      console.log(`# 24 × argon2id m=262144 on 8 threads, budget ${BUDGET / MiB} MiB: peak RSS grew by ${(growth / MiB).toFixed(0)} MiB`)
       // Two 256 MiB tasks fit at once; allow allocator and response slack on top of the budget.
       assert.ok(growth <= BUDGET + 128 * MiB, `peak RSS grew by ${(growth / MiB).toFixed(0)} MiB; the budget is ${BUDGET / MiB} MiB`)
       assert.ok(samples.length > 0)
