@@ -74,6 +74,31 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await Promise.all([a.stop(), b.stop()])
   })
 
+  it('with Redis hung (SIGSTOP), answers within the command timeout, uncounted; limits apply again when it thaws', async () => {
+    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50' })
+    await waitForStore(server.url, 'redis')
+    redis.pause()
+    try {
+      for (let index = 0; index < 5; index++) {
+        const response = await hash(server.url)
+        await response.text()
+        assert.equal(response.status, 200, `request ${index} while Redis hangs`)
+        assert.equal(response.headers.get('ratelimit'), null)
+      }
+      assert.equal((await health(server.url)).rateLimitStore, 'degraded')
+    } finally {
+      redis.resume()
+    }
+    // The calls that timed out were still queued on the connection, and Redis ran them when it
+    // thawed: those 5 requests count, so this client is over its budget of 3 and limits apply.
+    const after = await hash(server.url)
+    await after.text()
+    assert.equal(after.status, 429)
+    assert.equal(after.headers.get('ratelimit'), '"default";r=0;t=60')
+    assert.equal((await health(server.url)).rateLimitStore, 'redis')
+    await server.stop()
+  })
+
   it('with Redis stopped, answers every request (fail open), omits the RateLimit fields, reports degraded and warns once; with Redis back, limits apply again', async () => {
     const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}outage:` })
     await waitForStore(server.url, 'redis')

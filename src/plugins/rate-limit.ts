@@ -10,7 +10,7 @@ import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Config } from '../config.js'
 import { problems } from '../problem.js'
-import { redisRateLimitStore, type RateLimitStoreState } from './rate-limit-redis.js'
+import type { RateLimitStoreState } from './rate-limit-redis.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,7 +29,10 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
   }
   const windowSeconds = Math.ceil(rateLimitWindowMs / 1000)
   const { redisUrl } = options.config
-  const redis = redisUrl === undefined ? undefined : redisRateLimitStore({ ...options.config, redisUrl }, app.log)
+  // Loaded only when configured: without REDIS_URL, ioredis is never imported.
+  const redis = redisUrl === undefined
+    ? undefined
+    : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
   app.decorate('rateLimitStoreState', redis ? redis.state : (): RateLimitStoreState => 'memory')
   if (redis) {
     app.addHook('onClose', redis.close)

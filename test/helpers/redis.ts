@@ -17,6 +17,10 @@ export interface TestRedis {
   stop(): Promise<void>
   /** Starts it again on the same port and waits until it answers PING. */
   start(): Promise<void>
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, like a hung Redis. */
+  pause(): void
+  /** Thaws it (SIGCONT). */
+  resume(): void
   /** Sends one command in the inline protocol and returns the raw reply. */
   command(line: string): Promise<string>
   /** Stops it for good and removes its directory. */
@@ -87,6 +91,8 @@ export async function startRedis(): Promise<TestRedis> {
     stop,
     start,
     command: (line) => send(port, line),
+    pause: () => { child?.kill('SIGSTOP') },
+    resume: () => { child?.kill('SIGCONT') },
     destroy: async () => {
       await stop()
       rmSync(dir, { recursive: true, force: true })
