@@ -21,10 +21,10 @@ function peakRss(pid: number): number {
 
 interface Work { threads: number, running: number, queued: number, memoryBudgetBytes: number, memoryInUseBytes: number }
 
-const argon2 = (url: string, memoryCost: number, input: string) => fetch(`${url}/api/hash`, {
+const argon2 = (url: string, memoryCost: number, input: string, timeCost = 1) => fetch(`${url}/api/hash`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ algorithm: 'argon2id', input, options: { memoryCost, timeCost: 1, parallelism: 1 } }),
+  body: JSON.stringify({ algorithm: 'argon2id', input, options: { memoryCost, timeCost, parallelism: 1 } }),
 })
 
 describe('memory-aware admission of password work', { skip: process.platform !== 'linux' ? 'reads /proc/PID/status (Linux only)' : false }, () => {
@@ -70,6 +70,43 @@ describe('memory-aware admission of password work', { skip: process.platform !==
       assert.ok(samples.some((work) => work.queued > 0), 'some hashes waited for memory')
       const idle = (await (await fetch(`${server.url}/api/health`)).json() as { work: Work }).work
       assert.deepEqual(idle, { threads: 8, running: 0, queued: 0, memoryBudgetBytes: BUDGET, memoryInUseBytes: 0 })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('starts waiting work in arrival order: small tasks do not overtake a large one that waits for memory', async () => {
+    // Two threads and room for one 256 MiB task: while a 128 MiB hash runs, the 256 MiB one waits,
+    // and the bcrypt hashes behind it wait too, although a thread is free and 1 MiB would fit.
+    const server = await startHashd({ WORKER_THREADS: '2', MAX_WORK_MEMORY_BYTES: String(256 * MiB) })
+    try {
+      const work = async () => (await (await fetch(`${server.url}/api/health`)).json() as { work: Work }).work
+      const until = async (test: (work: Work) => boolean, what: string) => {
+        for (let attempt = 0; attempt < 2_000; attempt++) {
+          if (test(await work())) return
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+        assert.fail(`the pool never showed ${what}`)
+      }
+      const finished: string[] = []
+      const track = (name: string, response: Promise<Response>) => response.then(async (answer) => {
+        assert.equal(answer.status, 200, await answer.text())
+        finished.push(name)
+      })
+      // Six passes keep the first hash running while the others queue up behind it, even on a fast machine.
+      const medium = track('medium', argon2(server.url, 131_072, 'medium', 6))
+      await until((state) => state.running === 1, 'the 128 MiB hash running')
+      const large = track('large', argon2(server.url, 262_144, 'large'))
+      await until((state) => state.queued === 1, 'the 256 MiB hash waiting')
+      const small = Array.from({ length: 4 }, (_, index) => track(`small ${index}`, fetch(`${server.url}/api/hash`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ algorithm: 'bcrypt', input: `small ${index}`, options: { cost: 4 } }),
+      })))
+      await until((state) => state.queued === 5, 'the bcrypt hashes waiting behind it')
+      const stuck = await work()
+      assert.deepEqual([stuck.running, stuck.memoryInUseBytes], [1, 128 * MiB], 'a thread is free, yet nothing overtakes the large hash')
+      await Promise.all([medium, large, ...small])
+      assert.deepEqual(finished.slice(0, 2), ['medium', 'large'])
     } finally {
       await server.stop()
     }

@@ -57,8 +57,8 @@ export class WorkPool {
     if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
     if (signal?.aborted) throw problems.clientClosed()
     this.#inFlight++
-    // A task larger than the whole budget (possible only for a budget below the caps, which the
-    // configuration refuses) would wait forever; it runs alone instead.
+    // A task larger than the whole budget (a budget set below the 1 MiB a small task declares)
+    // would wait forever; it runs alone instead.
     const bytes = Math.min(declaredMemoryBytes(task), this.#memoryBudget)
     let outcome: TaskOutcome
     try {
