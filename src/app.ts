@@ -101,6 +101,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(hmacRoute, { engine })
   await app.register(fileHashRoute, { config })
   await app.register(identifyRoute)
-  await app.register(metaRoutes, { config })
+  await app.register(metaRoutes, { config, engine })
   return app
 }

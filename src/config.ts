@@ -2,7 +2,8 @@
  * Configuration: read once from the environment, typed, validated, documented.
  * Every variable here is listed with its default in the README's configuration table.
  */
-import { availableParallelism } from 'node:os'
+import { isIP } from 'node:net'
+import { availableParallelism, totalmem } from 'node:os'
 
 export interface CostCaps {
   /** bcrypt: log2 rounds. */
@@ -30,7 +31,8 @@ export interface Config {
   /** Requests per window per client; 0 disables rate limiting. */
   rateLimitMax: number
   rateLimitWindowMs: number
-  trustProxy: boolean
+  /** true: trust every hop of X-Forwarded-For; a list: trust only these proxy addresses/CIDR ranges. */
+  trustProxy: boolean | string[]
   /** Threads that run password hashing and large digests. */
   workerThreads: number
   /** Tasks that may wait for a worker before new ones get 503. */
@@ -43,6 +45,14 @@ export interface Config {
   /** Longest a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number
   caps: CostCaps
+  /** Shared rate-limit counters: a redis:// or rediss:// URL, or undefined for in-memory counters. */
+  redisUrl: string | undefined
+  /** Prefix of every rate-limit key, so several deployments can share one Redis. */
+  redisPrefix: string
+  /** Longest a rate-limit call to Redis may take before the request is served without it (fail open). */
+  redisCommandTimeoutMs: number
+  /** Memory the running pool tasks may declare together (argon2 m KiB, scrypt 128·N·r, ...). */
+  maxWorkMemoryBytes: number
 }
 
 const MiB = 1024 * 1024
@@ -66,6 +76,67 @@ function readBool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): bool
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
 }
 
+/**
+ * REDIS_URL must be a URL ioredis reads as a single server: redis:// (or rediss:// for TLS) with a
+ * host, an optional port, password and database number. The value is not echoed in the error: it
+ * may carry a password.
+ */
+function readRedisUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.REDIS_URL?.trim()
+  if (raw === undefined || raw === '') return undefined
+  const expected = 'REDIS_URL must look like redis://[:password@]host[:port][/db] (or rediss:// for TLS)'
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(`${expected}; it is not a URL`)
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${expected}; its scheme is ${url.protocol}`)
+  if (url.hostname === '') throw new ConfigError(`${expected}; it names no host`)
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,5}$/.test(url.pathname)) {
+    throw new ConfigError(`${expected}; the path must be a database number`)
+  }
+  return raw
+}
+
+/**
+ * MAX_WORK_MEMORY_BYTES: by default the smaller of 1 GiB and a quarter of the machine's memory. A task
+ * at the largest allowed cost must fit the budget on its own, or it could never start; an explicit
+ * budget below that is an error, while the default grows to it on a small machine.
+ */
+function readWorkMemoryBudget(env: NodeJS.ProcessEnv, caps: CostCaps): number {
+  const argon2Bytes = caps.argon2MemoryKiB * 1024
+  const largestTaskBytes = Math.max(argon2Bytes, caps.scryptMemoryBytes)
+  const largestCap = argon2Bytes >= caps.scryptMemoryBytes ? 'MAX_ARGON2_MEMORY_KIB' : 'MAX_SCRYPT_MEMORY_BYTES'
+  const fallback = Math.max(Math.min(1024 * MiB, Math.floor(totalmem() / 4)), largestTaskBytes)
+  const budget = readInt(env, 'MAX_WORK_MEMORY_BYTES', fallback, 1)
+  if (budget < largestTaskBytes) {
+    throw new ConfigError(`MAX_WORK_MEMORY_BYTES (${budget}) is below the largest single task ${largestCap} allows ` +
+      `(${largestTaskBytes} bytes); raise MAX_WORK_MEMORY_BYTES or lower ${largestCap}`)
+  }
+  return budget
+}
+
+/**
+ * TRUST_PROXY: on/off, or the proxies to trust as a comma-separated list of addresses and CIDR
+ * ranges. With a list, the client is the nearest address in X-Forwarded-For that is not one of them,
+ * so a client cannot pick its own rate-limit bucket by sending the header itself.
+ */
+function readTrustProxy(env: NodeJS.ProcessEnv): boolean | string[] {
+  const raw = env.TRUST_PROXY?.trim() ?? ''
+  if (raw === '' || /^(1|0|true|false|yes|no|on|off)$/i.test(raw)) return readBool(env, 'TRUST_PROXY', false)
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/')
+    const family = isIP(address)
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32))
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(`TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses or CIDR ranges (10.0.0.0/8), got "${entry}"`)
+    }
+  }
+  return entries
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -75,7 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Node refuses a headersTimeout longer than requestTimeout (the headers are part of the request),
   // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
   const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
-  return {
+  const config: Omit<Config, 'maxWorkMemoryBytes'> = {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
     logLevel,
@@ -83,7 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
-    trustProxy: readBool(env, 'TRUST_PROXY', false),
+    trustProxy: readTrustProxy(env),
     workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),
     workQueueMax: readInt(env, 'WORK_QUEUE_MAX', 512, 0),
     inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
@@ -100,5 +171,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pbkdf2Iterations: readInt(env, 'MAX_PBKDF2_ITERATIONS', 2_000_000, 1),
       shaCryptRounds: readInt(env, 'MAX_SHA_CRYPT_ROUNDS', 10_000_000, 1000),
     },
+    redisUrl: readRedisUrl(env),
+    redisPrefix: env.REDIS_PREFIX ?? 'hashd:rl:',
+    redisCommandTimeoutMs: readInt(env, 'REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
   }
+  return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

@@ -96,6 +96,25 @@ describe('contract: rate-limit client identity', () => {
   })
 })
 
+describe('contract: TRUST_PROXY as a list of proxies', () => {
+  it('takes the nearest untrusted X-Forwarded-For address, so a client cannot choose its bucket', async () => {
+    // The test client connects from 127.0.0.1, which plays the proxy that appends the address it saw.
+    const server = await startServer({ RATE_LIMIT_MAX: '2', TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' })
+    try {
+      for (const forged of ['198.51.100.7', '198.51.100.8']) {
+        assert.equal((await server.post('/api/hash', { input: 'a' }, { 'x-forwarded-for': `${forged}, 203.0.113.1` })).status, 200)
+      }
+      // Different forged first hops, same real client (203.0.113.1): one bucket.
+      assertProblem(await server.post('/api/hash', { input: 'a' }, { 'x-forwarded-for': '198.51.100.9, 203.0.113.1' }), 429)
+      // A trusted inner hop (10.1.2.3) is skipped: the client is still 203.0.113.1.
+      assertProblem(await server.post('/api/hash', { input: 'a' }, { 'x-forwarded-for': '203.0.113.1, 10.1.2.3' }), 429)
+      assert.equal((await server.post('/api/hash', { input: 'a' }, { 'x-forwarded-for': '203.0.113.2' })).status, 200)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
 describe('contract: the bounded work queue answers 503 with Retry-After', () => {
   it('refuses bcrypt work beyond one running and one queued', async () => {
     const server = await startServer({ WORKER_THREADS: '1', WORK_QUEUE_MAX: '1' })

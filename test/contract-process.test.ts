@@ -110,7 +110,7 @@ describe('contract: the server process', () => {
   })
 
   it('refuses invalid configuration with a non-zero exit and a message naming the variable', async () => {
-    for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['RATE_LIMIT_MAX', '-1'], ['LOG_LEVEL', 'loud'], ['TRUST_PROXY', 'maybe'], ['BODY_LIMIT', '1e6']]) {
+    for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['RATE_LIMIT_MAX', '-1'], ['LOG_LEVEL', 'loud'], ['TRUST_PROXY', 'maybe'], ['TRUST_PROXY', '10.0.0.0/33'], ['BODY_LIMIT', '1e6']]) {
       const spawned = spawnServer({ [name as string]: value as string })
       const { code } = await spawned.exited
       assert.notEqual(code, 0, `${name}=${value} started`)

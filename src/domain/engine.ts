@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config.js'
 import type { Task, TaskValue } from '../workers/tasks.js'
-import { runInline, WorkPool, type WorkResult } from '../workers/pool.js'
+import { runInline, WorkPool, type PoolStats, type WorkResult } from '../workers/pool.js'
 
 export class Engine {
   readonly config: Config
@@ -13,13 +13,18 @@ export class Engine {
 
   constructor(config: Config) {
     this.config = config
-    this.#pool = new WorkPool({ threads: config.workerThreads, maxQueue: config.workQueueMax })
+    this.#pool = new WorkPool({ threads: config.workerThreads, maxQueue: config.workQueueMax, memoryBudgetBytes: config.maxWorkMemoryBytes })
   }
 
   run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
     const size = task.op === 'hmac' ? task.message.length + task.key.length : task.input.length
     const offload = task.op === 'password-hash' || task.op === 'password-verify' || size >= this.config.inlineDigestMaxBytes
     return offload ? this.#pool.run<T>(task, signal) : runInline<T>(task)
+  }
+
+  /** The worker pool's threads, queue and memory in use (health detail, metrics). */
+  stats(): PoolStats {
+    return this.#pool.stats()
   }
 
   close(): Promise<void> {

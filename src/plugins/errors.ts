@@ -61,7 +61,9 @@ function problemFor(error: FastifyError): Problem | null {
     // V8's JSON.parse messages quote the body ("Unexpected token … in "<body>""); never echo it.
     return problems.validation('The request body is not valid JSON')
   }
-  if (/^(Malformed part header|Unexpected end of form|Malformed urlencoded form|Multipart: Boundary not found)/.test(error.message)) {
+  // @fastify/busboy's dicer: a body that ends before the closing boundary fails the part being read
+  // ("Part terminated early …") and the form ("Unexpected end of multipart data"); the client's fault.
+  if (/^(Malformed part header|Unexpected end of form|Unexpected end of multipart data|(Part|Preamble) terminated early due to unexpected end of multipart data|Malformed urlencoded form|Multipart: Boundary not found)/.test(error.message)) {
     return problems.validation(`Malformed multipart body: ${error.message}`)
   }
   const status = error.statusCode ?? 500

@@ -5,6 +5,7 @@ import type { Config } from '../config.js'
 import { algorithms, operationsFor } from '../algorithms/registry.js'
 import type { Algorithm, OptionSpec } from '../algorithms/types.js'
 import { digestOptionSpecs } from '../domain/options.js'
+import type { Engine } from '../domain/engine.js'
 
 function describeOptions(specs: Record<string, OptionSpec>, config: Config) {
   return Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, {
@@ -39,7 +40,23 @@ const AlgorithmInfo = Type.Object({
   implementation: Type.String(),
 })
 
-export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+const Health = Type.Object({
+  status: Type.Literal('ok'),
+  rateLimitStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded'), Type.Literal('off')], {
+    description: 'Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), ' +
+      '"degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; ' +
+      'the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0)',
+  }),
+  work: Type.Object({
+    threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
+    running: Type.Integer({ description: 'Tasks running on the threads now' }),
+    queued: Type.Integer({ description: 'Tasks waiting for a thread or for memory, in arrival order' }),
+    memoryBudgetBytes: Type.Integer({ description: 'MAX_WORK_MEMORY_BYTES: the memory running tasks may declare together' }),
+    memoryInUseBytes: Type.Integer({ description: 'Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB)' }),
+  }, { description: 'The worker pool that runs password hashing and large digests' }),
+})
+
+export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
   // Built once: the registry and the caps do not change while the server runs.
   const catalogue = { algorithms: algorithms.map((algorithm) => describe(algorithm, config)) }
   app.get('/api/algorithms', {
@@ -48,6 +65,10 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config }> = async (
 
   app.get('/api/health', {
     config: { rateLimit: false },
-    schema: { tags: ['meta'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
-  }, async () => ({ status: 'ok' as const }))
+    schema: { tags: ['meta'], summary: 'Liveness, where rate-limit counters live, and the worker pool\'s load', response: { 200: Health } },
+  }, async () => ({
+    status: 'ok' as const,
+    rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
+    work: engine.stats(),
+  }))
 }

@@ -3,21 +3,46 @@
  * loop keeps serving cheap requests. The work in flight (running plus waiting) is bounded here,
  * not by piscina's maxQueue, which piscina does not apply to tasks that carry an AbortSignal; when
  * the bound is reached the caller gets 503 with Retry-After instead of an ever-growing backlog.
+ *
+ * Tasks are also admitted by memory: each declares what it will allocate (memory.ts), and a task
+ * starts only while a thread is free and the running tasks' memory plus its own fits
+ * MAX_WORK_MEMORY_BYTES. Waiting tasks start strictly in arrival order, so a large argon2 task at
+ * the head is not overtaken (starved) by a stream of small ones that would fit beside the others.
  */
 import { Piscina } from 'piscina'
 import { Problem, problems } from '../problem.js'
+import { declaredMemoryBytes } from './memory.js'
 import { runTask, type Task, type TaskOutcome, type TaskValue } from './tasks.js'
 
 export interface WorkResult<T extends TaskValue> { value: T, ms: number }
+
+/** What the pool is doing, for GET /api/health and metrics. */
+export interface PoolStats {
+  threads: number
+  running: number
+  queued: number
+  memoryBudgetBytes: number
+  memoryInUseBytes: number
+}
+
+interface Waiter { bytes: number, start: () => void }
 
 export class WorkPool {
   readonly #piscina: Piscina
   /** Tasks running or waiting, and how many of them the threads plus the queue may hold. */
   #inFlight = 0
   readonly #capacity: number
+  readonly #threads: number
+  readonly #memoryBudget: number
+  #running = 0
+  #memoryInUse = 0
+  /** Admitted to the bound but not yet started, in arrival order. */
+  readonly #waiting: Waiter[] = []
 
-  constructor(options: { threads: number, maxQueue: number }) {
+  constructor(options: { threads: number, maxQueue: number, memoryBudgetBytes: number }) {
     this.#capacity = options.threads + options.maxQueue
+    this.#threads = options.threads
+    this.#memoryBudget = options.memoryBudgetBytes
     this.#piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: options.threads,
@@ -30,10 +55,20 @@ export class WorkPool {
 
   async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
     if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
+    if (signal?.aborted) throw problems.clientClosed()
     this.#inFlight++
+    // A task larger than the whole budget (a budget set below the 1 MiB a small task declares)
+    // would wait forever; it runs alone instead.
+    const bytes = Math.min(declaredMemoryBytes(task), this.#memoryBudget)
     let outcome: TaskOutcome
     try {
-      outcome = await this.#piscina.run(task, signal ? { signal } : {})
+      const waiting = this.#admit(bytes, signal)
+      if (waiting) await waiting
+      try {
+        outcome = await this.#piscina.run(task, signal ? { signal } : {})
+      } finally {
+        this.#release(bytes)
+      }
     } catch (error) {
       if (signal?.aborted) throw problems.clientClosed()
       throw error
@@ -41,6 +76,62 @@ export class WorkPool {
       this.#inFlight--
     }
     return settle<T>(outcome)
+  }
+
+  stats(): PoolStats {
+    return {
+      threads: this.#threads, running: this.#running, queued: this.#waiting.length,
+      memoryBudgetBytes: this.#memoryBudget, memoryInUseBytes: this.#memoryInUse,
+    }
+  }
+
+  #fits(bytes: number): boolean {
+    return this.#running < this.#threads && this.#memoryInUse + bytes <= this.#memoryBudget
+  }
+
+  #take(bytes: number): void {
+    this.#running++
+    this.#memoryInUse += bytes
+  }
+
+  /** Starts the task's accounting now (returns undefined) or a promise that resolves when it may start. */
+  #admit(bytes: number, signal?: AbortSignal): Promise<void> | undefined {
+    if (this.#waiting.length === 0 && this.#fits(bytes)) {
+      this.#take(bytes)
+      return undefined
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.#waiting.indexOf(waiter)
+        if (index !== -1) this.#waiting.splice(index, 1)
+        reject(problems.clientClosed())
+        // The head may have left: whoever is next may fit now.
+        this.#startWaiting()
+      }
+      const waiter: Waiter = {
+        bytes,
+        start: () => {
+          signal?.removeEventListener('abort', onAbort)
+          this.#take(bytes)
+          resolve()
+        },
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#waiting.push(waiter)
+    })
+  }
+
+  #release(bytes: number): void {
+    this.#running--
+    this.#memoryInUse -= bytes
+    this.#startWaiting()
+  }
+
+  /** Starts waiting tasks from the head while they fit; never skips the head (FIFO). */
+  #startWaiting(): void {
+    while (this.#waiting.length > 0 && this.#fits((this.#waiting[0] as Waiter).bytes)) {
+      (this.#waiting.shift() as Waiter).start()
+    }
   }
 
   async close(): Promise<void> {

@@ -35,7 +35,7 @@ async function rawArgon2(variant: Variant, password: Uint8Array, salt: Uint8Arra
   return WASM_ARGON2[variant]({ password, salt, memorySize: m, iterations: t, parallelism: p, hashLength: length, outputType: 'binary' })
 }
 
-const PHC = /^\$(argon2id|argon2i|argon2d)\$(?:v=(\d{1,3})\$)?([a-z=0-9,]{1,80})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{16,})$/
+const PHC = /^\$(argon2id|argon2i|argon2d)\$(?:v=(\d{1,3})\$)?([a-z=0-9,]{1,80})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{6,})$/
 
 function argon2Scheme(variant: Variant): PasswordScheme {
   return {

@@ -1,0 +1,78 @@
+/**
+ * The Redis option of the rate-limit plugin: one ioredis client that @fastify/rate-limit's own
+ * RedisStore uses (its Lua script INCRs the key and sets or reads its PTTL atomically), so every
+ * hashd instance pointed at the same Redis counts one budget per client. Only rate-limit.ts imports
+ * this module, and only this module imports ioredis.
+ *
+ * Redis is an optimisation of fairness, not a dependency of service: when it is unreachable or slow
+ * the request is served without counting (fail open; the bounded work queue still protects the
+ * CPU). Every call is bounded by `REDIS_COMMAND_TIMEOUT_MS`, and with the offline queue off a call
+ * made while disconnected fails at once instead of waiting for a reconnect. ioredis reconnects by
+ * itself, so shared limiting resumes without a restart.
+ */
+import { Redis } from 'ioredis'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+
+/** What GET /api/health reports as `rateLimitStore`. */
+export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
+
+/** At most one "Redis unavailable" warning per this interval, however many requests fail. */
+const WARN_INTERVAL_MS = 60_000
+
+export interface RedisRateLimitStore {
+  /** Options for @fastify/rate-limit: its RedisStore over this client, failing open. */
+  pluginOptions: { redis: Redis, nameSpace: string, skipOnError: true }
+  state(): RateLimitStoreState
+  /** A rate-limit call failed (seen as an uncounted request); mark degraded and maybe warn. */
+  noteFailure(reason: string): void
+  /** A rate-limit call succeeded; mark healthy again. */
+  noteSuccess(): void
+  close(): Promise<void>
+}
+
+export function redisRateLimitStore(config: Config & { redisUrl: string }, log: FastifyBaseLogger): RedisRateLimitStore {
+  const client = new Redis(config.redisUrl, {
+    // Fail fast, never queue: a request must not wait for Redis longer than the command timeout.
+    commandTimeout: config.redisCommandTimeoutMs,
+    connectTimeout: Math.max(config.redisCommandTimeoutMs, 1_000),
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    // Keep trying to reconnect, backing off to one attempt every 2 s.
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    // The RedisStore defines its Lua script with defineCommand (EVALSHA, falling back to EVAL).
+    lazyConnect: false,
+  })
+  let healthy = false
+  let lastWarning = -Infinity
+  let closing = false
+
+  const noteFailure = (reason: string): void => {
+    healthy = false
+    const now = Date.now()
+    if (closing || now - lastWarning < WARN_INTERVAL_MS) return
+    lastWarning = now
+    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns')
+  }
+  const noteSuccess = (): void => {
+    if (healthy) return
+    healthy = true
+    log.info('rate-limit store: Redis reachable; shared limits apply')
+  }
+
+  client.on('ready', noteSuccess)
+  // ioredis emits 'error' for each failed (re)connection; without a listener it would print to stderr.
+  client.on('error', (error: Error) => { noteFailure(error.message) })
+  client.on('close', () => { if (healthy) noteFailure('connection closed') })
+
+  return {
+    pluginOptions: { redis: client, nameSpace: config.redisPrefix, skipOnError: true },
+    state: () => (healthy ? 'redis' : 'degraded'),
+    noteFailure,
+    noteSuccess,
+    close: async () => {
+      closing = true
+      client.disconnect()
+    },
+  }
+}

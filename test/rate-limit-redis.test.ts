@@ -1,0 +1,149 @@
+/**
+ * Rate limits shared through a real redis-server: two hashd processes count one budget for one
+ * client; with Redis stopped they still answer (fail open) and report "degraded"; with Redis back
+ * the limit applies again without a restart. A malformed REDIS_URL stops the process at start-up.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import { startHashd, spawnHashd, type HashdProcess } from './helpers/process.js'
+import { startRedis, type TestRedis } from './helpers/redis.js'
+import { skipUnless } from './helpers/tools.js'
+
+const hash = (url: string) => fetch(`${url}/api/hash`, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'abc' }),
+})
+
+async function health(url: string): Promise<{ status: string, rateLimitStore: string }> {
+  return await (await fetch(`${url}/api/health`)).json() as { status: string, rateLimitStore: string }
+}
+
+/** Polls GET /api/health until it reports this store state (ioredis connects and reconnects on its own). */
+async function waitForStore(url: string, state: string): Promise<void> {
+  const deadline = Date.now() + 15_000
+  let last = ''
+  while (Date.now() < deadline) {
+    last = (await health(url)).rateLimitStore
+    if (last === state) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  assert.fail(`rateLimitStore stayed "${last}", expected "${state}"`)
+}
+
+describe('rate limits shared through Redis', { skip: skipUnless('redis-server') }, () => {
+  let redis: TestRedis
+  const processes: HashdProcess[] = []
+  const prefix = `hashd-test-${randomBytes(4).toString('hex')}:`
+  const start = async (env: Record<string, string>) => {
+    const started = await startHashd({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, RATE_LIMIT_WINDOW_MS: '60000', ...env })
+    processes.push(started)
+    return started
+  }
+
+  before(async () => { redis = await startRedis() })
+  after(async () => {
+    await Promise.all(processes.map((process) => process.stop()))
+    await redis.destroy()
+  })
+
+  it('two instances sharing one Redis enforce one limit for one client, with the IETF fields right on both', async () => {
+    const [a, b] = await Promise.all([start({ RATE_LIMIT_MAX: '10' }), start({ RATE_LIMIT_MAX: '10' })])
+    await Promise.all([waitForStore(a.url, 'redis'), waitForStore(b.url, 'redis')])
+    const seen: Array<{ status: number, policy: string | null, limit: string | null, retryAfter: string | null }> = []
+    for (let index = 0; index < 14; index++) {
+      const response = await hash(index % 2 === 0 ? a.url : b.url)
+      await response.text()
+      seen.push({ status: response.status, policy: response.headers.get('ratelimit-policy'), limit: response.headers.get('ratelimit'), retryAfter: response.headers.get('retry-after') })
+    }
+    // One budget of 10 across both instances (each alone would have let all 14 through).
+    assert.deepEqual(seen.map((entry) => entry.status), [...Array(10).fill(200), ...Array(4).fill(429)])
+    for (const [index, entry] of seen.entries()) {
+      assert.equal(entry.policy, '"default";q=10;w=60')
+      const fields = /^"default";r=(\d+);t=(\d+)$/.exec(entry.limit ?? '')
+      assert.ok(fields, `RateLimit field: ${entry.limit}`)
+      // Remaining counts down across the two instances: 9, 8, … 0, then 0.
+      assert.equal(Number(fields[1]), Math.max(0, 9 - index))
+      assert.ok(Number(fields[2]) >= 1 && Number(fields[2]) <= 60, `t=${fields[2]}`)
+      if (entry.status === 429) {
+        assert.ok(Number(entry.retryAfter) >= 1 && Number(entry.retryAfter) <= 60, `Retry-After ${entry.retryAfter}`)
+      }
+    }
+    // The counter lives in Redis under the configured prefix.
+    const keys = await redis.command(`KEYS ${prefix}*`)
+    assert.match(keys, new RegExp(`\\$${prefix.length + '127.0.0.1'.length}\\r\\n${prefix}127\\.0\\.0\\.1\\r\\n`))
+    await Promise.all([a.stop(), b.stop()])
+  })
+
+  it('with Redis hung (SIGSTOP), answers within the command timeout, uncounted; limits apply again when it thaws', async () => {
+    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50' })
+    await waitForStore(server.url, 'redis')
+    redis.pause()
+    try {
+      for (let index = 0; index < 5; index++) {
+        const response = await hash(server.url)
+        await response.text()
+        assert.equal(response.status, 200, `request ${index} while Redis hangs`)
+        assert.equal(response.headers.get('ratelimit'), null)
+      }
+      assert.equal((await health(server.url)).rateLimitStore, 'degraded')
+    } finally {
+      redis.resume()
+    }
+    // The calls that timed out were still queued on the connection, and Redis ran them when it
+    // thawed: those 5 requests count, so this client is over its budget of 3 and limits apply.
+    const after = await hash(server.url)
+    await after.text()
+    assert.equal(after.status, 429)
+    assert.equal(after.headers.get('ratelimit'), '"default";r=0;t=60')
+    assert.equal((await health(server.url)).rateLimitStore, 'redis')
+    await server.stop()
+  })
+
+  it('with Redis stopped, answers every request (fail open), omits the RateLimit fields, reports degraded and warns once; with Redis back, limits apply again', async () => {
+    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}outage:` })
+    await waitForStore(server.url, 'redis')
+    const before = await hash(server.url)
+    await before.text()
+    assert.equal(before.status, 200)
+    assert.equal(before.headers.get('ratelimit'), '"default";r=2;t=60')
+
+    await redis.stop()
+    await waitForStore(server.url, 'degraded')
+    const healthResponse = await fetch(`${server.url}/api/health`)
+    assert.equal(healthResponse.status, 200)
+    assert.deepEqual((await healthResponse.json() as { status: string }).status, 'ok')
+    for (let index = 0; index < 8; index++) {
+      const response = await hash(server.url)
+      const body = await response.json() as { hash?: string }
+      assert.equal(response.status, 200, `request ${index} during the outage`)
+      assert.equal(body.hash, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+      assert.equal(response.headers.get('ratelimit'), null, 'no limit was applied, so none is announced')
+    }
+    const warnings = server.stdout().split('\n').filter((line) => line.includes('rate-limit store: Redis unavailable'))
+    assert.equal(warnings.length, 1, `one warning per interval, got ${warnings.length}`)
+
+    await redis.start()
+    await waitForStore(server.url, 'redis')
+    const statuses: number[] = []
+    for (let index = 0; index < 4; index++) {
+      const response = await hash(server.url)
+      await response.text()
+      statuses.push(response.status)
+    }
+    // The restarted Redis is empty (no persistence), so the budget starts afresh.
+    assert.deepEqual(statuses, [200, 200, 200, 429])
+    await server.stop()
+  })
+})
+
+describe('REDIS_URL validation', () => {
+  for (const [label, value] of <Array<[string, string]>>[['not a URL', 'localhost:6379'], ['another scheme', 'http://127.0.0.1:6379'], ['a path that is no database number', 'redis://:hunter2@127.0.0.1:6379/zero']]) {
+    it(`refuses to start with ${label}, naming the variable and not echoing a password`, async () => {
+      const spawned = spawnHashd({ REDIS_URL: value })
+      const exit = await spawned.exited
+      assert.deepEqual(exit, { code: 2, signal: null })
+      assert.match(spawned.stderr(), /REDIS_URL/)
+      assert.doesNotMatch(spawned.stderr(), /hunter2/)
+    })
+  }
+})
