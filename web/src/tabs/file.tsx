@@ -58,6 +58,9 @@ export function FileTab(props: { algorithms: AlgorithmInfo[] | null }) {
 
   const elapsed = progress ? (performance.now() - progress.startedAt) / 1000 : 0
   const rate = progress && elapsed > 0 ? progress.loaded / elapsed : 0
+  // The browser counts the whole multipart body; show the file's share of it, in the file's bytes.
+  const fileSize = file?.size ?? 0
+  const fileLoaded = progress && progress.total > 0 ? Math.min(fileSize, Math.round(progress.loaded / progress.total * fileSize)) : 0
   const matched = result?.matches ? Object.entries(result.matches).filter(([, match]) => match).map(([name]) => name) : []
 
   return (
@@ -115,8 +118,8 @@ export function FileTab(props: { algorithms: AlgorithmInfo[] | null }) {
       </div>
       {progress && (state.busy || result) && (
         <div class="progress">
-          <progress id="file-progress" aria-label="Upload progress" max={progress.total || 1} value={progress.loaded} />
-          <p class="meta" aria-live="off">{formatBytes(progress.loaded)} of {formatBytes(progress.total)} · {formatBytes(Math.round(rate))}/s</p>
+          <progress id="file-progress" aria-label="Upload progress" max={fileSize || 1} value={fileSize ? fileLoaded : progress.loaded ? 1 : 0} />
+          <p class="meta" aria-live="off">{formatBytes(fileLoaded)} of {formatBytes(fileSize)} · {formatBytes(Math.round(rate))}/s</p>
         </div>
       )}
       <FormStatus state={state} />
