@@ -70,7 +70,7 @@ export function AlgorithmPicker(props: {
   return (
     <Field id={props.id} label={props.label ?? 'Algorithm'} error={props.error} class="algorithm">
       <div class="picker">
-        <input type="search" id={`${props.id}-search`} aria-label="Search algorithms by name or alias" placeholder="Search, e.g. SHA-256"
+        <input type="search" id={`${props.id}-search`} aria-label="Search algorithms by name or alias" placeholder="Search…"
           value={query} autocomplete="off" spellcheck={false} onInput={(event) => search(event.currentTarget.value)} />
         <select {...describedBy(props.id, props.error)} value={props.value} disabled={props.algorithms === null}
           onChange={(event) => props.onChange(event.currentTarget.value)}>

@@ -95,7 +95,8 @@ function App() {
       <a class="skip" href={`#panel-${active}`} onClick={(event) => { event.preventDefault(); document.getElementById(`panel-${active}`)?.focus() }}>Skip to the form</a>
       <header>
         <h1><span aria-hidden="true" class="logo">#</span> hashd</h1>
-        <p class="tagline">Digests, password hashes, HMACs, file checksums and hash identification, on your own server.</p>
+        <p class="tagline">Digests, password hashes, HMACs, file checksums and hash identification, on your own server.
+          {' '}<a href="#privacy" onClick={(event) => { event.preventDefault(); document.getElementById('privacy')?.scrollIntoView() }}>Your inputs stay on this server.</a></p>
       </header>
       <nav>
         <div role="tablist" aria-label="Operations" onKeyDown={onKeyDown}>
