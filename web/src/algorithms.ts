@@ -29,7 +29,8 @@ export const KIND_LABELS: Record<AlgorithmInfo['kind'], string> = {
 let loading: Promise<AlgorithmInfo[]> | null = null
 
 export function loadAlgorithms(): Promise<AlgorithmInfo[]> {
-  loading ??= api<{ algorithms: AlgorithmInfo[] }>('/api/algorithms').then((answer) => answer.algorithms)
+  loading ??= api<{ algorithms: AlgorithmInfo[] }>('/api/algorithms')
+    .then((answer) => { performance.mark('hashd:algorithms'); return answer.algorithms })
     .catch((error: unknown) => { loading = null; throw error })
   return loading
 }
