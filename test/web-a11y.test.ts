@@ -1,7 +1,7 @@
 /**
  * axe-core on every tab of the web page, with a result on screen, in the light and the dark
  * scheme, at desktop (1280 px) and phone (390 px) widths: no serious or critical violations (this
- * covers WCAG AA contrast in both schemes). Saves a screenshot of each state under
+ * covers WCAG AA contrast in both schemes), and no sideways scrolling at either width. Saves a screenshot of each state under
  * test-artifacts/web/ (gitignored) for a person to look at.
  */
 import assert from 'node:assert/strict'
@@ -86,6 +86,8 @@ describe('web page accessibility (axe-core) and screenshots', { skip: skipUnless
           for (const violation of await runAxe(page)) {
             found.push(`${tab}: ${violation.id} (${violation.impact}) ${violation.help}: ${JSON.stringify(violation.nodes.slice(0, 3).map((node) => node.target))}`)
           }
+          const scrollWidth = await page.evaluate('document.documentElement.scrollWidth') as number
+          if (scrollWidth > width) found.push(`${tab}: the page is ${scrollWidth} px wide in a ${width} px window`)
           await page.screenshot({ path: join(ARTIFACTS, `${tab.toLowerCase()}-${colorScheme}-${width}.png`), fullPage: true })
         }
         assert.deepEqual(found, [])
