@@ -97,6 +97,14 @@ describe('/api/filehash expected', () => {
     assert.equal(response.status, 400)
   })
 
+  it('is documented in OpenAPI: the form field, the query parameter and matches', async () => {
+    const spec = (await server.get('/api/openapi.json')).body
+    const post = spec.paths['/api/filehash'].post
+    assert.equal(post.requestBody.content['multipart/form-data'].schema.properties.expected.type, 'string')
+    assert.ok(post.parameters.some((parameter: { name: string, in: string }) => parameter.name === 'expected' && parameter.in === 'query'))
+    assert.equal(post.responses['200'].content['application/json'].schema.properties.matches.type, 'object')
+  })
+
   it('matches the line sha256sum prints for a random file', { skip: skipUnless('sha256sum') }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hashd-expected-'))
     try {

@@ -177,6 +177,30 @@ describe('web page in Chromium', { skip: skipUnless('chromium') }, () => {
     await watched.close()
   })
 
+  it('cancels an upload, and the next one still works', async () => {
+    const big = join(dir, 'big.bin')
+    // Sparse, so it costs no disk; large enough that the upload is still running when Cancel is pressed.
+    const handle = await import('node:fs/promises').then((fs) => fs.open(big, 'w'))
+    await handle.truncate(512 * 1024 * 1024)
+    await handle.close()
+    const watched = await openPage(browser, server.url, '/#/file')
+    const { page } = watched
+    await ready(page)
+    const tab = panel(page, 'File')
+    await tab.getByLabel('File', { exact: true }).setInputFiles(big)
+    await tab.getByRole('button', { name: 'Hash file', exact: true }).click()
+    await tab.getByRole('button', { name: 'Cancel', exact: true }).click()
+    await tab.getByText('Upload cancelled.').waitFor()
+    assert.equal(await tab.locator('table.digests').count(), 0)
+
+    writeFileSync(join(dir, 'abc.txt'), 'abc')
+    await tab.getByLabel('File', { exact: true }).setInputFiles(join(dir, 'abc.txt'))
+    await tab.getByRole('button', { name: 'Hash file', exact: true }).click()
+    await tab.locator('table.digests td.mono').filter({ hasText: ABC.sha256 }).waitFor()
+    clean(watched)
+    await watched.close()
+  })
+
   it('computes RFC 4231 HMACs, with a hex key', async () => {
     const watched = await openPage(browser, server.url, '/#/hmac')
     const { page } = watched
