@@ -85,6 +85,9 @@ describe('web page in Chromium', { skip: skipUnless('chromium') }, () => {
     await hash.getByRole('button', { name: 'Hash', exact: true }).click()
     await assert.doesNotReject(hash.locator('#hash-result').filter({ hasText: ABC.sha256 }).waitFor())
 
+    await hash.getByRole('button', { name: /^Copy/ }).click()
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), ABC.sha256)
+
     await hash.getByRole('searchbox', { name: /search algorithms/i }).fill('SHA-512')
     assert.equal(await hash.getByLabel('Algorithm', { exact: true }).inputValue(), 'sha512')
     await hash.getByRole('button', { name: 'Hash', exact: true }).click()
@@ -173,6 +176,20 @@ describe('web page in Chromium', { skip: skipUnless('chromium') }, () => {
     await tab.getByRole('button', { name: 'Hash file', exact: true }).click()
     await tab.getByText('Expected checksum matches none of the digests').waitFor()
     assert.deepEqual(await tab.locator('table.digests tbody td.no-match').allTextContents(), ['No match', 'No match'])
+    clean(watched)
+    await watched.close()
+  })
+
+  it('takes a file dropped on the drop zone', async () => {
+    const watched = await openPage(browser, server.url, '/#/file')
+    const { page } = watched
+    await ready(page)
+    const tab = panel(page, 'File')
+    const dataTransfer = await page.evaluateHandle('(() => { const data = new DataTransfer(); data.items.add(new File(["abc"], "dropped.txt")); return data })()')
+    await tab.locator('.drop').dispatchEvent('drop', { dataTransfer })
+    await tab.getByText('Selected: dropped.txt, 3 bytes').waitFor()
+    await tab.getByRole('button', { name: 'Hash file', exact: true }).click()
+    await tab.locator('table.digests td.mono').filter({ hasText: ABC.sha256 }).waitFor()
     clean(watched)
     await watched.close()
   })
