@@ -13,6 +13,7 @@ import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import { loggerOptions } from './plugins/logging.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import webPlugin from './plugins/web.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
@@ -102,5 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(fileHashRoute, { config })
   await app.register(identifyRoute)
   await app.register(metaRoutes, { config, engine })
+  // The page at / (built from web/ into dist/web); it speaks only the public API above.
+  await app.register(webPlugin)
   return app
 }

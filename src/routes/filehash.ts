@@ -9,6 +9,7 @@ import multipart, { type MultipartFile, type MultipartValue } from '@fastify/mul
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
+import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest } from '../domain/expected.js'
 import { problems } from '../problem.js'
 import { errorResponses } from './schemas.js'
 
@@ -27,6 +28,7 @@ export const fileHashRequestBody = {
         properties: {
           algorithms: { type: 'string', default: 'sha256', description: `Comma-separated algorithm names, at most ${MAX_FILE_ALGORITHMS}; duplicates collapse. Send before the file part.` },
           encoding: { type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex', description: 'Send before the file part.' },
+          expected: { type: 'string', maxLength: MAX_EXPECTED_LENGTH, description: 'Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`. Send before the file part.' },
           file: { type: 'string', format: 'binary', description: 'Exactly one file, at most MAX_FILE_SIZE bytes' },
         },
       },
@@ -38,6 +40,7 @@ export const fileHashRequestBody = {
 const Query = Type.Object({
   algorithms: Type.Optional(Type.String({ maxLength: 1024 })),
   encoding: Type.Optional(Type.Union(OUTPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)))),
+  expected: Type.Optional(Type.String({ maxLength: MAX_EXPECTED_LENGTH, description: 'A checksum to compare against every digest; see the form field' })),
 }, { additionalProperties: false })
 
 function readEncoding(value: string): OutputEncoding {
@@ -73,6 +76,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
           name: Type.String({ description: 'The uploaded file name, as the client sent it' }),
           size: Type.Integer({ description: 'Bytes hashed' }),
           hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
+          matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
         }),
         ...errorResponses,
       },
@@ -80,7 +84,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
   }, async (request) => {
     let algorithmList = request.query.algorithms
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
-    let result: { name: string, size: number, hashes: Record<string, string> } | undefined
+    let expected: ExpectedDigest | undefined = request.query.expected === undefined ? undefined : parseExpected(request.query.expected, '/querystring/expected')
+    let result: { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean> } | undefined
     const parts = request.parts({
       limits: { fileSize: config.maxFileSize, files: 2, fields: 4, parts: 6, fieldSize: 4096, fieldNameSize: 64, headerPairs: 16 },
     })
@@ -89,7 +94,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
         if (result) throw problems.validation(`Send the "${part.fieldname}" field before the file part: hashing starts with the file's first byte`)
         if (part.fieldname === 'algorithms') algorithmList = String(part.value)
         else if (part.fieldname === 'encoding') encoding = readEncoding(String(part.value))
-        else throw problems.validation(`Unknown field "${part.fieldname.slice(0, 64)}"; the form takes file, algorithms and encoding`, [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown property' }])
+        else if (part.fieldname === 'expected') expected = parseExpected(String(part.value))
+        else throw problems.validation(`Unknown field "${part.fieldname.slice(0, 64)}"; the form takes file, algorithms, encoding and expected`, [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown property' }])
         continue
       }
       if (part.fieldname !== 'file') throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`)
@@ -98,6 +104,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       for await (const chunk of part.file) digests.update(chunk as Buffer)
       if (part.file.truncated) throw problems.tooLarge(`The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
       result = { name: part.filename, size: digests.size, hashes: digests.finish(encoding) }
+      if (expected) result.matches = matchExpected(expected, result.hashes, encoding)
     }
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result

@@ -1,0 +1,134 @@
+/**
+ * hashd's page: five tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * panel stays mounted while hidden, so its inputs survive switching tabs.
+ */
+import { render } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { onKeyNeeded } from './api'
+import { useAlgorithms } from './algorithms'
+import { FileTab } from './tabs/file'
+import { HashTab } from './tabs/hash'
+import { HmacTab } from './tabs/hmac'
+import { IdentifyTab } from './tabs/identify'
+import { VerifyTab, type VerifyPrefill } from './tabs/verify'
+import './style.css'
+
+const TABS = [
+  { id: 'hash', label: 'Hash' },
+  { id: 'verify', label: 'Verify' },
+  { id: 'file', label: 'File' },
+  { id: 'hmac', label: 'HMAC' },
+  { id: 'identify', label: 'Identify' },
+] as const
+type TabId = typeof TABS[number]['id']
+
+function tabFromHash(): TabId {
+  const wanted = location.hash.replace(/^#\/?/, '')
+  return TABS.find((tab) => tab.id === wanted)?.id ?? 'hash'
+}
+
+/** Asks for an API key after a 401; resolves with the key, or null if the user cancels. */
+function KeyDialog(props: { request: { reason: string, resolve: (key: string | null) => void } | null }) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const [key, setKey] = useState('')
+  useEffect(() => {
+    if (props.request && !dialog.current?.open) dialog.current?.showModal()
+  }, [props.request])
+  const close = (value: string | null) => {
+    dialog.current?.close()
+    props.request?.resolve(value)
+    setKey('')
+  }
+  return (
+    <dialog ref={dialog} aria-labelledby="key-title" onCancel={() => close(null)}>
+      <form method="dialog" onSubmit={(event) => { event.preventDefault(); close(key.trim() || null) }}>
+        <h2 id="key-title">API key</h2>
+        <p>{props.request?.reason} It is kept in this tab only (sessionStorage) and sent as a Bearer token.</p>
+        <div class="field">
+          <label for="api-key">API key</label>
+          <input id="api-key" type="password" autocomplete="off" value={key} onInput={(event) => setKey(event.currentTarget.value)} />
+        </div>
+        <div class="actions">
+          <button type="submit" class="primary">Use key</button>
+          <button type="button" onClick={() => close(null)}>Cancel</button>
+        </div>
+      </form>
+    </dialog>
+  )
+}
+
+function App() {
+  const [active, setActive] = useState<TabId>(tabFromHash)
+  const [prefill, setPrefill] = useState<VerifyPrefill | null>(null)
+  const [keyRequest, setKeyRequest] = useState<{ reason: string, resolve: (key: string | null) => void } | null>(null)
+  const { algorithms, error } = useAlgorithms()
+  const tabRefs = useRef<Array<HTMLAnchorElement | null>>([])
+
+  useEffect(() => {
+    const follow = () => setActive(tabFromHash())
+    window.addEventListener('hashchange', follow)
+    onKeyNeeded((reason) => new Promise((resolve) => setKeyRequest({ reason, resolve })))
+    return () => window.removeEventListener('hashchange', follow)
+  }, [])
+  useEffect(() => { document.title = `${TABS.find((tab) => tab.id === active)?.label} · hashd` }, [active])
+
+  const go = (id: TabId, focus = false) => {
+    if (location.hash !== `#/${id}`) location.hash = `#/${id}`
+    setActive(id)
+    if (focus) tabRefs.current[TABS.findIndex((tab) => tab.id === id)]?.focus()
+  }
+  // WAI-ARIA tabs pattern: arrows move between tabs, Home and End jump to the ends.
+  const onKeyDown = (event: KeyboardEvent) => {
+    const index = TABS.findIndex((tab) => tab.id === active)
+    const next = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: TABS.length - 1 }[event.key]
+    if (next === undefined) return
+    event.preventDefault()
+    go(TABS[(next + TABS.length) % TABS.length]!.id, true)
+  }
+  const verifyWith = (hash: string, algorithm: string | null) => {
+    setPrefill({ hash, algorithm, at: Date.now() })
+    go('verify')
+  }
+
+  return (
+    <>
+      <a class="skip" href={`#panel-${active}`} onClick={(event) => { event.preventDefault(); document.getElementById(`panel-${active}`)?.focus() }}>Skip to the form</a>
+      <header>
+        <h1><span aria-hidden="true" class="logo">#</span> hashd</h1>
+        <p class="tagline">Digests, password hashes, HMACs, file checksums and hash identification, on your own server.
+          {' '}<a href="#privacy" onClick={(event) => { event.preventDefault(); document.getElementById('privacy')?.scrollIntoView() }}>Your inputs stay on this server.</a></p>
+      </header>
+      <nav>
+        <div role="tablist" aria-label="Operations" onKeyDown={onKeyDown}>
+          {TABS.map((tab, index) => (
+            <a key={tab.id} role="tab" id={`tab-${tab.id}`} href={`#/${tab.id}`} aria-selected={active === tab.id} aria-controls={`panel-${tab.id}`}
+              tabIndex={active === tab.id ? 0 : -1} ref={(element) => { tabRefs.current[index] = element }}
+              onClick={(event) => { event.preventDefault(); go(tab.id) }}>{tab.label}</a>
+          ))}
+        </div>
+      </nav>
+      <main>
+        {error && <p class="form-error" role="alert">{error}</p>}
+        {TABS.map((tab) => (
+          <section key={tab.id} role="tabpanel" id={`panel-${tab.id}`} aria-labelledby={`tab-${tab.id}`} hidden={active !== tab.id} tabIndex={-1}>
+            {tab.id === 'hash' && <HashTab algorithms={algorithms} />}
+            {tab.id === 'verify' && <VerifyTab algorithms={algorithms} prefill={prefill} />}
+            {tab.id === 'file' && <FileTab algorithms={algorithms} />}
+            {tab.id === 'hmac' && <HmacTab algorithms={algorithms} />}
+            {tab.id === 'identify' && <IdentifyTab onVerify={verifyWith} />}
+          </section>
+        ))}
+      </main>
+      <footer>
+        <p id="privacy"><strong>Privacy:</strong> what you type or upload here goes only to this server, the one that served this page.
+          It is hashed in memory and answered, and it is not stored and not logged. Nothing is sent to any other site; this page loads no outside scripts, fonts or trackers.</p>
+        <p><a href="/docs">API documentation</a> · <a href="/api/openapi.json">OpenAPI</a></p>
+      </footer>
+      <KeyDialog request={keyRequest} />
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app')!)
+// bench/web.ts reads these: the forms can be used from the first mark, the pickers from the second.
+performance.mark('hashd:interactive')
