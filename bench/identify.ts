@@ -53,10 +53,11 @@ function hashdRanks(strict: boolean): (entry: CorpusEntry) => number {
 
 /**
  * The flattened measure: every match expanded into its own mode then its variants in the order
- * listed, each mode one rank, as a hashcat user would try them one after another.
+ * listed, each mode one rank, as a hashcat user would try them one after another. A match without
+ * a hashcat mode (a base64 digest, a checksum) still takes one rank: it is one more thing to try.
  */
-function flattenedModes(matches: readonly IdentifyMatch[]): number[] {
-  return matches.flatMap((match) => [...(match.hashcat === null ? [] : [match.hashcat]), ...(match.variants ?? []).map((variant) => variant.hashcat)])
+function flattenedModes(matches: readonly IdentifyMatch[]): Array<number | null> {
+  return matches.flatMap((match) => [match.hashcat, ...(match.variants ?? []).map((variant) => variant.hashcat)])
 }
 
 function flattenedRanks(entry: CorpusEntry): number {

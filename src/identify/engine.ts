@@ -23,6 +23,10 @@ export interface IdentifyMatch {
   verifiable: boolean
   /** Other hashcat modes that read this exact syntax as variants of the same format. */
   variants?: HashcatVariant[]
+  /** The text form or wrapper around the digest named by `algorithm` (base64, sri, oci-digest…). */
+  format?: string
+  /** What is wrong with a string that almost has this format (a truncated checksum, say). */
+  problem?: string
 }
 
 export interface Identification {
@@ -57,7 +61,7 @@ function paramsOf(format: HashFormat, text: string, match: RegExpExecArray): Par
  */
 function isVerifiable(format: HashFormat, hash: string): boolean {
   const algorithm = format.registered
-  if (algorithm === undefined) return false
+  if (algorithm === undefined || !format.verifiable) return false
   return algorithm.kind !== 'password' || algorithm.claims(hash)
 }
 
@@ -101,6 +105,7 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
     break
   }
   if (format.variants) match.variants = format.variants
+  if (format.format !== undefined) match.format = format.format
   return match
 }
 

@@ -29,7 +29,7 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     // `$id$` (modular crypt, PHC) and `{SCHEME}` (RFC 2307) openings are signatures even when the
     // literal part is short, as are literal prefixes of three or more characters.
     signature: spec.signature ?? (prefix.length >= 3 || /^(?:\$|\{|U\$)/.test(prefix)),
-    verifiable: registered !== undefined,
+    verifiable: registered !== undefined && spec.unverifiable === undefined,
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
   }
