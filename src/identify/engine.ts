@@ -7,8 +7,9 @@
  * No HTTP here: routes/identify.ts calls `identify` / `identifyMany`.
  */
 import { interpretations } from './input.js'
-import { baseWeight, rank, type Candidate, type RankedCandidate } from './ranking.js'
-import { formatsAdmitting } from './table.js'
+import { nearMisses } from './near-miss.js'
+import { baseWeight, NEAR_MISS_FACTOR, rank, type Candidate, type RankedCandidate } from './ranking.js'
+import { formatsAdmitting, nearMissRows } from './table.js'
 import type { HashcatVariant, HashFormat, Params } from './types.js'
 
 export interface IdentifyMatch {
@@ -84,6 +85,12 @@ function candidatesFor(trimmed: string): Candidate[] {
       const existing = best.get(format)
       if (!existing || existing.weight < weight) best.set(format, { format, weight, params, hash: reading.text })
     }
+    if (reading.only !== undefined) continue
+    for (const { format, problem } of nearMisses(reading.text, nearMissRows)) {
+      const weight = format.prior * NEAR_MISS_FACTOR * reading.factor
+      const existing = best.get(format)
+      if (!existing || (existing.problem !== undefined && existing.weight < weight)) best.set(format, { format, weight, params: {}, hash: reading.text, problem })
+    }
   }
   return [...best.values()]
 }
@@ -98,7 +105,7 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
     john: format.john,
     category: format.category,
     description: format.description,
-    verifiable: isVerifiable(format, candidate.hash),
+    verifiable: candidate.problem === undefined && isVerifiable(format, candidate.hash),
   }
   for (const _key in candidate.params) {
     match.params = candidate.params
@@ -106,6 +113,7 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
   }
   if (format.variants) match.variants = format.variants
   if (format.format !== undefined) match.format = format.format
+  if (candidate.problem !== undefined) match.problem = candidate.problem
   return match
 }
 

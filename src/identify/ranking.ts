@@ -16,6 +16,12 @@ export const SIGNATURE_FACTOR = 1000
 /** Uppercase hex is how pwdump-style tools print NT and LM hashes (and Oracle, SAP, MySQL). */
 export const UPPERCASE_HEX_FACTOR = 8
 /**
+ * A near miss (a truncated crypt string, say) is weighed as its format's prior times this, with
+ * no signature bonus: it leads when nothing else matches, but with a low confidence (about 0.1
+ * for the commonest formats), and any real match outranks it.
+ */
+export const NEAR_MISS_FACTOR = 0.002
+/**
  * A string of hex digits only is unlikely to come from a format with a 64-character alphabet:
  * 10 random crypt64 characters are all hex with probability (22/64)^10 ≈ 2e-5. Damped, as
  * priors are rough too.
@@ -37,6 +43,8 @@ export interface Candidate {
   params: Params
   /** The part of the input this candidate read (the hash inside `user:hash`, say). */
   hash: string
+  /** Set on a near miss: what keeps the string from being this format (near-miss.ts). */
+  problem?: string
 }
 
 export interface RankedCandidate extends Candidate {
@@ -79,6 +87,7 @@ export function rank(candidates: Candidate[]): RankedCandidate[] {
     weight: candidate.weight,
     params: candidate.params,
     hash: candidate.hash,
+    ...(candidate.problem === undefined ? {} : { problem: candidate.problem }),
     confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
   }))
 }
