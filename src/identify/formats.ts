@@ -136,6 +136,14 @@ function other(name: string, displayName: string, category: Category, pattern: s
  * theirs (the string is evidence for the whole group). Patterns must be identical, checked here,
  * so a mode with a real clue of its own (vBulletin's 30-character salt, Oracle's 20 hex) stays a
  * row of its own.
+ *
+ * The variants come in the order of their priors, which is the order a hashcat user should try
+ * them. The priors within a group follow one rule of thumb, not the benchmark file: the raw digest
+ * first; then the two generic salted constructions ($pass.$salt, $salt.$pass, hashcat's own first
+ * modes 10/20, 110/120…); then HMAC with the password as key, then with the salt as key; then the
+ * applications that store the digest:salt form as it is (PostgreSQL, SMF); then nested digests of
+ * the same family (md5(md5()), sha1($salt.sha1())); then UTF-16LE variants (Windows-derived
+ * code); then cross-family nesting (md5(sha1())) and the exotic HMACs (Streebog, BLAKE2s).
  */
 function sameSyntax(rows: FormatSpec[]): FormatSpec {
   const modeOf = (row: FormatSpec): number => {

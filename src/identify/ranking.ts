@@ -64,11 +64,13 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
  * A row that admits few lengths concentrates its probability on them: when "32 hex : 3
  * characters" matches both vBulletin (salt of exactly 3) and the md5($pass.$salt) family (any
  * salt up to 256), P(length | format) is 1 for vBulletin and about 1/span for the family. The span
- * is capped at 32 because real salts of the generic modes cluster on a few dozen lengths (2 to 32
- * characters), not on all 257; so a family whose priors add up to 25 times vBulletin's still comes
- * second on a 3-character salt, and first on any length no application owns.
+ * is capped at 64 because real salts of the generic modes spread over the lengths from 1 to 64
+ * characters (up to the hex of a 32-byte salt), not over all 257; so a family whose priors add up
+ * to 25 times vBulletin's still comes second on a 3-character salt, an application that fixes its
+ * salt's length and alphabet (Redmine's 32 hex, PrestaShop's 56 characters) comes first on its own
+ * length, and the family comes first on any length no application owns.
  */
-const MAX_SPAN = 32
+const MAX_SPAN = 64
 
 export function baseWeight(format: HashFormat, text: string): number {
   const span = Math.min(format.maxLength - format.minLength + 1, MAX_SPAN)
