@@ -109,6 +109,8 @@ const RULES: EnvelopeRule[] = [
     // Nix base32 SHA-256 without its prefix, as older Nix expressions write it (sha256 = "…").
     pattern: /^[01][0-9a-df-np-sv-z]{51}$/,
     read: ([text = '']) => {
+      // All hex digits: hex wins, as it does for every bare digest (decodeDigestText).
+      if (/^[0-9a-f]+$/.test(text)) return null
       const bytes = decodeNix32(text, 32)
       return bytes && { format: 'nix-base32', algorithm: 'sha256', bytes }
     },
