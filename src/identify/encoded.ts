@@ -25,6 +25,7 @@ const COLON_HEX_SHARE = 0.02
 /** A digest hashd computes but the hex rows do not rank (gost94-cryptopro, tiger2, ed2k…). */
 const UNRANKED_HEX_PRIOR = 1
 
+const ALL_HEX = /^[0-9a-fA-F]+$/
 const STANDARD = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
@@ -39,6 +40,9 @@ export function canonicalBase64(bytes: number): FormatParser {
   const mask = leftover === 1 ? 0b1111 : leftover === 2 ? 0b11 : 0
   const dataLength = Math.ceil(bytes * 4 / 3)
   return (hash) => {
+    // Hex digits only, of even length: /api/verify reads such a string as hex (decodeDigestText),
+    // and so does identify.
+    if (hash.length % 2 === 0 && ALL_HEX.test(hash)) return null
     const url = /[-_]/.test(hash)
     if (mask !== 0) {
       const last = hash[dataLength - 1] ?? ''
