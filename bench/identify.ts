@@ -51,6 +51,19 @@ function hashdRanks(strict: boolean): (entry: CorpusEntry) => number {
   return (entry) => identify(entry.hash).matches.findIndex((match) => covers(match, entry.hashcat, strict))
 }
 
+/**
+ * The flattened measure: every match expanded into its own mode then its variants in the order
+ * listed, each mode one rank, as a hashcat user would try them one after another. A match without
+ * a hashcat mode (a base64 digest, a checksum) still takes one rank: it is one more thing to try.
+ */
+function flattenedModes(matches: readonly IdentifyMatch[]): Array<number | null> {
+  return matches.flatMap((match) => [match.hashcat, ...(match.variants ?? []).map((variant) => variant.hashcat)])
+}
+
+function flattenedRanks(entry: CorpusEntry): number {
+  return flattenedModes(identify(entry.hash).matches).indexOf(entry.hashcat)
+}
+
 /** Runs hashID once over a file of every corpus hash and reads its ordered candidate lists. */
 function hashIdRanks(): ((entry: CorpusEntry) => number) | string {
   const directory = mkdtempSync(join(tmpdir(), 'hashd-bench-'))
@@ -112,6 +125,7 @@ const expectedModes = new Set(corpus.map((entry) => entry.hashcat))
 const covered = [...expectedModes].filter((mode) => hashcatModes.has(mode) || formats.some((format) => (format.variants ?? []).some((variant) => variant.hashcat === mode))).length
 const hashd = hitRates(hashdRanks(false))
 const hashdStrict = hitRates(hashdRanks(true))
+const hashdFlat = hitRates(flattenedRanks)
 const hashIdRankOf = hashIdRanks()
 
 console.log(`identify bench (corpus: ${corpusPath}, ${corpus.length} entries; table: ${formats.length} formats, ${covered}/${expectedModes.size} corpus modes covered)`)
@@ -122,6 +136,7 @@ const variantRows = formats.filter((format) => (format.variants ?? []).length > 
 console.log(`${''.padEnd(40)}top-1   top-3   top-10`)
 console.log(row('hashd (own mode or a listed variant)', hashd))
 console.log(row('hashd strict (own mode only)', hashdStrict))
+console.log(row('hashd flattened (variants in order)', hashdFlat))
 if (typeof hashIdRankOf === 'string') console.log(`${'hashID'.padEnd(40)}${hashIdRankOf}`)
 else console.log(row('hashID (every mode a separate line)', hitRates(hashIdRankOf)))
 console.log('')

@@ -13,6 +13,8 @@ export type InputEncoding = typeof INPUT_ENCODINGS[number]
 const HEX = /^(?:[0-9a-fA-F]{2})*$/
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 const BASE64URL = /^[A-Za-z0-9_-]*$/
+/** base64url with its padding kept (RFC 4648 §5 allows either; Python's urlsafe_b64encode pads). */
+const BASE64URL_PADDED = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/
 
 /**
  * The bytes a request field stands for. Text is UTF-8; a string that is not well-formed Unicode
@@ -54,7 +56,7 @@ export function decodeDigestText(text: string): Buffer | null {
   if (trimmed.length === 0 || trimmed.length % 4 === 1) return null
   const unpadded = trimmed.replace(/={1,2}$/, '')
   if (/^[A-Za-z0-9+/]+$/.test(unpadded) || BASE64URL.test(unpadded)) {
-    if (trimmed.includes('=') && !BASE64.test(trimmed)) return null
+    if (trimmed.includes('=') && !BASE64.test(trimmed) && !BASE64URL_PADDED.test(trimmed)) return null
     return Buffer.from(unpadded.replaceAll('-', '+').replaceAll('_', '/'), 'base64')
   }
   return null

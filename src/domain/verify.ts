@@ -11,6 +11,7 @@ import { Problem, problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
+import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
 
 export interface VerifyRequest {
   input: string
@@ -47,6 +48,17 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   if (scheme) return verifyPassword(engine, scheme, input, hash, whenClientGone?.())
   const formatted = digestAlgorithms.filter((digest) => digest.formatPattern?.test(hash))
   if (formatted.length > 0) return verifyDigest(engine, formatted, input, hash, false)
+  // A digest in a wrapper (SRI, OCI, Nix, OpenSSH, colon hex): the input is the content whose
+  // digest the wrapper holds (see envelopes.ts).
+  const envelope = unwrapDigest(hash)
+  if (envelope) {
+    const inner = envelope.algorithm === undefined ? digestsByOutputBytes(envelope.bytes.length) : digestAlgorithms.filter((digest) => digest.name === envelope.algorithm)
+    if (inner.length === 0) {
+      return { match: false, algorithm: null, processingTimeMs: 0, rehashRecommended: false, warnings: [`no digest hashd knows produces ${envelope.bytes.length} bytes`] }
+    }
+    return verifyDigest(engine, inner, input, hash, envelope.algorithm !== undefined)
+  }
+  throwIfUnverifiable(hash)
   const bytes = decodeDigestText(hash)
   if (!bytes) {
     throw problems.unprocessable('unrecognized-hash', 'Unrecognized hash',
@@ -76,6 +88,27 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
   }
 }
 
+/** A wrapper identify recognises (go.sum h1:, S3 multipart ETag) that no single input verifies: 422. */
+function throwIfUnverifiable(hash: string): void {
+  const unverifiable = unverifiableEnvelope(hash)
+  if (unverifiable) {
+    throw problems.unprocessable('verify-not-supported', 'Verify not supported for this format',
+      `/api/verify cannot check a ${unverifiable.format} value: ${unverifiable.why}`, { format: unverifiable.format })
+  }
+}
+
+/** The digest bytes of a wrapped hash under a named algorithm, or a 422 when they disagree. */
+function envelopeDigest(algorithm: DigestAlgorithm, envelope: Envelope): { bytes: Uint8Array, outputBytes: number } {
+  if (envelope.algorithm !== undefined && envelope.algorithm !== algorithm.name) {
+    throw problems.malformedHash(algorithm.name, `the ${envelope.format} value holds a ${envelope.algorithm} digest`)
+  }
+  const { min, max } = algorithm.outputLength ?? { min: algorithm.outputBytes, max: algorithm.outputBytes }
+  if (envelope.bytes.length < min || envelope.bytes.length > max) {
+    throw problems.malformedHash(algorithm.name, `the ${envelope.format} value holds ${envelope.bytes.length} bytes, not ${algorithm.outputBytes}`)
+  }
+  return { bytes: envelope.bytes, outputBytes: envelope.bytes.length }
+}
+
 /** The bytes a digest hash string stands for under `algorithm`, or a 422 when it cannot be one. */
 function expectedDigest(algorithm: DigestAlgorithm, hash: string, named: boolean): { bytes: Uint8Array, outputBytes: number } {
   if (algorithm.format) {
@@ -83,6 +116,9 @@ function expectedDigest(algorithm: DigestAlgorithm, hash: string, named: boolean
     if (algorithm.formatPattern && !algorithm.formatPattern.test(text)) throw problems.malformedHash(algorithm.name, 'not in its standard text form')
     return { bytes: Buffer.from(text.toUpperCase()), outputBytes: algorithm.outputBytes }
   }
+  const envelope = unwrapDigest(hash)
+  if (envelope) return envelopeDigest(algorithm, envelope)
+  throwIfUnverifiable(hash)
   const bytes = decodeDigestText(hash)
   if (!bytes) throw problems.malformedHash(algorithm.name, 'expected hex, base64 or base64url')
   if (algorithm.outputLength) {

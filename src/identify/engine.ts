@@ -7,8 +7,9 @@
  * No HTTP here: routes/identify.ts calls `identify` / `identifyMany`.
  */
 import { interpretations } from './input.js'
-import { baseWeight, rank, type Candidate, type RankedCandidate } from './ranking.js'
-import { formatsAdmitting } from './table.js'
+import { nearMisses } from './near-miss.js'
+import { baseWeight, NEAR_MISS_FACTOR, rank, type Candidate, type RankedCandidate } from './ranking.js'
+import { formatsAdmitting, nearMissRows } from './table.js'
 import type { HashcatVariant, HashFormat, Params } from './types.js'
 
 export interface IdentifyMatch {
@@ -23,6 +24,10 @@ export interface IdentifyMatch {
   verifiable: boolean
   /** Other hashcat modes that read this exact syntax as variants of the same format. */
   variants?: HashcatVariant[]
+  /** The text form or wrapper around the digest named by `algorithm` (base64, sri, oci-digest…). */
+  format?: string
+  /** What is wrong with a string that almost has this format (a truncated checksum, say). */
+  problem?: string
 }
 
 export interface Identification {
@@ -57,7 +62,7 @@ function paramsOf(format: HashFormat, text: string, match: RegExpExecArray): Par
  */
 function isVerifiable(format: HashFormat, hash: string): boolean {
   const algorithm = format.registered
-  if (algorithm === undefined) return false
+  if (algorithm === undefined || !format.verifiable) return false
   return algorithm.kind !== 'password' || algorithm.claims(hash)
 }
 
@@ -80,6 +85,12 @@ function candidatesFor(trimmed: string): Candidate[] {
       const existing = best.get(format)
       if (!existing || existing.weight < weight) best.set(format, { format, weight, params, hash: reading.text })
     }
+    if (reading.only !== undefined) continue
+    for (const { format, problem } of nearMisses(reading.text, nearMissRows)) {
+      const weight = format.prior * NEAR_MISS_FACTOR * reading.factor
+      const existing = best.get(format)
+      if (!existing || (existing.problem !== undefined && existing.weight < weight)) best.set(format, { format, weight, params: {}, hash: reading.text, problem })
+    }
   }
   return [...best.values()]
 }
@@ -94,13 +105,15 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
     john: format.john,
     category: format.category,
     description: format.description,
-    verifiable: isVerifiable(format, candidate.hash),
+    verifiable: candidate.problem === undefined && isVerifiable(format, candidate.hash),
   }
   for (const _key in candidate.params) {
     match.params = candidate.params
     break
   }
   if (format.variants) match.variants = format.variants
+  if (format.format !== undefined) match.format = format.format
+  if (candidate.problem !== undefined) match.problem = candidate.problem
   return match
 }
 

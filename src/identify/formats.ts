@@ -14,6 +14,7 @@ import {
   decodedLength, groupParams, parseArgon2, parseBcrypt, parseBsdiCrypt, parseIterated, parseJwt,
   parsePasslibScrypt, parsePortableCost, parseScrypt7, parseShaCrypt, parseYescrypt,
 } from './parsers.js'
+import { canonicalBase64, colonHexPattern, encodedDigestRows } from './encoded.js'
 import type { Category, FormatSpec, HashcatVariant } from './types.js'
 
 const R = String.raw
@@ -42,6 +43,28 @@ const field = (max = 128, min = 1): string => `[^$*:\\s]${count(min, max)}`
 const rest = (min: number, max: number): string => `[!-~]${count(min, max)}`
 /** A salt after `hash:`, as hashcat's salted modes take it (any characters, up to 256). */
 const SALT = '(?<salt>[^:\\n]{0,256})'
+
+/** Nix's base32 alphabet (libutil hash.cc base32Chars): digits and letters without e, o, t, u. */
+const nix32 = (min: number, max?: number): string => `[0-9a-df-np-sv-z]${count(min, max)}`
+
+/** The `payload` group (SRI, OpenSSH, go.sum): canonical base64 of exactly `bytes` bytes. */
+const base64Payload = (bytes: number): FormatSpec['parse'] => {
+  const canonical = canonicalBase64(bytes)
+  return (hash, groups) => (canonical!(groups.payload ?? '', groups) === null ? null : {})
+}
+
+/**
+ * A digest inside a wrapper (SRI, OCI, OpenSSH, Nix, go.sum…): the row is named by the inner
+ * digest, so /api/verify reads it where it can, and `format` names the wrapper.
+ */
+function envelope(name: string, displayName: string, format: string, pattern: string, prior: number, description: string, extra: { parse?: FormatSpec['parse'], unverifiable?: string, signature?: boolean } = {}): FormatSpec {
+  return {
+    name, displayName, category: ENCODED, hashcat: null, john: null, pattern, prior, description, format,
+    ...(extra.parse ? { parse: extra.parse } : {}),
+    ...(extra.unverifiable ? { unverifiable: extra.unverifiable } : {}),
+    ...(extra.signature === undefined ? {} : { signature: extra.signature }),
+  }
+}
 
 /** hashcat modes that read one syntax as parameter variants (see FormatSpec.variants). */
 const variant = (hashcat: number, displayName: string): HashcatVariant => ({ hashcat, displayName })
@@ -113,6 +136,14 @@ function other(name: string, displayName: string, category: Category, pattern: s
  * theirs (the string is evidence for the whole group). Patterns must be identical, checked here,
  * so a mode with a real clue of its own (vBulletin's 30-character salt, Oracle's 20 hex) stays a
  * row of its own.
+ *
+ * The variants come in the order of their priors, which is the order a hashcat user should try
+ * them. The priors within a group follow one rule of thumb, not the benchmark file: the raw digest
+ * first; then the two generic salted constructions ($pass.$salt, $salt.$pass, hashcat's own first
+ * modes 10/20, 110/120…); then HMAC with the password as key, then with the salt as key; then the
+ * applications that store the digest:salt form as it is (PostgreSQL, SMF); then nested digests of
+ * the same family (md5(md5()), sha1($salt.sha1())); then UTF-16LE variants (Windows-derived
+ * code); then cross-family nesting (md5(sha1())) and the exotic HMACs (Streebog, BLAKE2s).
  */
 function sameSyntax(rows: FormatSpec[]): FormatSpec {
   const modeOf = (row: FormatSpec): number => {
@@ -735,14 +766,47 @@ export const formatSpecs: FormatSpec[] = [
   ]),
   hc(31000, 'blake2s-256-hashcat', 'BLAKE2s-256', RAW, R`\$BLAKE2\$${hex(64)}`, 10, { description: 'BLAKE2s-256 in hashcat\'s $BLAKE2$hex form' }),
 
-  // ---- base64-encoded digests (what /api/hash returns with encoding=base64) ----
-  other('md5', 'MD5 (base64)', ENCODED, R`(?<payload>${b64(22)}==)`, 40, { parse: decodedLength('payload', 16), description: 'MD5 digest, base64' }),
-  other('sha1', 'SHA-1 (base64)', ENCODED, R`(?<payload>${b64(27)}=)`, 40, { parse: decodedLength('payload', 20), description: 'SHA-1 digest, base64' }),
-  other('sha224', 'SHA-224 (base64)', ENCODED, R`(?<payload>${b64(38)}==)`, 10, { parse: decodedLength('payload', 28), description: 'SHA-224 digest, base64' }),
-  other('sha256', 'SHA-256 (base64)', ENCODED, R`(?<payload>${b64(43)}=)`, 40, { parse: decodedLength('payload', 32), description: 'SHA-256 digest, base64' }),
-  other('sha384', 'SHA-384 (base64)', ENCODED, R`(?<payload>${b64(64)})`, 10, { parse: decodedLength('payload', 48), description: 'SHA-384 digest, base64' }),
-  other('sha512', 'SHA-512 (base64)', ENCODED, R`(?<payload>${b64(86)}==)`, 40, { parse: decodedLength('payload', 64), description: 'SHA-512 digest, base64' }),
-  other('sha256', 'SHA-256 (base64url)', ENCODED, R`(?<payload>[A-Za-z0-9_-]{43})`, 5, { parse: decodedLength('payload', 32), description: 'SHA-256 digest, unpadded base64url' }),
+  // ---- Digests inside the wrappers people copy from real tools (bare base64 and colon-hex
+  // forms of every registry digest are generated from the registry: see encoded.ts) ----
+  // Subresource Integrity (W3C SRI §3.1: sha256/384/512) and npm/yarn `integrity`, whose old
+  // lockfiles still carry sha1-; Nix prints its SRI hashes the same way (`nix hash convert`).
+  envelope('sha512', 'SHA-512 (SRI / npm integrity)', 'sri', R`sha512-(?<payload>${b64(86)}(?:==)?)`, 300, 'Subresource Integrity / npm and yarn `integrity`: sha512- + base64 SHA-512 (W3C SRI); verify checks the digest of the input', { parse: base64Payload(64) }),
+  envelope('sha384', 'SHA-384 (SRI)', 'sri', R`sha384-(?<payload>${b64(64)})`, 200, 'Subresource Integrity (W3C SRI, <script integrity>): sha384- + base64 SHA-384; verify checks the digest of the input', { parse: base64Payload(48) }),
+  envelope('sha256', 'SHA-256 (SRI / Nix)', 'sri', R`sha256-(?<payload>${b64(43)}=?)`, 200, 'Subresource Integrity or a Nix SRI hash: sha256- + base64 SHA-256; verify checks the digest of the input (for Nix: the file, or the NAR of a path)', { parse: base64Payload(32) }),
+  envelope('sha1', 'SHA-1 (npm integrity)', 'sri', R`sha1-(?<payload>${b64(27)}=?)`, 40, 'npm lockfile v1 `integrity` (or Nix SRI) with SHA-1: sha1- + base64', { parse: base64Payload(20) }),
+  // OCI image spec descriptor.md "Digests": algorithm ":" encoded; sha256 and sha512 are the
+  // registered algorithms, lowercase hex only. Nix also accepts sha256: + hex.
+  envelope('sha256', 'SHA-256 (OCI/Docker digest)', 'oci-digest', R`sha256:${lhex(64)}`, 300, 'OCI/Docker content digest (image-spec descriptor.md): sha256: + hex of the blob or manifest; verify checks the digest of the input'),
+  envelope('sha512', 'SHA-512 (OCI digest)', 'oci-digest', R`sha512:${lhex(128)}`, 20, 'OCI content digest with SHA-512 (image-spec descriptor.md); verify checks the digest of the input'),
+  // Nix base32 (libutil hash.cc): alphabet 0-9a-z without e o t u, bytes read from the end; the
+  // first character carries the top bits, which for 256 bits leave only 0 or 1.
+  envelope('sha256', 'SHA-256 (Nix base32)', 'nix-base32', R`sha256:[01]${nix32(51)}`, 100, 'Nix hash: sha256: + Nix base32 (nix-hash --type sha256 --base32, nix hash convert --to nix32); verify checks the digest of the input (a file, or the NAR of a path)'),
+  envelope('sha512', 'SHA-512 (Nix base32)', 'nix-base32', R`sha512:[0-3]${nix32(102)}`, 10, 'Nix hash: sha512: + Nix base32; verify checks the digest of the input'),
+  envelope('sha1', 'SHA-1 (Nix base32)', 'nix-base32', R`sha1:${nix32(32)}`, 10, 'Nix hash: sha1: + Nix base32; verify checks the digest of the input'),
+  envelope('md5', 'MD5 (Nix base32)', 'nix-base32', R`md5:[0-3]${nix32(25)}`, 5, 'Nix hash: md5: + Nix base32; verify checks the digest of the input'),
+  envelope('sha256', 'SHA-256 (bare Nix base32)', 'nix-base32', R`[01]${nix32(51)}`, 20, 'Nix base32 SHA-256 without its sha256: prefix, as older Nix expressions write it (sha256 = "…"); verify checks the digest of the input', { signature: false }),
+  // OpenSSH key fingerprints (ssh-keygen -l; sshkey.c fingerprint_b64 and fingerprint_hex).
+  envelope('sha256', 'SHA-256 (OpenSSH fingerprint)', 'openssh-fingerprint', R`SHA256:(?<payload>${b64(43)})`, 300, 'OpenSSH key fingerprint (ssh-keygen -l): SHA256: + unpadded base64 of the SHA-256 of the key blob; verify checks the digest of the input (the key blob: the base64 field of the .pub line, decoded)', { parse: base64Payload(32) }),
+  envelope('md5', 'MD5 (OpenSSH legacy fingerprint)', 'openssh-fingerprint', R`MD5:${colonHexPattern(16)}`, 60, 'Legacy OpenSSH key fingerprint (ssh-keygen -l -E md5): MD5: + colon-separated hex; verify checks the digest of the input (the key blob)'),
+  // Go's go.sum h1: hash (golang.org/x/mod/sumdb/dirhash Hash1): SHA-256 of a summary that
+  // lists every file of the module with its own SHA-256, so no single input verifies it.
+  envelope('sha256', 'SHA-256 (go.sum h1:)', 'go-sum-h1', R`h1:(?<payload>${b64(43)}=)`, 100, 'Go modules go.sum hash (h1:): base64 SHA-256 of the dirhash summary of the module\'s files', {
+    parse: base64Payload(32), unverifiable: 'a go.sum h1: hash is the SHA-256 of a summary listing every file of the module with its own SHA-256 (dirhash Hash1), not the digest of one input',
+  }),
+  // git object ids (git hash-object): sha1 or, in SHA-256 repositories, sha256 of
+  // "<type> <size>\0" + content. They look exactly like bare digests: ranked below the bare
+  // digest of the same length and below the digests the tests require in the top 5.
+  envelope('sha1', 'Git object id (SHA-1)', 'git-object-id', lhex(40), 25, 'git object id (commit, tree, blob or tag): SHA-1 of "<type> <size>\\0" + content, lowercase hex', {
+    signature: false, unverifiable: 'a git object id hashes "<type> <size>\\0" + content, and the id does not say which object type it is; ask /api/verify for the bare sha1 of that exact byte string instead',
+  }),
+  envelope('sha256', 'Git object id (SHA-256)', 'git-object-id', lhex(64), 2, 'git object id in a SHA-256 repository (git init --object-format=sha256), lowercase hex', {
+    signature: false, unverifiable: 'a git object id hashes "<type> <size>\\0" + content, and the id does not say which object type it is; ask /api/verify for the bare sha256 of that exact byte string instead',
+  }),
+  // Amazon S3 multipart upload ETag: md5 of the concatenated binary md5s of the parts, then
+  // "-" and the number of parts (1 to 10,000).
+  envelope('md5', 'MD5 (S3 multipart ETag)', 's3-multipart-etag', R`${lhex(32)}-[1-9]\d{0,4}`, 50, 'Amazon S3 multipart-upload ETag: MD5 of the concatenated MD5s of the parts, then - and the part count', {
+    signature: true, unverifiable: 'an S3 multipart ETag is the MD5 of the parts\' MD5s, and the part boundaries are not in the string',
+  }),
 
   hc(14700, 'itunes-backup-9', 'iTunes backup < 10.0', FBE, R`\$itunes_backup\$\*9\*${hex(80)}\*(?<rounds>\d{1,8})\*${hex(40)}\*\*`, 4, { john: 'itunes-backup', parse: parseIterated }),
   hc(14800, 'itunes-backup-10', 'iTunes backup >= 10.0', FBE, R`\$itunes_backup\$\*10\*${hex(80)}\*(?<rounds>\d{1,8})\*${hex(40)}\*\d{1,8}\*${hex(40)}`, 5, { john: 'itunes-backup', parse: parseIterated }),
@@ -750,6 +814,9 @@ export const formatSpecs: FormatSpec[] = [
   cryptVolume('truecrypt', 'TrueCrypt', 29300, [['RIPEMD160'], ['SHA512'], ['Whirlpool'], ['RIPEMD160', true]], 0),
   cryptVolume('veracrypt', 'VeraCrypt', 29400, [['RIPEMD160'], ['SHA512'], ['Whirlpool'], ['RIPEMD160', true], ['SHA256'], ['SHA256', true], ['Streebog-512'], ['Streebog-512', true]], 1),
 ]
+
+// Every registry digest in base64/base64url and colon hex, ranked by the hex rows above.
+formatSpecs.push(...encodedDigestRows(formatSpecs))
 
 /**
  * TrueCrypt and VeraCrypt volume headers: hashcat's 293xx/294xx modes share one syntax

@@ -5,7 +5,9 @@
  * - without a `0x` prefix;
  * - the second field of an /etc/shadow line (`user:hash:lastchg:min:max:warn:inactive:expire:`);
  * - the NT and LM fields of a pwdump line (`user:rid:LM:NT:::`);
- * - the part after `user:` (htpasswd lines, `user:hash` dumps).
+ * - the part after `user:` (htpasswd lines, `user:hash` dumps);
+ * - the fingerprint in `openssl x509 -fingerprint` output (`SHA256 Fingerprint=AB:CD:…`) and in an
+ *   `ssh-keygen -l` line (`256 SHA256:… comment (ED25519)`).
  */
 
 export interface Interpretation {
@@ -26,11 +28,21 @@ const EMPTY_LM = 'aad3b435b51404eeaad3b435b51404ee'
 const USER_READING_FACTOR = 0.25
 /** Readings of user:hash and shadow lines are only tried on inputs of plausible size. */
 const MAX_LINE = 8192
+/** `openssl x509 -fingerprint` prints `<digest> Fingerprint=` then colon hex (apps/x509.c). */
+const OPENSSL_FINGERPRINT = /^[A-Za-z0-9-]{2,16} Fingerprint=([0-9A-Fa-f:]{11,400})$/
+/** `ssh-keygen -l` prints bits, the fingerprint, the comment and the key type (ssh-keygen.c). */
+const SSH_KEYGEN_LINE = /^\d{3,5} ((?:SHA256|MD5|SHA1|SHA384|SHA512):[A-Za-z0-9+/:=]{16,128})(?: [^\n]{0,512})?$/
 
 export function interpretations(trimmed: string): Interpretation[] {
   const readings: Interpretation[] = [{ text: trimmed, factor: 1 }]
   if (/^0[xX][0-9a-fA-F]{8,}$/.test(trimmed) && trimmed.length <= MAX_LINE) readings.push({ text: trimmed.slice(2), factor: 0.9 })
   if (trimmed.length > MAX_LINE || !trimmed.includes(':')) return readings
+
+  const fingerprint = OPENSSL_FINGERPRINT.exec(trimmed) ?? SSH_KEYGEN_LINE.exec(trimmed)
+  if (fingerprint) {
+    readings.push({ text: fingerprint[1]!, factor: 1 })
+    return readings
+  }
 
   const pwdump = PWDUMP.exec(trimmed)
   if (pwdump) {

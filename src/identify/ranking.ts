@@ -16,6 +16,12 @@ export const SIGNATURE_FACTOR = 1000
 /** Uppercase hex is how pwdump-style tools print NT and LM hashes (and Oracle, SAP, MySQL). */
 export const UPPERCASE_HEX_FACTOR = 8
 /**
+ * A near miss (a truncated crypt string, say) is weighed as its format's prior times this, with
+ * no signature bonus: it leads when nothing else matches, but with a low confidence (about 0.1
+ * for the commonest formats), and any real match outranks it.
+ */
+export const NEAR_MISS_FACTOR = 0.002
+/**
  * A string of hex digits only is unlikely to come from a format with a 64-character alphabet:
  * 10 random crypt64 characters are all hex with probability (22/64)^10 ≈ 2e-5. Damped, as
  * priors are rough too.
@@ -37,6 +43,8 @@ export interface Candidate {
   params: Params
   /** The part of the input this candidate read (the hash inside `user:hash`, say). */
   hash: string
+  /** Set on a near miss: what keeps the string from being this format (near-miss.ts). */
+  problem?: string
 }
 
 export interface RankedCandidate extends Candidate {
@@ -56,11 +64,13 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
  * A row that admits few lengths concentrates its probability on them: when "32 hex : 3
  * characters" matches both vBulletin (salt of exactly 3) and the md5($pass.$salt) family (any
  * salt up to 256), P(length | format) is 1 for vBulletin and about 1/span for the family. The span
- * is capped at 32 because real salts of the generic modes cluster on a few dozen lengths (2 to 32
- * characters), not on all 257; so a family whose priors add up to 25 times vBulletin's still comes
- * second on a 3-character salt, and first on any length no application owns.
+ * is capped at 64 because real salts of the generic modes spread over the lengths from 1 to 64
+ * characters (up to the hex of a 32-byte salt), not over all 257; so a family whose priors add up
+ * to 25 times vBulletin's still comes second on a 3-character salt, an application that fixes its
+ * salt's length and alphabet (Redmine's 32 hex, PrestaShop's 56 characters) comes first on its own
+ * length, and the family comes first on any length no application owns.
  */
-const MAX_SPAN = 32
+const MAX_SPAN = 64
 
 export function baseWeight(format: HashFormat, text: string): number {
   const span = Math.min(format.maxLength - format.minLength + 1, MAX_SPAN)
@@ -79,6 +89,7 @@ export function rank(candidates: Candidate[]): RankedCandidate[] {
     weight: candidate.weight,
     params: candidate.params,
     hash: candidate.hash,
+    ...(candidate.problem === undefined ? {} : { problem: candidate.problem }),
     confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
   }))
 }

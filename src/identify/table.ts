@@ -5,6 +5,7 @@
  */
 import { findAlgorithm } from '../algorithms/registry.js'
 import { formatSpecs } from './formats.js'
+import { nearMissRules, type NearMissRule } from './near-miss.js'
 import { lengthRange, literalPrefix } from './pattern.js'
 import type { FormatSpec, HashFormat } from './types.js'
 
@@ -29,7 +30,7 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     // `$id$` (modular crypt, PHC) and `{SCHEME}` (RFC 2307) openings are signatures even when the
     // literal part is short, as are literal prefixes of three or more characters.
     signature: spec.signature ?? (prefix.length >= 3 || /^(?:\$|\{|U\$)/.test(prefix)),
-    verifiable: registered !== undefined,
+    verifiable: registered !== undefined && spec.unverifiable === undefined,
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
   }
@@ -74,3 +75,11 @@ export function formatsAdmitting(text: string): HashFormat[] {
 
 /** The distinct hashcat modes the table covers. */
 export const hashcatModes: ReadonlySet<number> = new Set(formats.flatMap((format) => (format.hashcat === null ? [] : [format.hashcat])))
+
+/** Each near-miss rule with the table row it points at (checked at load: a typo fails fast). */
+export const nearMissRows: ReadonlyMap<NearMissRule, HashFormat> = new Map(nearMissRules.map((rule) => {
+  const row = formats.find((format) => format.name === rule.name && format.format === rule.format && format.prefix.startsWith(rule.prefix.slice(0, 2)))
+    ?? formats.find((format) => format.name === rule.name && format.format === rule.format)
+  if (row === undefined) throw new Error(`identify table: near-miss rule for ${rule.name} has no row`)
+  return [rule, row]
+}))

@@ -72,6 +72,18 @@ export interface FormatSpec {
    * instead of a dozen near-identical matches.
    */
   variants?: HashcatVariant[]
+  /**
+   * The text form or wrapper around the digest named by `name`, where the string is not the
+   * digest's bare hex: `base64`, `sri`, `oci-digest`, `openssh-fingerprint`, `colon-hex`… The
+   * match then names the inner digest as its algorithm and this as its format.
+   */
+  format?: string
+  /**
+   * Why /api/verify cannot check this form even though `name` is a registry digest (a go.sum
+   * `h1:` hash is the digest of a file listing, not of one input). Absent: verifiable when the
+   * registry has `name`.
+   */
+  unverifiable?: string
 }
 
 export interface HashcatVariant {

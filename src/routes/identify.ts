@@ -24,6 +24,16 @@ const Match = Type.Object({
       + 'VeraCrypt\'s PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) '
       + '(all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too',
   })),
+  format: Type.Optional(Type.String({
+    description: 'The text form or wrapper around the digest named by `algorithm`, where the string is not its bare hex: '
+      + '`base64` (base64 or base64url, padded or not), `colon-hex` (X.509 and legacy SSH fingerprints), `sri` (Subresource Integrity, npm/yarn `integrity`, Nix SRI), '
+      + '`oci-digest` (OCI/Docker `sha256:` + hex), `nix-base32`, `openssh-fingerprint` (`SHA256:` base64, `MD5:` colon hex), `go-sum-h1`, `git-object-id`, `s3-multipart-etag`. '
+      + 'Where `verifiable` is true, POST /api/verify takes the string as it is and checks the digest of the input against the one it holds',
+  })),
+  problem: Type.Optional(Type.String({
+    description: 'Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), '
+      + 'e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable',
+  })),
 }, {
   description: 'One candidate format. Where several hashcat modes share one syntax they are one match: `hashcat` names the commonest and `variants` lists the rest',
 })
