@@ -43,6 +43,13 @@ export interface Config {
   /** Longest a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number
   caps: CostCaps
+  /** API keys (plugins/auth.ts): the file of `<name> <sha256 hex> [<max>]` lines, or null for no keys. */
+  apiKeysFile: string | null
+  /** Prometheus metrics (plugins/metrics.ts): on unless METRICS=off. */
+  metrics: boolean
+  /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
+  metricsPort: number | null
+  metricsHost: string
 }
 
 const MiB = 1024 * 1024
@@ -100,5 +107,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pbkdf2Iterations: readInt(env, 'MAX_PBKDF2_ITERATIONS', 2_000_000, 1),
       shaCryptRounds: readInt(env, 'MAX_SHA_CRYPT_ROUNDS', 10_000_000, 1000),
     },
+    apiKeysFile: env.API_KEYS_FILE?.trim() || null,
+    metrics: readBool(env, 'METRICS', true),
+    metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config.js'
 import type { Task, TaskValue } from '../workers/tasks.js'
-import { runInline, WorkPool, type WorkResult } from '../workers/pool.js'
+import { runInline, WorkPool, type WorkResult, type WorkStats } from '../workers/pool.js'
 
 export class Engine {
   readonly config: Config
@@ -20,6 +20,11 @@ export class Engine {
     const size = task.op === 'hmac' ? task.message.length + task.key.length : task.input.length
     const offload = task.op === 'password-hash' || task.op === 'password-verify' || size >= this.config.inlineDigestMaxBytes
     return offload ? this.#pool.run<T>(task, signal) : runInline<T>(task)
+  }
+
+  /** The worker pool's load, for monitoring. */
+  workStats(): WorkStats {
+    return this.#pool.stats()
   }
 
   close(): Promise<void> {

@@ -10,6 +10,7 @@ import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
 import { problems } from '../problem.js'
+import { countHashedBytes } from '../observe.js'
 import { errorResponses } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
@@ -98,6 +99,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       for await (const chunk of part.file) digests.update(chunk as Buffer)
       if (part.file.truncated) throw problems.tooLarge(`The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
       result = { name: part.filename, size: digests.size, hashes: digests.finish(encoding) }
+      for (const algorithm of Object.keys(result.hashes)) countHashedBytes('filehash', algorithm, result.size)
     }
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result

@@ -10,11 +10,15 @@ import { runTask, type Task, type TaskOutcome, type TaskValue } from './tasks.js
 
 export interface WorkResult<T extends TaskValue> { value: T, ms: number }
 
+/** For monitoring (plugins/metrics.ts): tasks on a thread, tasks waiting, and 503s since start. */
+export interface WorkStats { running: number, queued: number, rejected: number }
+
 export class WorkPool {
   readonly #piscina: Piscina
   /** Tasks running or waiting, and how many of them the threads plus the queue may hold. */
   #inFlight = 0
   readonly #capacity: number
+  #rejected = 0
 
   constructor(options: { threads: number, maxQueue: number }) {
     this.#capacity = options.threads + options.maxQueue
@@ -29,7 +33,10 @@ export class WorkPool {
   }
 
   async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
-    if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
+    if (this.#inFlight >= this.#capacity) {
+      this.#rejected++
+      throw problems.overloaded(1)
+    }
     this.#inFlight++
     let outcome: TaskOutcome
     try {
@@ -41,6 +48,11 @@ export class WorkPool {
       this.#inFlight--
     }
     return settle<T>(outcome)
+  }
+
+  stats(): WorkStats {
+    const queued = Math.min(this.#piscina.queueSize, this.#inFlight)
+    return { running: this.#inFlight - queued, queued, rejected: this.#rejected }
   }
 
   async close(): Promise<void> {
