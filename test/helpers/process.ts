@@ -1,0 +1,53 @@
+/**
+ * The real process, `node dist/src/server.js`, for tests that need signals (SIGHUP) or the exit
+ * status; it binds an ephemeral loopback port and the URL is read from its "listening" log line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const SERVER = fileURLToPath(new URL('../../src/server.js', import.meta.url))
+
+export interface HashdProcess {
+  child: ChildProcess
+  stdout(): string
+  stderr(): string
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  /** Resolves when a log line whose `msg` matches has been written (counting from `after` lines). */
+  logged(message: RegExp, after?: number): Promise<void>
+  /** Log lines so far. */
+  lines(): number
+}
+
+export function spawnHashd(env: Record<string, string>): HashdProcess {
+  const child = spawn(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_MAX: '0', WORKER_THREADS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }))
+  })
+  const logged = (message: RegExp, after = 0) => new Promise<void>((resolve, reject) => {
+    const check = () => {
+      const found = stdout.split('\n').slice(after).some((line) => {
+        try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
+      })
+      if (found) { clearInterval(timer); clearTimeout(deadline); resolve() }
+    }
+    const timer = setInterval(check, 10)
+    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${stdout} stderr: ${stderr}`)) }, 15_000)
+  })
+  return { child, stdout: () => stdout, stderr: () => stderr, exited, logged, lines: () => stdout.split('\n').length - 1 }
+}
+
+/** Spawns hashd and waits until it listens; returns its URL with the process. */
+export async function startHashd(env: Record<string, string>): Promise<HashdProcess & { url: string }> {
+  const hashd = spawnHashd(env)
+  await Promise.race([hashd.logged(/listening at http:\/\//), hashd.exited.then(() => { throw new Error(`hashd exited: ${hashd.stderr()}`) })])
+  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(hashd.stdout())?.[1]
+  if (!url) throw new Error(hashd.stdout())
+  return { ...hashd, url }
+}
