@@ -7,15 +7,25 @@
  * drift on a shared machine (other work, thermal state) falls on every variant alike; each server
  * is pinned to one core and wrk to another with taskset where there are two cores or more.
  * BENCH_SECONDS sets each measurement's length (default 10), BENCH_CONNECTIONS wrk's connections (32).
+ *
+ * Besides requests per second, each run reports the server's CPU time per request (user + system,
+ * from /proc/<pid>/stat, over the requests wrk completed). On a machine shared with other work the
+ * rate swings with what else runs; CPU time per request swings less, and it is what metrics add.
+ * Last, the work each request gains is timed in-process, call by call (CPU time, best of 7 rounds of
+ * 200,000 calls): the onResponse hook's
+ * recording, a domain count, and an API key's lookup, against a call of the silent observer.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { countHashedBytes, installObserver } from '../src/observe.js'
+import { authenticate, hashKey } from '../src/plugins/auth.js'
+import { buildRegistry, httpRecorder, observerFor } from '../src/plugins/metrics.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
@@ -61,7 +71,21 @@ async function start(variant: Variant, dir: string): Promise<Started> {
   throw new Error(`${variant.name}: hashd did not start`)
 }
 
-interface Measured { requestsPerSecond: number, p50: string, p99: string, errors: string }
+interface Measured { requestsPerSecond: number, cpuMicrosPerRequest: number, p50: string, p99: string, errors: string }
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
+/** A process's CPU time so far (user + system, all threads), in seconds; NaN where /proc is missing. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return NaN
+  }
+}
 
 /** One wrk run against POST /api/hash; wrk pinned to core 1. */
 function measure(server: Started, seconds: number, dir: string): Measured {
@@ -70,18 +94,56 @@ function measure(server: Started, seconds: number, dir: string): Measured {
   if (server.variant.key) headers.push(`wrk.headers["Authorization"] = "Bearer ${server.variant.key}"`)
   writeFileSync(script, ['wrk.method = "POST"', `wrk.body = '${JSON.stringify({ input: INPUT_32_BYTES, algorithm: 'sha256' })}'`, ...headers].join('\n'))
   const [command, ...args] = pin(1, ['wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `${server.url}/api/hash`])
+  const cpuBefore = cpuSeconds(server.child.pid)
   const result = spawnSync(command as string, args, { encoding: 'utf8' })
+  const cpu = cpuSeconds(server.child.pid) - cpuBefore
   if (result.status !== 0) throw new Error(`wrk failed: ${result.stderr}`)
   const out = result.stdout
   const rate = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]
-  if (rate === undefined) throw new Error(`cannot read wrk's output:\n${out}`)
+  const requests = /(\d+) requests in/.exec(out)?.[1]
+  if (rate === undefined || requests === undefined) throw new Error(`cannot read wrk's output:\n${out}`)
   return {
     requestsPerSecond: Number(rate),
+    cpuMicrosPerRequest: (cpu / Number(requests)) * 1e6,
     p50: /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?',
     p99: /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?',
     // wrk prints these lines only when there were errors or non-2xx answers.
     errors: [/Non-2xx or 3xx responses: \d+/.exec(out)?.[0], /Socket errors: .*/.exec(out)?.[0]].filter(Boolean).join('; '),
   }
+}
+
+/**
+ * Nanoseconds of this process's CPU time per call of `fn`, the best of 7 rounds. CPU time, not
+ * wall time: while other processes hold the core, the wall clock runs on and CPU time does not.
+ */
+function nanosPerCall(fn: (index: number) => void, calls = 200_000): number {
+  let best = Infinity
+  for (let round = 0; round < 7; round++) {
+    const started = process.cpuUsage()
+    for (let index = 0; index < calls; index++) fn(index)
+    const used = process.cpuUsage(started)
+    best = Math.min(best, ((used.user + used.system) * 1e3) / calls)
+  }
+  return best
+}
+
+function perRequestWork(): void {
+  const metrics = buildRegistry({ workStats: () => ({ running: 0, queued: 0, rejected: 0 }) })
+  const record = httpRecorder(metrics)
+  const silent = nanosPerCall(() => countHashedBytes('hash', 'sha256', 32))
+  const uninstall = installObserver(observerFor(metrics))
+  const counted = nanosPerCall(() => countHashedBytes('hash', 'sha256', 32))
+  uninstall()
+  const recorded = nanosPerCall((index) => record('POST', '/api/hash', 200, 0.2 + (index % 7) * 0.1))
+  const key = `hk_${randomBytes(32).toString('base64url')}`
+  const keys = new Map([[hashKey(key), { name: 'bench', max: null }]])
+  const header = `Bearer ${key}`
+  const looked = nanosPerCall(() => authenticate(keys, header))
+  console.log('\nper-request work, in-process CPU time (best of 7 rounds of 200,000 calls):')
+  console.log(`  METRICS=off: countHashedBytes on the silent observer   ${silent.toFixed(0).padStart(6)} ns`)
+  console.log(`  metrics on:  countHashedBytes                          ${counted.toFixed(0).padStart(6)} ns`)
+  console.log(`  metrics on:  the onResponse recording (counter+histogram) ${recorded.toFixed(0).padStart(3)} ns`)
+  console.log(`  API keys:    authenticate (sha256 + Map lookup)        ${looked.toFixed(0).padStart(6)} ns`)
 }
 
 async function main(): Promise<void> {
@@ -106,21 +168,29 @@ async function main(): Promise<void> {
     // Warm-up: JIT, connection set-up, first-use allocations.
     for (const server of servers) measure(server, Math.min(3, SECONDS), dir)
     const order = [0, 1, 2, 2, 1, 0]
-    const results = new Map<string, number[]>()
+    const results = new Map<string, Measured[]>()
     for (const index of order) {
       const server = servers[index] as Started
       const measured = measure(server, SECONDS, dir)
-      results.set(server.variant.name, [...(results.get(server.variant.name) ?? []), measured.requestsPerSecond])
-      console.log(`${server.variant.name.padEnd(24)} ${measured.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${measured.p50.padStart(8)}   p99 ${measured.p99.padStart(8)}${measured.errors ? `   ${measured.errors}` : ''}`)
+      results.set(server.variant.name, [...(results.get(server.variant.name) ?? []), measured])
+      console.log(`${server.variant.name.padEnd(24)} ${measured.requestsPerSecond.toFixed(0).padStart(8)} req/s   ` +
+        `${measured.cpuMicrosPerRequest.toFixed(1).padStart(6)} µs CPU/req   p50 ${measured.p50.padStart(8)}   p99 ${measured.p99.padStart(8)}${measured.errors ? `   ${measured.errors}` : ''}`)
     }
-    const mean = (name: string) => { const runs = results.get(name) ?? []; return runs.reduce((a, b) => a + b, 0) / runs.length }
-    const off = mean('A metrics off')
+    const mean = (name: string, pick: (measured: Measured) => number) => {
+      const runs = results.get(name) ?? []
+      return runs.reduce((sum, run) => sum + pick(run), 0) / runs.length
+    }
+    const percent = (value: number, base: number) => { const change = ((value - base) / base) * 100; return `${change >= 0 ? '+' : ''}${change.toFixed(1)}%` }
+    const offRate = mean('A metrics off', (run) => run.requestsPerSecond)
+    const offCpu = mean('A metrics off', (run) => run.cpuMicrosPerRequest)
     console.log('')
     for (const variant of variants) {
-      const rate = mean(variant.name)
-      const change = ((rate - off) / off) * 100
-      console.log(`${variant.name.padEnd(24)} mean ${rate.toFixed(0).padStart(8)} req/s   ${variant.name === 'A metrics off' ? 'baseline' : `${change >= 0 ? '+' : ''}${change.toFixed(1)}% against metrics off`}`)
+      const rate = mean(variant.name, (run) => run.requestsPerSecond)
+      const cpu = mean(variant.name, (run) => run.cpuMicrosPerRequest)
+      const against = variant.name === 'A metrics off' ? '(baseline)' : `(${percent(rate, offRate)} req/s, ${percent(cpu, offCpu)} CPU/req against metrics off)`
+      console.log(`${variant.name.padEnd(24)} mean ${rate.toFixed(0).padStart(8)} req/s ${cpu.toFixed(1).padStart(6)} µs CPU/req   ${against}`)
     }
+    perRequestWork()
   } finally {
     for (const server of servers) {
       server.child.kill('SIGTERM')

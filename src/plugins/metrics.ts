@@ -18,7 +18,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { Engine } from '../domain/engine.js'
-import { installObserver } from '../observe.js'
+import { installObserver, type Observer } from '../observe.js'
 import type { ApiKeys } from './auth.js'
 import { unauthorized } from './auth.js'
 
@@ -31,7 +31,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** The route label of a request that matched no route. */
 export const UNMATCHED = 'unmatched'
 
-function buildRegistry(engine: Engine) {
+export function buildRegistry(engine: Pick<Engine, 'workStats'>) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   // prom-client also exports these three totals as gauges named `_total`, which promtool rejects
@@ -72,22 +72,46 @@ function buildRegistry(engine: Engine) {
 
 type Metrics = ReturnType<typeof buildRegistry>
 
-/** The onResponse hook's work; label children are cached so a request costs two Map lookups. */
-function httpRecorder(metrics: Metrics) {
-  const counters = new Map<string, { inc(): void }>()
-  const timers = new Map<string, { observe(value: number): void }>()
+/**
+ * The onResponse hook's work (exported for bench/metrics.ts). prom-client's label children are
+ * cached by route, then method, then status, in Maps keyed by the values themselves, so a request
+ * builds no strings before the counter and the histogram do their own work.
+ */
+export function httpRecorder(metrics: Metrics) {
+  interface Series { timer: { observe(value: number): void }, counters: Map<number, { inc(): void }> }
+  const byRoute = new Map<string, Map<string, Series>>()
   return (rawMethod: string, routeTemplate: string | undefined, status: number, milliseconds: number) => {
     const method = METHODS.has(rawMethod) ? rawMethod : 'OTHER'
     const route = routeTemplate ?? UNMATCHED
-    const timerKey = `${method} ${route}`
-    const counterKey = `${timerKey} ${status}`
-    let counter = counters.get(counterKey)
-    if (counter === undefined) counters.set(counterKey, counter = metrics.requests.labels(method, route, String(status)))
-    let timer = timers.get(timerKey)
-    if (timer === undefined) timers.set(timerKey, timer = metrics.duration.labels(method, route))
+    let byMethod = byRoute.get(route)
+    if (byMethod === undefined) byRoute.set(route, byMethod = new Map())
+    let series = byMethod.get(method)
+    if (series === undefined) byMethod.set(method, series = { timer: metrics.duration.labels(method, route), counters: new Map() })
+    let counter = series.counters.get(status)
+    if (counter === undefined) series.counters.set(status, counter = metrics.requests.labels(method, route, String(status)))
     counter.inc()
-    timer.observe(milliseconds / 1000)
+    series.timer.observe(milliseconds / 1000)
     if (status === 429) metrics.rateLimited.inc()
+  }
+}
+
+/** observe.ts's functions, implemented (exported for bench/metrics.ts); children cached as above. */
+export function observerFor(metrics: Metrics): Observer {
+  const bytes = new Map<string, { inc(value: number): void }>()
+  const passwords = new Map<string, { inc(): void }>()
+  return {
+    hashedBytes(operation, algorithm, count) {
+      const key = `${operation} ${algorithm}`
+      let child = bytes.get(key)
+      if (child === undefined) bytes.set(key, child = metrics.hashedBytes.labels(operation, algorithm))
+      child.inc(count)
+    },
+    passwordOperation(operation, scheme, outcome) {
+      const key = `${operation} ${scheme} ${outcome}`
+      let child = passwords.get(key)
+      if (child === undefined) passwords.set(key, child = metrics.passwordOperations.labels(operation, scheme, outcome))
+      child.inc()
+    },
   }
 }
 
@@ -121,10 +145,7 @@ async function metricsPlugin(app: FastifyInstance, options: { config: Config, en
   const metrics = buildRegistry(engine)
   const { registry } = metrics
 
-  const uninstall = installObserver({
-    hashedBytes: (operation, algorithm, bytes) => metrics.hashedBytes.labels(operation, algorithm).inc(bytes),
-    passwordOperation: (operation, scheme, outcome) => metrics.passwordOperations.labels(operation, scheme, outcome).inc(),
-  })
+  const uninstall = installObserver(observerFor(metrics))
   app.addHook('onClose', async () => { uninstall() })
 
   const record = httpRecorder(metrics)
