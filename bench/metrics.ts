@@ -6,7 +6,8 @@
  * a key on every request. wrk drives one at a time, in the order A B C C B A within one run, so
  * drift on a shared machine (other work, thermal state) falls on every variant alike; each server
  * is pinned to one core and wrk to another with taskset where there are two cores or more.
- * BENCH_SECONDS sets each measurement's length (default 10), BENCH_CONNECTIONS wrk's connections (32).
+ * BENCH_SECONDS sets each measurement's length (default 10), BENCH_CONNECTIONS wrk's connections (32),
+ * BENCH_ROUNDS how many times the A B C C B A block runs (default 1).
  *
  * Besides requests per second, each run reports the server's CPU time per request (user + system,
  * from /proc/<pid>/stat, over the requests wrk completed). On a machine shared with other work the
@@ -29,6 +30,7 @@ import { buildRegistry, httpRecorder, observerFor } from '../src/plugins/metrics
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -167,7 +169,7 @@ async function main(): Promise<void> {
       (pinned ? 'hashd on core 0, wrk on core 1 (taskset)' : 'not pinned (no taskset or one core)'))
     // Warm-up: JIT, connection set-up, first-use allocations.
     for (const server of servers) measure(server, Math.min(3, SECONDS), dir)
-    const order = [0, 1, 2, 2, 1, 0]
+    const order = Array.from({ length: ROUNDS }, () => [0, 1, 2, 2, 1, 0]).flat()
     const results = new Map<string, Measured[]>()
     for (const index of order) {
       const server = servers[index] as Started

@@ -31,16 +31,37 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** The route label of a request that matched no route. */
 export const UNMATCHED = 'unmatched'
 
+/** A route's series: its histogram child and its answers counted by status code. */
+interface RouteSeries { timer: { observe(seconds: number): void }, statuses: Map<number, number> }
+
+/**
+ * The registry and its metrics. The two counters bumped on every request (requests by status,
+ * bytes hashed) are tallied in plain Maps keyed by the label values themselves and handed to
+ * prom-client when Prometheus scrapes (`collect`), so a request costs a few Map lookups and
+ * additions rather than prom-client's label validation and key building for each.
+ */
 export function buildRegistry(engine: Pick<Engine, 'workStats'>) {
   const registry = new Registry()
+  /** route → method → series. */
+  const httpTally = new Map<string, Map<string, RouteSeries>>()
+  /** operation → algorithm → bytes. */
+  const byteTally = new Map<string, Map<string, number>>()
   collectDefaultMetrics({ register: registry })
   // prom-client also exports these three totals as gauges named `_total`, which promtool rejects
   // (only counters end in _total); the per-type gauges without the suffix carry the same numbers.
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name)
   const registers = [registry]
-  const requests = new Counter({
+  new Counter({
     name: 'hashd_http_requests_total', help: 'HTTP requests answered, by method, route template and status code',
     labelNames: ['method', 'route', 'status'] as const, registers,
+    collect() {
+      this.reset()
+      for (const [route, byMethod] of httpTally) {
+        for (const [method, series] of byMethod) {
+          for (const [status, count] of series.statuses) this.labels(method, route, String(status)).inc(count)
+        }
+      }
+    },
   })
   const duration = new Histogram({
     name: 'hashd_http_request_duration_seconds', help: 'Time from request to response, by method and route template',
@@ -59,58 +80,53 @@ export function buildRegistry(engine: Pick<Engine, 'workStats'>) {
     name: 'hashd_work_rejected_total', help: 'Tasks refused with 503 because the worker pool and its queue were full', registers,
     collect() { this.reset(); this.inc(engine.workStats().rejected) },
   })
-  const hashedBytes = new Counter({
+  new Counter({
     name: 'hashd_hashed_bytes_total', help: 'Input bytes digested, by operation and canonical algorithm name',
     labelNames: ['operation', 'algorithm'] as const, registers,
+    collect() {
+      this.reset()
+      for (const [operation, byAlgorithm] of byteTally) {
+        for (const [algorithm, bytes] of byAlgorithm) this.labels(operation, algorithm).inc(bytes)
+      }
+    },
   })
   const passwordOperations = new Counter({
     name: 'hashd_password_operations_total', help: 'Password hashes and verifications, by operation, canonical scheme and outcome',
     labelNames: ['operation', 'scheme', 'outcome'] as const, registers,
   })
-  return { registry, requests, duration, rateLimited, hashedBytes, passwordOperations }
+  return { registry, httpTally, byteTally, duration, rateLimited, passwordOperations }
 }
 
 type Metrics = ReturnType<typeof buildRegistry>
 
-/**
- * The onResponse hook's work (exported for bench/metrics.ts). prom-client's label children are
- * cached by route, then method, then status, in Maps keyed by the values themselves, so a request
- * builds no strings before the counter and the histogram do their own work.
- */
+/** The onResponse hook's work (exported for bench/metrics.ts). */
 export function httpRecorder(metrics: Metrics) {
-  interface Series { timer: { observe(value: number): void }, counters: Map<number, { inc(): void }> }
-  const byRoute = new Map<string, Map<string, Series>>()
+  const { httpTally, duration, rateLimited } = metrics
   return (rawMethod: string, routeTemplate: string | undefined, status: number, milliseconds: number) => {
     const method = METHODS.has(rawMethod) ? rawMethod : 'OTHER'
     const route = routeTemplate ?? UNMATCHED
-    let byMethod = byRoute.get(route)
-    if (byMethod === undefined) byRoute.set(route, byMethod = new Map())
+    let byMethod = httpTally.get(route)
+    if (byMethod === undefined) httpTally.set(route, byMethod = new Map())
     let series = byMethod.get(method)
-    if (series === undefined) byMethod.set(method, series = { timer: metrics.duration.labels(method, route), counters: new Map() })
-    let counter = series.counters.get(status)
-    if (counter === undefined) series.counters.set(status, counter = metrics.requests.labels(method, route, String(status)))
-    counter.inc()
+    if (series === undefined) byMethod.set(method, series = { timer: duration.labels(method, route), statuses: new Map() })
+    series.statuses.set(status, (series.statuses.get(status) ?? 0) + 1)
     series.timer.observe(milliseconds / 1000)
-    if (status === 429) metrics.rateLimited.inc()
+    if (status === 429) rateLimited.inc()
   }
 }
 
-/** observe.ts's functions, implemented (exported for bench/metrics.ts); children cached as above. */
+/** observe.ts's functions, implemented (exported for bench/metrics.ts). */
 export function observerFor(metrics: Metrics): Observer {
-  const bytes = new Map<string, { inc(value: number): void }>()
-  const passwords = new Map<string, { inc(): void }>()
+  const { byteTally, passwordOperations } = metrics
   return {
     hashedBytes(operation, algorithm, count) {
-      const key = `${operation} ${algorithm}`
-      let child = bytes.get(key)
-      if (child === undefined) bytes.set(key, child = metrics.hashedBytes.labels(operation, algorithm))
-      child.inc(count)
+      let byAlgorithm = byteTally.get(operation)
+      if (byAlgorithm === undefined) byteTally.set(operation, byAlgorithm = new Map())
+      byAlgorithm.set(algorithm, (byAlgorithm.get(algorithm) ?? 0) + count)
     },
+    // Password work takes milliseconds to seconds; prom-client's own bookkeeping is nothing beside it.
     passwordOperation(operation, scheme, outcome) {
-      const key = `${operation} ${scheme} ${outcome}`
-      let child = passwords.get(key)
-      if (child === undefined) passwords.set(key, child = metrics.passwordOperations.labels(operation, scheme, outcome))
-      child.inc()
+      passwordOperations.labels(operation, scheme, outcome).inc()
     },
   }
 }
