@@ -8,9 +8,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
 import { problems } from './problem.js'
+import authPlugin from './plugins/auth.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import { loggerOptions } from './plugins/logging.js'
+import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import webPlugin from './plugins/web.js'
@@ -88,14 +90,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     request.log.info({
       method: request.method, route: request.routeOptions.url ?? null, url: request.url.split('?')[0],
       statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip,
+      // The API key's name from API_KEYS_FILE (never the key); absent without one.
+      apiKey: request.apiKey?.name,
     }, 'request completed')
     done()
   })
 
   await app.register(bodyPlugin)
+  // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
+  await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config })
   await app.register(errorsPlugin)
   await app.register(openapiPlugin)
+  await app.register(metricsPlugin, { config, engine })
 
   await app.register(hashRoute, { engine })
   await app.register(verifyRoute, { engine })

@@ -53,6 +53,13 @@ export interface Config {
   redisCommandTimeoutMs: number
   /** Memory the running pool tasks may declare together (argon2 m KiB, scrypt 128·N·r, ...). */
   maxWorkMemoryBytes: number
+  /** API keys (plugins/auth.ts): the file of `<name> <sha256 hex> [<max>]` lines, or null for no keys. */
+  apiKeysFile: string | null
+  /** Prometheus metrics (plugins/metrics.ts): on unless METRICS=off. */
+  metrics: boolean
+  /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
+  metricsPort: number | null
+  metricsHost: string
 }
 
 const MiB = 1024 * 1024
@@ -174,6 +181,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: readRedisUrl(env),
     redisPrefix: env.REDIS_PREFIX ?? 'hashd:rl:',
     redisCommandTimeoutMs: readInt(env, 'REDIS_COMMAND_TIMEOUT_MS', 50, 1, 60_000),
+    apiKeysFile: env.API_KEYS_FILE?.trim() || null,
+    metrics: readBool(env, 'METRICS', true),
+    metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

@@ -39,6 +39,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // Configuration read while building the app (API_KEYS_FILE) fails the same way as the environment's.
+  if (error instanceof ConfigError) {
+    process.stderr.write(`hashd: ${error.message}\n`)
+    process.exit(2)
+  }
   process.stderr.write(`hashd failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
   process.exit(1)
 })

@@ -4,6 +4,7 @@ import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
+import { countHashedBytes, countPasswordOperation } from '../observe.js'
 import { digestOptionSpecs, resolveOptions } from './options.js'
 
 export interface HashRequest {
@@ -44,7 +45,15 @@ async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffe
       `${scheme.name} uses only the first ${scheme.maxInputBytes} bytes of its input and this input has ${input.length}; ` +
       'pre-hash it, or use argon2id, which has no such limit')
   }
-  const { value, ms } = await engine.run<string>({ op: 'password-hash', scheme: scheme.name, input, options }, signal)
+  let outcome: { value: string, ms: number }
+  try {
+    outcome = await engine.run<string>({ op: 'password-hash', scheme: scheme.name, input, options }, signal)
+  } catch (error) {
+    countPasswordOperation('hash', scheme.name, 'error')
+    throw error
+  }
+  countPasswordOperation('hash', scheme.name, 'ok')
+  const { value, ms } = outcome
   return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard' }
 }
 
@@ -52,6 +61,7 @@ async function hashDigest(engine: Engine, algorithm: DigestAlgorithm, input: Buf
   const options = resolveOptions(algorithm.name, digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), given, engine.config.caps)
   const outputBytes = options.outputLength ?? algorithm.outputBytes
   const { value, ms } = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes })
+  countHashedBytes('hash', algorithm.name, input.length)
   const text = algorithm.format ? algorithm.format(value) : encodeOutput(value, encoding)
   return { hash: text, length: text.length, processingTimeMs: ms, algorithm: algorithm.name, encoding: algorithm.format ? 'standard' : encoding }
 }

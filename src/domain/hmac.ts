@@ -4,6 +4,7 @@ import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
+import { countHashedBytes } from '../observe.js'
 
 export interface HmacRequest {
   message: string
@@ -28,5 +29,6 @@ export async function hmac(engine: Engine, request: HmacRequest): Promise<HmacRe
   const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
   const encoding = request.encoding ?? 'hex'
   const { value, ms } = await engine.run<Uint8Array>({ op: 'hmac', algorithm: algorithm.name, key, message })
+  countHashedBytes('hmac', algorithm.name, message.length)
   return { hmac: encodeOutput(value, encoding), algorithm: algorithm.name, encoding, processingTimeMs: ms }
 }

@@ -12,6 +12,7 @@ import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
 import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
+import { countHashedBytes, countPasswordOperation } from '../observe.js'
 
 export interface VerifyRequest {
   input: string
@@ -75,7 +76,15 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
-  const { value: match, ms } = await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input, hash }, signal)
+  let outcome: { value: boolean, ms: number }
+  try {
+    outcome = await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input, hash }, signal)
+  } catch (error) {
+    countPasswordOperation('verify', scheme.name, 'error')
+    throw error
+  }
+  const { value: match, ms } = outcome
+  countPasswordOperation('verify', scheme.name, match ? 'match' : 'mismatch')
   const reason = match ? scheme.rehashReason(parsed) : null
   return {
     match,
@@ -145,6 +154,7 @@ async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input
       throw error
     }
     const { value, ms } = outcome
+    countHashedBytes('verify', algorithm.name, input.length)
     total += ms
     const actual = algorithm.format ? Buffer.from(algorithm.format(value).toUpperCase()) : value
     if (constantTimeEqual(actual, expected.bytes)) {

@@ -25,6 +25,13 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
+      // Used only when the server sets API_KEYS_FILE: plugins/auth.ts then marks each operation
+      // that needs a key with this scheme and a 401 response.
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from `npm run apikey`, as `Authorization: Bearer hk_…` (RFC 6750); needed only when the server sets API_KEYS_FILE' },
+        },
+      },
       tags: [
         { name: 'hashing', description: 'Digests, password hashes and HMACs' },
         { name: 'files', description: 'Hashing uploads' },

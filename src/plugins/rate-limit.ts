@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { Config } from '../config.js'
 import { problems } from '../problem.js'
 import type { RateLimitStoreState } from './rate-limit-redis.js'
@@ -57,7 +57,10 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
   await app.register(rateLimit, {
     ...redis?.pluginOptions,
     global: true,
-    max: rateLimitMax,
+    // A request authenticated with an API key (plugins/auth.ts, whose onRequest hook runs before
+    // this plugin's route-level one) is limited per key, at the key's own number if it has one.
+    max: (request) => request.apiKey?.max ?? rateLimitMax,
+    keyGenerator: (request) => request.apiKey ? `key:${request.apiKey.name}` : normalizeIP(request.ip),
     timeWindow: rateLimitWindowMs,
     // Counts only; the plugin's x-ratelimit-* headers are rewritten into the IETF fields below.
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
@@ -67,7 +70,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     const remaining = reply.getHeader('x-ratelimit-remaining')
     if (remaining !== undefined) {
       const reset = reply.getHeader('x-ratelimit-reset') ?? windowSeconds
-      reply.header('ratelimit-policy', `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`)
+      reply.header('ratelimit-policy', `"${POLICY}";q=${String(reply.getHeader('x-ratelimit-limit') ?? rateLimitMax)};w=${windowSeconds}`)
       reply.header('ratelimit', `"${POLICY}";r=${String(remaining)};t=${String(reset)}`)
       reply.removeHeader('x-ratelimit-limit')
       reply.removeHeader('x-ratelimit-remaining')

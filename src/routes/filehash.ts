@@ -11,6 +11,7 @@ import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
 import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest } from '../domain/expected.js'
 import { problems } from '../problem.js'
+import { countHashedBytes } from '../observe.js'
 import { errorResponses } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
@@ -105,6 +106,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       if (part.file.truncated) throw problems.tooLarge(`The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
       result = { name: part.filename, size: digests.size, hashes: digests.finish(encoding) }
       if (expected) result.matches = matchExpected(expected, result.hashes, encoding)
+      for (const algorithm of Object.keys(result.hashes)) countHashedBytes('filehash', algorithm, result.size)
     }
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result

@@ -23,6 +23,8 @@ export interface PoolStats {
   queued: number
   memoryBudgetBytes: number
   memoryInUseBytes: number
+  /** Requests refused with 503 since start (the bound on running plus waiting was reached). */
+  rejected: number
 }
 
 interface Waiter { bytes: number, start: () => void }
@@ -38,6 +40,7 @@ export class WorkPool {
   #memoryInUse = 0
   /** Admitted to the bound but not yet started, in arrival order. */
   readonly #waiting: Waiter[] = []
+  #rejected = 0
 
   constructor(options: { threads: number, maxQueue: number, memoryBudgetBytes: number }) {
     this.#capacity = options.threads + options.maxQueue
@@ -54,7 +57,10 @@ export class WorkPool {
   }
 
   async run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {
-    if (this.#inFlight >= this.#capacity) throw problems.overloaded(1)
+    if (this.#inFlight >= this.#capacity) {
+      this.#rejected++
+      throw problems.overloaded(1)
+    }
     if (signal?.aborted) throw problems.clientClosed()
     this.#inFlight++
     // A task larger than the whole budget (a budget set below the 1 MiB a small task declares)
@@ -81,7 +87,7 @@ export class WorkPool {
   stats(): PoolStats {
     return {
       threads: this.#threads, running: this.#running, queued: this.#waiting.length,
-      memoryBudgetBytes: this.#memoryBudget, memoryInUseBytes: this.#memoryInUse,
+      memoryBudgetBytes: this.#memoryBudget, memoryInUseBytes: this.#memoryInUse, rejected: this.#rejected,
     }
   }
 

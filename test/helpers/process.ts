@@ -1,23 +1,30 @@
 /**
  * The real hashd as a child process (`node dist/src/server.js`), for tests that need several
- * instances, a process's own memory figures (/proc/PID/status), or its refusal to start.
+ * instances, signals (SIGHUP), a process's own memory figures (/proc/PID/status), or its exit
+ * status. It binds an ephemeral loopback port; the URL is read from its "listening at" log line.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const SERVER = fileURLToPath(new URL('../../src/server.js', import.meta.url))
 
-export interface HashdProcess {
+export interface SpawnedHashd {
   child: ChildProcess
-  url: string
   stdout(): string
   stderr(): string
   exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  /** Resolves when a log line whose `msg` matches has been written (counting from line `after`). */
+  logged(message: RegExp, after?: number): Promise<void>
+  /** Log lines so far. */
+  lines(): number
+  /** SIGTERM unless it has exited, then wait for the exit. */
   stop(): Promise<void>
 }
 
+export interface HashdProcess extends SpawnedHashd { url: string }
+
 /** Spawns hashd with this environment (plus PATH, loopback and an ephemeral port) without waiting. */
-export function spawnHashd(env: Record<string, string>): Omit<HashdProcess, 'url'> {
+export function spawnHashd(env: Record<string, string>): SpawnedHashd {
   const child = spawn(process.execPath, [SERVER], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_MAX: '0', WORKER_THREADS: '2', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -29,24 +36,36 @@ export function spawnHashd(env: Record<string, string>): Omit<HashdProcess, 'url
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }))
   })
+  const logged = (message: RegExp, after = 0) => new Promise<void>((resolve, reject) => {
+    const check = () => {
+      const found = stdout.split('\n').slice(after).some((line) => {
+        try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
+      })
+      if (found) { clearInterval(timer); clearTimeout(deadline); resolve() }
+    }
+    const timer = setInterval(check, 10)
+    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${stdout} stderr: ${stderr}`)) }, 15_000)
+  })
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
     await exited
   }
-  return { child, stdout: () => stdout, stderr: () => stderr, exited, stop }
+  return { child, stdout: () => stdout, stderr: () => stderr, exited, logged, lines: () => stdout.split('\n').length - 1, stop }
 }
 
-/** Spawns hashd and waits for its "listening at" log line. */
+/** Spawns hashd and waits until it listens; returns its URL with the process. */
 export async function startHashd(env: Record<string, string> = {}): Promise<HashdProcess> {
-  const spawned = spawnHashd(env)
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.stdout())?.[1]
-    if (url) return { ...spawned, url }
-    if (spawned.child.exitCode !== null || Date.now() > deadline) {
-      await spawned.stop()
-      throw new Error(`hashd did not start: ${spawned.stderr()} ${spawned.stdout()}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  const hashd = spawnHashd(env)
+  try {
+    await Promise.race([
+      hashd.logged(/listening at http:\/\//),
+      hashd.exited.then(() => { throw new Error(`hashd exited: ${hashd.stderr()} ${hashd.stdout()}`) }),
+    ])
+  } catch (error) {
+    await hashd.stop()
+    throw error
   }
+  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(hashd.stdout())?.[1]
+  if (!url) throw new Error(hashd.stdout())
+  return { ...hashd, url }
 }

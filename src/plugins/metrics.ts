@@ -1,0 +1,209 @@
+/**
+ * Prometheus metrics, in one place: the only module that imports prom-client. The rest of hashd
+ * reports through the named functions of observe.ts, which this plugin implements; HTTP counts
+ * come from an onResponse hook here and the worker pool's load is read when Prometheus scrapes.
+ *
+ * `GET /metrics` serves the text exposition format on the main port, or, with METRICS_PORT, on a
+ * separate listener at METRICS_HOST (loopback by default) that serves nothing else. Either way it
+ * needs an API key when API_KEYS_FILE is set. METRICS=off registers nothing at all.
+ *
+ * Label values come only from fixed sets: route templates (never the URL; every unmatched request
+ * is "unmatched"), a fixed list of methods, status codes hashd sends, registry names. A client
+ * cannot create series.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Config } from '../config.js'
+import type { Engine } from '../domain/engine.js'
+import { installObserver, type Observer } from '../observe.js'
+import type { ApiKeys } from './auth.js'
+import { unauthorized } from './auth.js'
+
+/** Seconds: from a short digest served inline (~0.1 ms) to a costly password hash (seconds). */
+export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** Methods Node's parser accepts are a bounded set already; this keeps the label to the usual few. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+/** The route label of a request that matched no route. */
+export const UNMATCHED = 'unmatched'
+
+/** A route's series: its histogram child and its answers counted by status code. */
+interface RouteSeries { timer: { observe(seconds: number): void }, statuses: Map<number, number> }
+
+/**
+ * The registry and its metrics. The two counters bumped on every request (requests by status,
+ * bytes hashed) are tallied in plain Maps keyed by the label values themselves and handed to
+ * prom-client when Prometheus scrapes (`collect`), so a request costs a few Map lookups and
+ * additions rather than prom-client's label validation and key building for each.
+ */
+export function buildRegistry(engine: Pick<Engine, 'stats'>) {
+  const registry = new Registry()
+  /** route → method → series. */
+  const httpTally = new Map<string, Map<string, RouteSeries>>()
+  /** operation → algorithm → bytes. */
+  const byteTally = new Map<string, Map<string, number>>()
+  collectDefaultMetrics({ register: registry })
+  // prom-client also exports these three totals as gauges named `_total`, which promtool rejects
+  // (only counters end in _total); the per-type gauges without the suffix carry the same numbers.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name)
+  const registers = [registry]
+  new Counter({
+    name: 'hashd_http_requests_total', help: 'HTTP requests answered, by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const, registers,
+    collect() {
+      this.reset()
+      for (const [route, byMethod] of httpTally) {
+        for (const [method, series] of byMethod) {
+          for (const [status, count] of series.statuses) this.labels(method, route, String(status)).inc(count)
+        }
+      }
+    },
+  })
+  const duration = new Histogram({
+    name: 'hashd_http_request_duration_seconds', help: 'Time from request to response, by method and route template',
+    labelNames: ['method', 'route'] as const, buckets: DURATION_BUCKETS, registers,
+  })
+  const rateLimited = new Counter({ name: 'hashd_rate_limited_total', help: 'Requests refused with 429 by the rate limit', registers })
+  new Gauge({
+    name: 'hashd_work_in_flight', help: 'Tasks running on the worker threads', registers,
+    collect() { this.set(engine.stats().running) },
+  })
+  new Gauge({
+    name: 'hashd_work_queued', help: 'Tasks waiting for a worker thread', registers,
+    collect() { this.set(engine.stats().queued) },
+  })
+  new Gauge({
+    name: 'hashd_work_memory_budget_bytes', help: 'Memory the running tasks may declare together (MAX_WORK_MEMORY_BYTES)', registers,
+    collect() { this.set(engine.stats().memoryBudgetBytes) },
+  })
+  new Gauge({
+    name: 'hashd_work_memory_in_use_bytes', help: 'Memory declared by the tasks running now (argon2 m KiB, scrypt 128·N·r, …)', registers,
+    collect() { this.set(engine.stats().memoryInUseBytes) },
+  })
+  new Counter({
+    name: 'hashd_work_rejected_total', help: 'Tasks refused with 503 because the worker pool and its queue were full', registers,
+    collect() { this.reset(); this.inc(engine.stats().rejected) },
+  })
+  new Counter({
+    name: 'hashd_hashed_bytes_total', help: 'Input bytes digested, by operation and canonical algorithm name',
+    labelNames: ['operation', 'algorithm'] as const, registers,
+    collect() {
+      this.reset()
+      for (const [operation, byAlgorithm] of byteTally) {
+        for (const [algorithm, bytes] of byAlgorithm) this.labels(operation, algorithm).inc(bytes)
+      }
+    },
+  })
+  const passwordOperations = new Counter({
+    name: 'hashd_password_operations_total', help: 'Password hashes and verifications, by operation, canonical scheme and outcome',
+    labelNames: ['operation', 'scheme', 'outcome'] as const, registers,
+  })
+  return { registry, httpTally, byteTally, duration, rateLimited, passwordOperations }
+}
+
+type Metrics = ReturnType<typeof buildRegistry>
+
+/** The onResponse hook's work (exported for bench/metrics.ts). */
+export function httpRecorder(metrics: Metrics) {
+  const { httpTally, duration, rateLimited } = metrics
+  return (rawMethod: string, routeTemplate: string | undefined, status: number, milliseconds: number) => {
+    const method = METHODS.has(rawMethod) ? rawMethod : 'OTHER'
+    const route = routeTemplate ?? UNMATCHED
+    let byMethod = httpTally.get(route)
+    if (byMethod === undefined) httpTally.set(route, byMethod = new Map())
+    let series = byMethod.get(method)
+    if (series === undefined) byMethod.set(method, series = { timer: duration.labels(method, route), statuses: new Map() })
+    series.statuses.set(status, (series.statuses.get(status) ?? 0) + 1)
+    series.timer.observe(milliseconds / 1000)
+    if (status === 429) rateLimited.inc()
+  }
+}
+
+/** observe.ts's functions, implemented (exported for bench/metrics.ts). */
+export function observerFor(metrics: Metrics): Observer {
+  const { byteTally, passwordOperations } = metrics
+  return {
+    hashedBytes(operation, algorithm, count) {
+      let byAlgorithm = byteTally.get(operation)
+      if (byAlgorithm === undefined) byteTally.set(operation, byAlgorithm = new Map())
+      byAlgorithm.set(algorithm, (byAlgorithm.get(algorithm) ?? 0) + count)
+    },
+    // Password work takes milliseconds to seconds; prom-client's own bookkeeping is nothing beside it.
+    passwordOperation(operation, scheme, outcome) {
+      passwordOperations.labels(operation, scheme, outcome).inc()
+    },
+  }
+}
+
+/** The separate metrics listener (METRICS_PORT): GET /metrics and nothing else. */
+function metricsServer(registry: Registry, keys: ApiKeys | undefined): Server {
+  const answer = (response: ServerResponse, status: number, headers: Record<string, string>, body: string) => {
+    response.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body), 'x-content-type-options': 'nosniff' }).end(body)
+  }
+  return createServer((request: IncomingMessage, response: ServerResponse) => {
+    const path = (request.url ?? '/').split('?', 1)[0]
+    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      answer(response, 404, { 'content-type': 'application/problem+json' },
+        JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'This port serves GET /metrics only' }))
+      return
+    }
+    const key = keys?.authenticate(request.headers.authorization)
+    if (typeof key === 'string') {
+      const problem = unauthorized(key)
+      answer(response, 401, { 'content-type': 'application/problem+json', ...problem.headers }, JSON.stringify(problem.toBody()))
+      return
+    }
+    registry.metrics().then(
+      (text) => answer(response, 200, { 'content-type': registry.contentType }, request.method === 'HEAD' ? '' : text),
+      () => answer(response, 500, { 'content-type': 'text/plain' }, 'metrics collection failed\n'))
+  })
+}
+
+async function metricsPlugin(app: FastifyInstance, options: { config: Config, engine: Engine }): Promise<void> {
+  const { config, engine } = options
+  if (!config.metrics) return
+  const metrics = buildRegistry(engine)
+  const { registry } = metrics
+
+  const uninstall = installObserver(observerFor(metrics))
+  app.addHook('onClose', async () => { uninstall() })
+
+  const record = httpRecorder(metrics)
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime)
+    done()
+  })
+
+  if (config.metricsPort === null) {
+    app.get('/metrics', {
+      schema: {
+        tags: ['meta'],
+        summary: 'Prometheus metrics (text exposition format); absent with METRICS=off or METRICS_PORT',
+        response: { 200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+    return
+  }
+
+  const server = metricsServer(registry, app.apiKeys)
+  // onReady, not onListen: a metrics port that cannot be bound fails the start-up.
+  app.addHook('onReady', async () => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(config.metricsPort ?? 0, config.metricsHost, () => { server.off('error', reject); resolve() })
+    })
+    const { address, port } = server.address() as AddressInfo
+    app.log.info({ metricsAddress: address, metricsPort: port }, 'metrics listening')
+  })
+  app.addHook('onClose', async () => {
+    if (!server.listening) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+}
+
+export default fp(metricsPlugin, { name: 'metrics' })
