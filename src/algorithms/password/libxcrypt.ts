@@ -10,7 +10,7 @@
  * and owns its own buffers. The library is loaded on first use; where it is missing, or lacks a
  * method, the caller gets 501.
  */
-import koffi from 'koffi'
+import { createRequire } from 'node:module'
 import { problems } from '../../problem.js'
 import { equalHashText } from './common.js'
 
@@ -40,6 +40,10 @@ let binding: Binding | null | undefined
 function load(): Binding | null {
   if (binding !== undefined) return binding
   binding = null
+  // koffi's native addon is required here, on first use, not at import: every thread imports the
+  // registry, and loading the addon into each of them at start cost memory and, when a thread was
+  // torn down mid-load (a server closed right after start), crashed the process in koffi's init.
+  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
   for (const name of LIBRARY_NAMES) {
     try {
       const lib = koffi.load(name)
