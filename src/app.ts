@@ -10,7 +10,7 @@ import { Engine } from './domain/engine.js'
 import { problems } from './problem.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
-import { loggerOptions } from './plugins/logging.js'
+import { accessLogHook, loggerOptions } from './plugins/logging.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { fileHashRoute } from './routes/filehash.js'
@@ -83,13 +83,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const engine = new Engine(config)
   app.addHook('onClose', async () => { await engine.close() })
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({
-      method: request.method, route: request.routeOptions.url ?? null, url: request.url.split('?')[0],
-      statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip,
-    }, 'request completed')
-    done()
-  })
+  app.addHook('onResponse', accessLogHook(app.log))
 
   await app.register(bodyPlugin)
   await app.register(rateLimitPlugin, { config })
