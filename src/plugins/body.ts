@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { problems } from '../problem.js'
 
-type MediaType = 'application/json' | 'multipart/form-data' | 'application/octet-stream'
+/** '' stands for a request without Content-Type (curl -T sends none). */
+type MediaType = 'application/json' | 'multipart/form-data' | 'application/octet-stream' | ''
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +33,8 @@ function mediaTypeCheck(accepts: MediaType | readonly MediaType[], url: string) 
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
     if (!allowed.includes(mediaType)) {
-      done(problems.unsupportedMediaType(`${url} takes ${allowed.join(' or ')}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`))
+      const named = allowed.filter((type) => type !== '')
+      done(problems.unsupportedMediaType(`${url} takes ${named.join(' or ')}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`))
       return
     }
     done()

@@ -1,15 +1,24 @@
 /**
- * POST /api/filehash: a multipart upload streamed through every requested hasher. The text fields
- * (`algorithms`, `encoding`) must come before the `file` part, because hashing starts with the
- * file's first byte; they may also be given in the query string.
+ * POST /api/filehash: an upload streamed through every requested hasher (src/upload/ is the
+ * pipeline). Two forms:
+ * - multipart/form-data, the form the spec names: the text fields (`algorithms`, `encoding`) must
+ *   come before the `file` part, because hashing starts with the file's first byte; they may also
+ *   be given in the query string;
+ * - the raw body: `Content-Type: application/octet-stream`, the body is the file, and
+ *   `algorithms`, `encoding` and `name` are in the query string. PUT takes the same raw form, with
+ *   or without a Content-Type, since `curl -T file URL` sends PUT and no Content-Type.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
-import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
+import { MAX_FILE_ALGORITHMS, parseAlgorithmList } from '../domain/filehash.js'
 import { problems } from '../problem.js'
+import { encodeDigests } from '../upload/encode.js'
+import { hashUpload } from '../upload/pipeline.js'
+import { HashThreads } from '../upload/threads.js'
 import { errorResponses } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
@@ -32,13 +41,33 @@ export const fileHashRequestBody = {
       },
       encoding: { file: { contentType: 'application/octet-stream' } },
     },
+    'application/octet-stream': {
+      schema: { type: 'string', format: 'binary', description: 'The file itself, at most MAX_FILE_SIZE bytes; algorithms, encoding and name go in the query string' },
+    },
   },
+}
+
+/** PUT /api/filehash: the raw form only (what `curl -T` sends, with or without a Content-Type). */
+export const fileHashPutBody = {
+  required: true,
+  content: { 'application/octet-stream': fileHashRequestBody.content['application/octet-stream'] },
 }
 
 const Query = Type.Object({
   algorithms: Type.Optional(Type.String({ maxLength: 1024 })),
   encoding: Type.Optional(Type.Union(OUTPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)))),
+  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form' })),
 }, { additionalProperties: false })
+
+type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string }
+interface FileHashResult { name: string, size: number, hashes: Record<string, string> }
+
+const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const declared = Number(request.headers['content-length'] ?? NaN)
+  return Number.isFinite(declared) ? declared : undefined
+}
 
 function readEncoding(value: string): OutputEncoding {
   if (!(OUTPUT_ENCODINGS as readonly string[]).includes(value)) {
@@ -50,37 +79,28 @@ function readEncoding(value: string): OutputEncoding {
 export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
   // Registered here, inside this route's encapsulation context, so JSON routes pay nothing for it.
   await app.register(multipart, { throwFileSizeLimit: true })
-  app.post('/api/filehash', {
-    config: { accepts: 'multipart/form-data' },
-    // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-    onRequest: async (request) => {
-      const declared = Number(request.headers['content-length'] ?? NaN)
-      if (Number.isFinite(declared) && declared > config.maxFileSize + ENVELOPE_BYTES) {
-        throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
-      }
-      const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
-      if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-        throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-      }
-    },
-    schema: {
-      tags: ['files'],
-      summary: 'Hash an uploaded file with several algorithms in one pass',
-      description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Text fields must precede the file part (or go in the query string).',
-      querystring: Query,
-      response: {
-        200: Type.Object({
-          name: Type.String({ description: 'The uploaded file name, as the client sent it' }),
-          size: Type.Integer({ description: 'Bytes hashed' }),
-          hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
-        }),
-        ...errorResponses,
-      },
-    },
-  }, async (request) => {
+  // The raw form: the body is left unread here and streamed by the handler. Only this route's
+  // context has the parser, and its media-type check (plugins/body.ts) runs first.
+  app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
+  const threads = new HashThreads()
+  app.addHook('onClose', async () => { await threads.close() })
+
+  const tooLarge = `The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`
+
+  /** The raw form: the request body is the file. */
+  async function hashRaw(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
+    const algorithms = parseAlgorithmList(request.query.algorithms)
+    const { size, digests } = await hashUpload(request.raw, algorithms, {
+      maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+    })
+    return { name: request.query.name ?? '', size, hashes: encodeDigests(algorithms, digests, request.query.encoding ?? 'hex') }
+  }
+
+  /** The multipart form: text fields, then exactly one file part. */
+  async function hashForm(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
     let algorithmList = request.query.algorithms
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
-    let result: { name: string, size: number, hashes: Record<string, string> } | undefined
+    let result: FileHashResult | undefined
     const parts = request.parts({
       limits: { fileSize: config.maxFileSize, files: 2, fields: 4, parts: 6, fieldSize: 4096, fieldNameSize: 64, headerPairs: 16 },
     })
@@ -94,12 +114,77 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       }
       if (part.fieldname !== 'file') throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`)
       if (result) throw problems.validation('Send exactly one file part')
-      const digests = await startFileDigests(parseAlgorithmList(algorithmList))
-      for await (const chunk of part.file) digests.update(chunk as Buffer)
-      if (part.file.truncated) throw problems.tooLarge(`The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
-      result = { name: part.filename, size: digests.size, hashes: digests.finish(encoding) }
+      const algorithms = parseAlgorithmList(algorithmList)
+      const { size, digests } = await hashUpload(part.file, algorithms, {
+        maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+      })
+      if (part.file.truncated) throw problems.tooLarge(tooLarge)
+      result = { name: part.filename, size, hashes: encodeDigests(algorithms, digests, encoding) }
     }
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result
-  })
+  }
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FileHashResult> => {
+    const withQuery = request as FastifyRequest<{ Querystring: FileHashQuery }>
+    try {
+      return await (isMultipart(request) ? hashForm(withQuery) : hashRaw(withQuery))
+    } catch (error) {
+      // Refused before the body was read to its end (a limit cut, a bad field): close the connection
+      // after the answer rather than have Node read and discard the rest of a large upload.
+      if (!request.raw.complete) reply.header('connection', 'close')
+      throw error
+    }
+  }
+
+  // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
+  const onRequest = async (request: FastifyRequest): Promise<void> => {
+    const declared = declaredLength(request)
+    const multipartBody = isMultipart(request)
+    const envelope = multipartBody ? ENVELOPE_BYTES : 0
+    if (declared !== undefined && declared > config.maxFileSize + envelope) {
+      throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
+    }
+    if (!multipartBody) return
+    const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
+      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
+    }
+  }
+
+  const response = {
+    200: Type.Object({
+      name: Type.String({ description: 'The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none)' }),
+      size: Type.Integer({ description: 'Bytes hashed' }),
+      hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
+    }),
+    ...errorResponses,
+  }
+
+  app.post('/api/filehash', {
+    config: { accepts: ['multipart/form-data', 'application/octet-stream'] },
+    onRequest,
+    schema: {
+      tags: ['files'],
+      summary: 'Hash an uploaded file with several algorithms in one pass',
+      description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. ' +
+        'Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, ' +
+        'and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). ' +
+        'With several algorithms and a large file, the hashers run on several threads.',
+      querystring: Query,
+      response,
+    },
+  }, handler)
+
+  app.put('/api/filehash', {
+    config: { accepts: ['application/octet-stream', ''] },
+    onRequest,
+    schema: {
+      tags: ['files'],
+      summary: 'Hash a file sent as the raw request body (what `curl -T file URL` sends)',
+      description: 'The same as POST /api/filehash in its raw form: the body is the file, with or without `Content-Type: application/octet-stream`; algorithms, encoding and name go in the query string.',
+      querystring: Query,
+      response,
+    },
+  }, handler)
 }
