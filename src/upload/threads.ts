@@ -171,7 +171,10 @@ class ThreadedSink implements DigestSink {
   /** Bytes written into the ring, and how far each lane has read. */
   #written = 0
   readonly #consumed: number[]
-  #waiter: { need: number, resolve: () => void, reject: (error: Error) => void } | null = null
+  /** Chunks that did not fit yet, in order, and the promise `write` handed out for them. */
+  readonly #pending: Uint8Array[] = []
+  #drained: Promise<void> | null = null
+  #waiter: { resolve: () => void, reject: (error: Error) => void } | null = null
   #finisher: { resolve: (digests: Map<string, Uint8Array>) => void, reject: (error: Error) => void } | null = null
   readonly #digests = new Map<string, Uint8Array>()
   #doneLanes = 0
@@ -201,23 +204,29 @@ class ThreadedSink implements DigestSink {
 
   write(chunk: Uint8Array): Promise<void> | undefined {
     if (this.#failure) throw this.#failure
-    // A chunk larger than half the ring goes in pieces, so a piece always fits eventually.
     const most = this.#ring.length >>> 1
-    if (chunk.length > most) {
-      const rest = chunk.subarray(most)
-      const wait = this.write(chunk.subarray(0, most))
-      // The caller may reuse `chunk` once write returns, so the rest is copied before returning.
-      const copy = Uint8Array.from(rest)
-      return wait === undefined ? this.write(copy) : wait.then(() => this.write(copy))
-    }
-    if (this.#room() >= chunk.length) {
+    if (this.#pending.length === 0 && chunk.length <= most && this.#room() >= chunk.length) {
       this.#put(chunk)
       return undefined
     }
-    const copy = Uint8Array.from(chunk)
-    return new Promise<void>((resolve, reject) => {
-      this.#waiter = { need: copy.length, resolve: () => { this.#put(copy); resolve() }, reject }
-    })
+    // No room yet: keep a copy (the caller may reuse `chunk`), in pieces of at most half the ring
+    // so each piece fits once the slowest thread moves on, and in order behind earlier ones.
+    for (let offset = 0; offset < chunk.length; offset += most) this.#pending.push(Uint8Array.from(chunk.subarray(offset, offset + most)))
+    this.#drain()
+    if (this.#pending.length === 0) return undefined
+    this.#drained ??= new Promise<void>((resolve, reject) => { this.#waiter = { resolve, reject } })
+    return this.#drained
+  }
+
+  /** Moves waiting chunks into the ring as room frees up; settles `write`'s promise when all are in. */
+  #drain(): void {
+    while (this.#pending.length > 0 && this.#room() >= (this.#pending[0] as Uint8Array).length) this.#put(this.#pending.shift() as Uint8Array)
+    if (this.#pending.length === 0 && this.#waiter) {
+      const waiter = this.#waiter
+      this.#waiter = null
+      this.#drained = null
+      waiter.resolve()
+    }
   }
 
   /** Copies a chunk into the ring (in two ranges where it wraps) and hands each range to every lane. */
@@ -238,11 +247,7 @@ class ThreadedSink implements DigestSink {
     switch (message.t) {
       case 'progress':
         this.#consumed[index] = message.consumed
-        if (this.#waiter && this.#room() >= this.#waiter.need) {
-          const waiter = this.#waiter
-          this.#waiter = null
-          waiter.resolve()
-        }
+        this.#drain()
         return
       case 'done':
         for (const [name, digest] of message.digests) this.#digests.set(name, digest)
@@ -264,8 +269,9 @@ class ThreadedSink implements DigestSink {
     this.#finisher?.reject(error)
   }
 
-  finish(): Promise<Map<string, Uint8Array>> {
-    if (this.#failure) return Promise.reject(this.#failure)
+  async finish(): Promise<Map<string, Uint8Array>> {
+    if (this.#failure) throw this.#failure
+    if (this.#drained) await this.#drained
     return new Promise((resolve, reject) => {
       this.#finisher = { resolve, reject }
       for (const lane of this.#lanes) lane.post({ t: 'end' })
