@@ -143,6 +143,7 @@ export class HashThreads {
    * (the caller then hashes inline; its socket's own backpressure bounds that).
    */
   sink(algorithms: readonly DigestAlgorithm[]): DigestSink | null {
+    if (this.available < 2 || algorithms.length < 2) return null
     const groups = balance(algorithms, Math.min(this.available, algorithms.length))
     if (groups.length < 2) return null
     const lanes = this.#acquire(groups.length)
@@ -265,7 +266,6 @@ class ThreadedSink implements DigestSink {
     if (this.#failure) return
     this.#failure = error
     this.abort()
-    this.#waiter?.reject(error)
     this.#finisher?.reject(error)
   }
 
@@ -280,6 +280,12 @@ class ThreadedSink implements DigestSink {
 
   abort(): void {
     if (this.#released) return
+    this.#pending.length = 0
+    if (this.#waiter) {
+      const waiter = this.#waiter
+      this.#waiter = null
+      waiter.reject(this.#failure ?? new Error('upload aborted'))
+    }
     Atomics.store(this.#control, 0, 1)
     for (const lane of this.#lanes) lane.post({ t: 'abort' })
     this.#handBack()
