@@ -138,11 +138,13 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
   }
 
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = async (request: FastifyRequest): Promise<void> => {
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const declared = declaredLength(request)
     const multipartBody = isMultipart(request)
     const envelope = multipartBody ? ENVELOPE_BYTES : 0
     if (declared !== undefined && declared > config.maxFileSize + envelope) {
+      // The body is never read: close after the answer instead of reading and discarding it.
+      reply.header('connection', 'close')
       throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
     }
     if (!multipartBody) return
