@@ -20,7 +20,9 @@ export class WorkPool {
     this.#capacity = options.threads + options.maxQueue
     this.#piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
-      minThreads: options.threads,
+      // Threads start on first use, not at boot: each loads the algorithm modules (about 30 MB of
+      // RSS apiece), which an idle server need not hold; idleTimeout ends them again when quiet.
+      minThreads: 0,
       maxThreads: options.threads,
       // Each worker runs one memory-hard hash at a time; more would only thrash.
       concurrentTasksPerWorker: 1,
