@@ -16,18 +16,23 @@ import type { DigestAlgorithm } from '../algorithms/types.js'
 import type { DigestSink } from './sink.js'
 
 export type ToThread =
-  | { t: 'start', id: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, algorithms: Array<{ name: string, outputBytes: number }> }
+  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: Array<{ name: string, outputBytes: number }> }
   | { t: 'data', start: number, length: number }
   | { t: 'end' }
   | { t: 'abort' }
 
 /** Replies name the upload they belong to: a thread handed back after an abort may still answer for it. */
 export type FromThread =
-  | { t: 'progress', id: number, consumed: number }
+  /** Sent only while the main thread waits for room (CONTROL_WAITING): a wake-up, the count is shared. */
+  | { t: 'progress', id: number }
   | { t: 'done', id: number, digests: Array<[string, Uint8Array]> }
   | { t: 'error', id: number, message: string }
 
 const MiB = 1024 * 1024
+
+/** Int32 slots of an upload's control memory: set to drop the upload; set while the main thread waits for room. */
+export const CONTROL_ABORT = 0
+export const CONTROL_WAITING = 1
 
 /**
  * Relative cost per byte of OpenSSL's hashes, measured on an AMD EPYC with SHA extensions
@@ -171,7 +176,8 @@ class ThreadedSink implements DigestSink {
   readonly #release: (lanes: Lane[]) => void
   /** Bytes written into the ring, and how far each lane has read. */
   #written = 0
-  readonly #consumed: number[]
+  /** How far each lane has read, written by the lanes (BigInt64 slots, one per lane). */
+  readonly #progress: BigInt64Array
   /** Chunks that did not fit yet, in order, and the promise `write` handed out for them. */
   readonly #pending: Uint8Array[] = []
   #drained: Promise<void> | null = null
@@ -186,21 +192,24 @@ class ThreadedSink implements DigestSink {
     this.#lanes = lanes
     this.#release = release
     const ring = new SharedArrayBuffer(ringBytes)
-    const control = new SharedArrayBuffer(4)
+    const control = new SharedArrayBuffer(8)
+    const progress = new SharedArrayBuffer(8 * lanes.length)
     this.#ring = new Uint8Array(ring)
     this.#control = new Int32Array(control)
-    this.#consumed = lanes.map(() => 0)
+    this.#progress = new BigInt64Array(progress)
     lanes.forEach((lane, index) => {
       lane.onMessage = (message) => { if (message.id === this.#id) this.#onMessage(index, message) }
       lane.onFailure = (error) => this.#fail(error)
       const members = groups[index] as DigestAlgorithm[]
-      lane.post({ t: 'start', id: this.#id, ring, control, algorithms: members.map((algorithm) => ({ name: algorithm.name, outputBytes: algorithm.outputBytes })) })
+      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: members.map((algorithm) => ({ name: algorithm.name, outputBytes: algorithm.outputBytes })) })
     })
   }
 
   /** Free room in the ring: its size less what the slowest lane has not read yet. */
   #room(): number {
-    return this.#ring.length - (this.#written - Math.min(...this.#consumed))
+    let slowest = this.#written
+    for (let lane = 0; lane < this.#progress.length; lane++) slowest = Math.min(slowest, Number(Atomics.load(this.#progress, lane)))
+    return this.#ring.length - (this.#written - slowest)
   }
 
   write(chunk: Uint8Array): Promise<void> | undefined {
@@ -213,6 +222,9 @@ class ThreadedSink implements DigestSink {
     // No room yet: keep a copy (the caller may reuse `chunk`), in pieces of at most half the ring
     // so each piece fits once the slowest thread moves on, and in order behind earlier ones.
     for (let offset = 0; offset < chunk.length; offset += most) this.#pending.push(Uint8Array.from(chunk.subarray(offset, offset + most)))
+    // Ask the lanes for a wake-up, then look again: a lane that moved on before it saw the request
+    // is seen here (both sides use sequentially consistent atomics, so one of them notices).
+    Atomics.store(this.#control, CONTROL_WAITING, 1)
     this.#drain()
     if (this.#pending.length === 0) return undefined
     this.#drained ??= new Promise<void>((resolve, reject) => { this.#waiter = { resolve, reject } })
@@ -223,6 +235,7 @@ class ThreadedSink implements DigestSink {
   #drain(): void {
     while (this.#pending.length > 0 && this.#room() >= (this.#pending[0] as Uint8Array).length) this.#put(this.#pending.shift() as Uint8Array)
     if (this.#pending.length === 0 && this.#waiter) {
+      Atomics.store(this.#control, CONTROL_WAITING, 0)
       const waiter = this.#waiter
       this.#waiter = null
       this.#drained = null
@@ -247,7 +260,6 @@ class ThreadedSink implements DigestSink {
   #onMessage(index: number, message: FromThread): void {
     switch (message.t) {
       case 'progress':
-        this.#consumed[index] = message.consumed
         this.#drain()
         return
       case 'done':
@@ -286,7 +298,7 @@ class ThreadedSink implements DigestSink {
       this.#waiter = null
       waiter.reject(this.#failure ?? new Error('upload aborted'))
     }
-    Atomics.store(this.#control, 0, 1)
+    Atomics.store(this.#control, CONTROL_ABORT, 1)
     for (const lane of this.#lanes) lane.post({ t: 'abort' })
     this.#handBack()
   }
