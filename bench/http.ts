@@ -9,7 +9,7 @@
  * upload rows (uploads.ts). Durations can be set with BENCH_SECONDS (default 10).
  */
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -39,32 +39,57 @@ function row(name: string, result: autocannon.Result): string {
 const WRK_SCRIPT = join(tmpdir(), `hashd-bench-${process.pid}.lua`)
 
 /** Requests per second against /api/hash: wrk on core 1 when present, else autocannon in this process. */
-async function throughput(url: string, body: object, seconds: number): Promise<number> {
+async function throughput(url: string, body: object, seconds: number): Promise<{ rate: number, requests: number }> {
   if (hasProgram('wrk')) {
     writeFileSync(WRK_SCRIPT, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${JSON.stringify(body)}'\n`)
     const pin = hasProgram('taskset') ? ['taskset', '-c', '1'] : []
     const [command, ...args] = [...pin, 'wrk', '-t1', '-c50', `-d${seconds}s`, '-s', WRK_SCRIPT, `${url}/api/hash`]
     const output = String(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
     if (/Non-2xx/.test(output)) throw new Error(`non-2xx answers from ${url}: ${output}`)
-    return Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN)
+    return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN), requests: Number(/(\d+) requests in/.exec(output)?.[1] ?? NaN) }
   }
-  return (await load(url, body, { connections: 50, duration: seconds })).requests.average
+  const result = await load(url, body, { connections: 50, duration: seconds })
+  return { rate: result.requests.average, requests: result.requests.total }
 }
 
+/**
+ * CPU seconds a process has used (user + system, from /proc), or NaN off Linux. CPU time per
+ * request is the per-request cost itself, and drifts less than req/s when other work shares the core.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
+interface Measured { rate: number, cpuMicros: number }
+
 /** A B B A against the bare server, each on core 0 with its own warm-up; the means of each pair. */
-async function versusBare(script: string, env: Record<string, string>, body: object): Promise<{ hashd: number, bare: number }> {
-  const run = async (path: string, environment: Record<string, string>): Promise<number> => {
+async function versusBare(script: string, env: Record<string, string>, body: object): Promise<{ hashd: Measured, bare: Measured }> {
+  const run = async (path: string, environment: Record<string, string>): Promise<Measured> => {
     const server = await start(path, environment, '0')
     try {
       await throughput(server.url, body, 2)
-      return await throughput(server.url, body, SECONDS)
+      const before = cpuSeconds(server.child.pid)
+      const { rate, requests } = await throughput(server.url, body, SECONDS)
+      return { rate, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests }
     } finally {
       await stop(server)
     }
   }
   const bare = `${here}bare-server.js`
   const a1 = await run(bare, {}); const b1 = await run(script, env); const b2 = await run(script, env); const a2 = await run(bare, {})
-  return { hashd: (b1 + b2) / 2, bare: (a1 + a2) / 2 }
+  const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2 })
+  return { hashd: mean(b1, b2), bare: mean(a1, a2) }
+}
+
+function versusLine(label: string, { hashd, bare }: { hashd: Measured, bare: Measured }, goal: string): string {
+  return `${label.padEnd(44)} ${hashd.rate.toFixed(0).padStart(7)} req/s ${hashd.cpuMicros.toFixed(1).padStart(6)} µs CPU/req   ` +
+    `bare ${bare.rate.toFixed(0).padStart(7)} req/s ${bare.cpuMicros.toFixed(1).padStart(6)} µs CPU/req   ` +
+    `ratio ${(hashd.rate / bare.rate).toFixed(2)} by req/s, ${(bare.cpuMicros / hashd.cpuMicros).toFixed(2)} by CPU/req${goal ? ` (goal ${goal})` : ''}`
 }
 
 async function main(): Promise<void> {
@@ -78,12 +103,12 @@ async function main(): Promise<void> {
   console.log(`load generator: ${hasProgram('wrk') ? 'wrk' : 'autocannon'}${hasProgram('taskset') ? ', server on core 0, load on core 1' : ''}\n`)
   console.log('1. POST /api/hash sha256 of 32 bytes, 50 connections, A B B A against bare node:http doing the same crypto hash')
   const quiet = await versusBare(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0' }, sha256)
-  console.log(`hashd, LOG_LEVEL=warn, RATE_LIMIT_MAX=0     ${quiet.hashd.toFixed(0).padStart(7)} req/s   bare ${quiet.bare.toFixed(0).padStart(7)} req/s   ratio ${(quiet.hashd / quiet.bare).toFixed(2)} (goal ≥ 0.80)`)
+  console.log(versusLine('hashd, LOG_LEVEL=warn, RATE_LIMIT_MAX=0', quiet, '≥ 0.80'))
   // The default config: access log at info, and the limiter on with a max that never triggers.
   const full = await versusBare(hashdScript, { LOG_LEVEL: 'info', RATE_LIMIT_MAX: '100000000' }, sha256)
-  console.log(`hashd, default config (info log, limiter on) ${full.hashd.toFixed(0).padStart(7)} req/s   bare ${full.bare.toFixed(0).padStart(7)} req/s   ratio ${(full.hashd / full.bare).toFixed(2)} (goal ≥ 0.65)`)
+  console.log(versusLine('hashd, default config (info log, limiter on)', full, '≥ 0.65'))
   const fastify = await versusBare(`${here}fastify-server.js`, {}, sha256)
-  console.log(`bare Fastify (for scale)                     ${fastify.hashd.toFixed(0).padStart(7)} req/s   bare ${fastify.bare.toFixed(0).padStart(7)} req/s   ratio ${(fastify.hashd / fastify.bare).toFixed(2)}\n`)
+  console.log(versusLine('bare Fastify (for scale)', fastify, '') + '\n')
 
   const hashd: Started = await start(hashdScript, hashdEnv)
   console.log('2. md5 latency while 200 bcrypt (cost 10) requests are in flight, 5 connections of md5')

@@ -86,9 +86,16 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
 
     // Memory: a fresh process, at rest, then during a 1 GiB upload streamed from /dev/zero.
     hashd = await start(hashdScript, {})
-    await new Promise((resolve) => setTimeout(resolve, 3000))
+    // At rest: once RSS has settled (worker threads load their modules after the server answers).
     const pid = hashd.child.pid as number
-    const atRest = rssKiB(pid)
+    let atRest = rssKiB(pid)
+    for (let second = 0; second < 20; second++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const now = rssKiB(pid)
+      const settled = Math.abs(now - atRest) < 1024 && second >= 3
+      atRest = now
+      if (settled) break
+    }
     let peak = atRest
     const sampler = setInterval(() => { peak = Math.max(peak, rssKiB(pid)) }, 50)
     const upload = spawn('sh', ['-c', `head -c 1073741824 /dev/zero | curl -sS -f -o /dev/null -T - '${hashd.url}/api/filehash?algorithms=sha256,md5,sha1,sha512'`], { stdio: 'inherit' })

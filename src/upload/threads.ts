@@ -234,8 +234,9 @@ class ThreadedSink implements DigestSink {
   /** Moves waiting chunks into the ring as room frees up; settles `write`'s promise when all are in. */
   #drain(): void {
     while (this.#pending.length > 0 && this.#room() >= (this.#pending[0] as Uint8Array).length) this.#put(this.#pending.shift() as Uint8Array)
-    if (this.#pending.length === 0 && this.#waiter) {
-      Atomics.store(this.#control, CONTROL_WAITING, 0)
+    if (this.#pending.length > 0) return
+    Atomics.store(this.#control, CONTROL_WAITING, 0)
+    if (this.#waiter) {
       const waiter = this.#waiter
       this.#waiter = null
       this.#drained = null
