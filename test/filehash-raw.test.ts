@@ -117,3 +117,20 @@ describe('/api/filehash, raw body', () => {
     assert.deepEqual(Object.keys(path.put?.requestBody?.content ?? {}), ['application/octet-stream'])
   })
 })
+
+describe('/api/filehash, a multipart body that ends early', () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(async () => { await server.close() })
+
+  it('is a 400 problem, not a 500', async () => {
+    for (const body of [
+      '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\nhello world',
+      '--XX\r\nContent-Disposition: form-data; name="algorithms"\r\n\r\nsha256\r\n--XX\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\nhel',
+    ]) {
+      const response = await send(`${server.url}/api/filehash`, 'POST', { 'content-type': 'multipart/form-data; boundary=XX', 'content-length': String(Buffer.byteLength(body)) }, [Buffer.from(body)])
+      assert.equal(response.status, 400, response.body)
+      assert.match(response.type, /^application\/problem\+json/)
+    }
+  })
+})

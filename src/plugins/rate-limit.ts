@@ -20,19 +20,17 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     global: true,
     max: rateLimitMax,
     timeWindow: rateLimitWindowMs,
-    // Counts only; the plugin's x-ratelimit-* headers are rewritten into the IETF fields below. The
-    // limit is the configured one, so the plugin does not write it (each header removed costs).
-    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
-    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
+    // Counts only; the plugin's x-ratelimit-* headers are rewritten into the IETF fields below.
+    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: (_request, context) => problems.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   })
-  const policy = `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`
   app.addHook('onSend', (_request, reply, payload, done) => {
     const remaining = reply.getHeader('x-ratelimit-remaining')
     if (remaining !== undefined) {
       const reset = reply.getHeader('x-ratelimit-reset') ?? windowSeconds
-      reply.header('ratelimit-policy', policy)
+      reply.header('ratelimit-policy', `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`)
       reply.header('ratelimit', `"${POLICY}";r=${String(remaining)};t=${String(reset)}`)
+      reply.removeHeader('x-ratelimit-limit')
       reply.removeHeader('x-ratelimit-remaining')
       reply.removeHeader('x-ratelimit-reset')
     }

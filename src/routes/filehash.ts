@@ -23,6 +23,9 @@ import { errorResponses } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY = 70
+/** busboy's messages for a multipart body cut short. */
+const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
+
 /** Room for the multipart envelope (boundaries, part headers, the text fields) around the file. */
 const ENVELOPE_BYTES = 64 * 1024
 
@@ -133,6 +136,11 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       // Refused before the body was read to its end (a limit cut, a bad field): close the connection
       // after the answer rather than have Node read and discard the rest of a large upload.
       if (!request.raw.complete) reply.header('connection', 'close')
+      // busboy's error for a body that ends before the closing boundary (its errors come from
+      // another module's Error, so they are matched by message): the client's fault, a 400.
+      if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+        throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
+      }
       throw error
     }
   }
