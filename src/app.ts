@@ -11,7 +11,7 @@ import { problems } from './problem.js'
 import authPlugin from './plugins/auth.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
-import { loggerOptions } from './plugins/logging.js'
+import { accessLogHook, loggerOptions } from './plugins/logging.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
@@ -86,15 +86,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const engine = new Engine(config)
   app.addHook('onClose', async () => { await engine.close() })
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({
-      method: request.method, route: request.routeOptions.url ?? null, url: request.url.split('?')[0],
-      statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip,
-      // The API key's name from API_KEYS_FILE (never the key); absent without one.
-      apiKey: request.apiKey?.name,
-    }, 'request completed')
-    done()
-  })
+  app.addHook('onResponse', accessLogHook(app.log))
 
   await app.register(bodyPlugin)
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).

@@ -197,7 +197,8 @@ describe('contract: every error is RFC 9457 problem+json', () => {
     for (const path of ['/api/hash', '/api/verify', '/api/hmac', '/api/identify', '/api/filehash']) {
       const response = await server.get(path)
       assertProblem(response, 405)
-      assert.equal(response.headers.get('allow'), 'POST')
+      // /api/filehash also takes PUT (its raw-body form, what curl -T sends).
+      assert.equal(response.headers.get('allow'), path === '/api/filehash' ? 'POST, PUT' : 'POST')
     }
     const response = await toTestResponse(await fetch(`${server.url}/api/health`, { method: 'DELETE' }))
     assertProblem(response, 405)

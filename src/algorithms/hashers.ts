@@ -3,7 +3,7 @@
  * OpenSSL (node:crypto) comes first wherever it has the algorithm, because it is the fastest;
  * hash-wasm and native packages fill the gaps, as RHash plugs OpenSSL into its own table.
  */
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 import type { IHasher } from 'hash-wasm/dist/lib/WASMInterface.js'
 import type { Hasher } from './types.js'
 
@@ -16,6 +16,11 @@ export function opensslHasher(opensslName: string, xof = false) {
       digest: () => hash.digest(),
     }
   }
+}
+
+/** A whole short input through OpenSSL in one call (crypto.hash, Node ≥ 20.12), written in `encoding`. */
+export function oneShotDigest(opensslName: string, input: Uint8Array, encoding: 'hex' | 'base64' | 'base64url'): string {
+  return hash(opensslName, input, encoding)
 }
 
 /** hash-wasm: each call instantiates its own WASM memory, so concurrent streams never share state. */

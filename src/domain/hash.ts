@@ -1,4 +1,6 @@
 /** /api/hash: a digest of the input, or a new password hash with a fresh CSPRNG salt. */
+import { performance } from 'node:perf_hooks'
+import { oneShotDigest } from '../algorithms/hashers.js'
 import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
 import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
@@ -28,9 +30,13 @@ export interface HashResult {
  * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
-export async function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal): Promise<HashResult> {
+export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
+  if (algorithm.kind === 'digest' && algorithm.opensslName !== undefined && algorithm.format === undefined && request.options === undefined &&
+    input.length < engine.config.inlineDigestMaxBytes) {
+    return hashDigestNow(algorithm.opensslName, algorithm.name, input, request.encoding ?? 'hex')
+  }
   return algorithm.kind === 'password'
     ? hashPassword(engine, algorithm, input, request.options, whenClientGone?.())
     : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
@@ -55,6 +61,18 @@ async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffe
   countPasswordOperation('hash', scheme.name, 'ok')
   const { value, ms } = outcome
   return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard' }
+}
+
+/**
+ * The common case, a short input to a fixed-length OpenSSL digest, answered on this tick with
+ * one-shot `crypto.hash` (no hasher object, no promise): the CPU profile of /api/hash under load
+ * showed the streaming path's objects and promise hops costing more than the hash itself.
+ * An empty `options` object still goes the general way, which validates it.
+ */
+function hashDigestNow(opensslName: string, name: string, input: Buffer, encoding: OutputEncoding): HashResult {
+  const started = performance.now()
+  const text = oneShotDigest(opensslName, input, encoding)
+  return { hash: text, length: text.length, processingTimeMs: performance.now() - started, algorithm: name, encoding }
 }
 
 async function hashDigest(engine: Engine, algorithm: DigestAlgorithm, input: Buffer, encoding: OutputEncoding, given?: Record<string, number>): Promise<HashResult> {

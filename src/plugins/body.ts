@@ -4,14 +4,17 @@
  * refuses JSON with 415 (RFC 9110 §15.5.16). text/plain, which Fastify parses by default, is not taken.
  */
 import { isUtf8 } from 'node:buffer'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { problems } from '../problem.js'
+
+/** '' stands for a request without Content-Type (curl -T sends none). */
+type MediaType = 'application/json' | 'multipart/form-data' | 'application/octet-stream' | ''
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The media type the route's body must have; checked before the body is read. */
-    accepts?: 'application/json' | 'multipart/form-data'
+    accepts?: MediaType | readonly MediaType[]
   }
 }
 
@@ -22,6 +25,19 @@ function isValidJson(text: string): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+function mediaTypeCheck(accepts: MediaType | readonly MediaType[], url: string) {
+  const allowed: readonly string[] = [accepts].flat()
+  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
+    if (!allowed.includes(mediaType)) {
+      const named = allowed.filter((type) => type !== '')
+      done(problems.unsupportedMediaType(`${url} takes ${named.join(' or ')}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`))
+      return
+    }
+    done()
   }
 }
 
@@ -48,14 +64,13 @@ async function bodyPlugin(app: FastifyInstance): Promise<void> {
     })
   })
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    const accepts = request.routeOptions.config.accepts
-    const mediaType = accepts ? (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() : accepts
-    if (mediaType !== accepts) {
-      done(problems.unsupportedMediaType(`${request.routeOptions.url} takes ${accepts}${mediaType ? `, not ${mediaType.slice(0, 80)}` : '; the request has no Content-Type'}`))
-      return
-    }
-    done()
+  // The media-type check is added to each route that declares `accepts`, when the route is
+  // registered, so requests pay no per-request lookup of their route's options.
+  app.addHook('onRoute', (route) => {
+    const accepts = route.config?.accepts
+    if (accepts === undefined) return
+    const check = mediaTypeCheck(accepts, route.url)
+    route.onRequest = route.onRequest === undefined ? [check] : [check, ...[route.onRequest].flat()]
   })
 }
 

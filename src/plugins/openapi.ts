@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { algorithms } from '../algorithms/registry.js'
-import { fileHashRequestBody } from '../routes/filehash.js'
+import { fileHashPutBody, fileHashRequestBody } from '../routes/filehash.js'
 
 const VERSION = '0.1.0'
 
@@ -49,6 +49,8 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       const spec = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
       const post = (spec as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths?.['/api/filehash']?.post
       if (post) post.requestBody = fileHashRequestBody
+      const put = (spec as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths?.['/api/filehash']?.put
+      if (put) put.requestBody = fileHashPutBody
       return spec
     },
   })

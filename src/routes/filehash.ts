@@ -1,21 +1,33 @@
 /**
- * POST /api/filehash: a multipart upload streamed through every requested hasher. The text fields
- * (`algorithms`, `encoding`) must come before the `file` part, because hashing starts with the
- * file's first byte; they may also be given in the query string.
+ * POST /api/filehash: an upload streamed through every requested hasher (src/upload/ is the
+ * pipeline). Two forms:
+ * - multipart/form-data, the form the spec names: the text fields (`algorithms`, `encoding`) must
+ *   come before the `file` part, because hashing starts with the file's first byte; they may also
+ *   be given in the query string;
+ * - the raw body: `Content-Type: application/octet-stream`, the body is the file, and
+ *   `algorithms`, `encoding` and `name` are in the query string. PUT takes the same raw form, with
+ *   or without a Content-Type, since `curl -T file URL` sends PUT and no Content-Type.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
-import { MAX_FILE_ALGORITHMS, parseAlgorithmList, startFileDigests } from '../domain/filehash.js'
+import { MAX_FILE_ALGORITHMS, parseAlgorithmList } from '../domain/filehash.js'
 import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest } from '../domain/expected.js'
-import { problems } from '../problem.js'
 import { countHashedBytes } from '../observe.js'
+import { problems } from '../problem.js'
+import { encodeDigests } from '../upload/encode.js'
+import { hashUpload } from '../upload/pipeline.js'
+import { HashThreads } from '../upload/threads.js'
 import { errorResponses } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY = 70
+/** busboy's messages for a multipart body cut short. */
+const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
+
 /** Room for the multipart envelope (boundaries, part headers, the text fields) around the file. */
 const ENVELOPE_BYTES = 64 * 1024
 
@@ -35,14 +47,43 @@ export const fileHashRequestBody = {
       },
       encoding: { file: { contentType: 'application/octet-stream' } },
     },
+    'application/octet-stream': {
+      schema: { type: 'string', format: 'binary', description: 'The file itself, at most MAX_FILE_SIZE bytes; algorithms, encoding and name go in the query string' },
+    },
   },
+}
+
+/** PUT /api/filehash: the raw form only (what `curl -T` sends, with or without a Content-Type). */
+export const fileHashPutBody = {
+  required: true,
+  content: { 'application/octet-stream': fileHashRequestBody.content['application/octet-stream'] },
 }
 
 const Query = Type.Object({
   algorithms: Type.Optional(Type.String({ maxLength: 1024 })),
   encoding: Type.Optional(Type.Union(OUTPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)))),
+  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form' })),
   expected: Type.Optional(Type.String({ maxLength: MAX_EXPECTED_LENGTH, description: 'A checksum to compare against every digest; see the form field' })),
 }, { additionalProperties: false })
+
+type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string }
+interface FileHashResult { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean> }
+
+const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
+  query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
+
+/** The response: digests in the asked encoding, `matches` when a checksum was expected, bytes counted for metrics. */
+function answer(name: string, size: number, hashes: Record<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined): FileHashResult {
+  for (const algorithm of Object.keys(hashes)) countHashedBytes('filehash', algorithm, size)
+  return expected ? { name, size, hashes, matches: matchExpected(expected, hashes, encoding) } : { name, size, hashes }
+}
+
+const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const declared = Number(request.headers['content-length'] ?? NaN)
+  return Number.isFinite(declared) ? declared : undefined
+}
 
 function readEncoding(value: string): OutputEncoding {
   if (!(OUTPUT_ENCODINGS as readonly string[]).includes(value)) {
@@ -54,39 +95,31 @@ function readEncoding(value: string): OutputEncoding {
 export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
   // Registered here, inside this route's encapsulation context, so JSON routes pay nothing for it.
   await app.register(multipart, { throwFileSizeLimit: true })
-  app.post('/api/filehash', {
-    config: { accepts: 'multipart/form-data' },
-    // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-    onRequest: async (request) => {
-      const declared = Number(request.headers['content-length'] ?? NaN)
-      if (Number.isFinite(declared) && declared > config.maxFileSize + ENVELOPE_BYTES) {
-        throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
-      }
-      const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
-      if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-        throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-      }
-    },
-    schema: {
-      tags: ['files'],
-      summary: 'Hash an uploaded file with several algorithms in one pass',
-      description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Text fields must precede the file part (or go in the query string).',
-      querystring: Query,
-      response: {
-        200: Type.Object({
-          name: Type.String({ description: 'The uploaded file name, as the client sent it' }),
-          size: Type.Integer({ description: 'Bytes hashed' }),
-          hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
-          matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
-        }),
-        ...errorResponses,
-      },
-    },
-  }, async (request) => {
+  // The raw form: the body is left unread here and streamed by the handler. Only this route's
+  // context has the parser, and its media-type check (plugins/body.ts) runs first.
+  app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
+  const threads = new HashThreads()
+  app.addHook('onClose', async () => { await threads.close() })
+
+  const tooLarge = `The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`
+
+  /** The raw form: the request body is the file. */
+  async function hashRaw(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
+    const algorithms = parseAlgorithmList(request.query.algorithms)
+    const expected = expectedFromQuery(request.query)
+    const encoding = request.query.encoding ?? 'hex'
+    const { size, digests } = await hashUpload(request.raw, algorithms, {
+      maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+    })
+    return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)
+  }
+
+  /** The multipart form: text fields, then exactly one file part. */
+  async function hashForm(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
     let algorithmList = request.query.algorithms
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
-    let expected: ExpectedDigest | undefined = request.query.expected === undefined ? undefined : parseExpected(request.query.expected, '/querystring/expected')
-    let result: { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean> } | undefined
+    let expected = expectedFromQuery(request.query)
+    let result: FileHashResult | undefined
     const parts = request.parts({
       limits: { fileSize: config.maxFileSize, files: 2, fields: 4, parts: 6, fieldSize: 4096, fieldNameSize: 64, headerPairs: 16 },
     })
@@ -101,14 +134,85 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       }
       if (part.fieldname !== 'file') throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`)
       if (result) throw problems.validation('Send exactly one file part')
-      const digests = await startFileDigests(parseAlgorithmList(algorithmList))
-      for await (const chunk of part.file) digests.update(chunk as Buffer)
-      if (part.file.truncated) throw problems.tooLarge(`The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
-      result = { name: part.filename, size: digests.size, hashes: digests.finish(encoding) }
-      if (expected) result.matches = matchExpected(expected, result.hashes, encoding)
-      for (const algorithm of Object.keys(result.hashes)) countHashedBytes('filehash', algorithm, result.size)
+      const algorithms = parseAlgorithmList(algorithmList)
+      const { size, digests } = await hashUpload(part.file, algorithms, {
+        maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+      })
+      if (part.file.truncated) throw problems.tooLarge(tooLarge)
+      result = answer(part.filename, size, encodeDigests(algorithms, digests, encoding), encoding, expected)
     }
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result
-  })
+  }
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FileHashResult> => {
+    const withQuery = request as FastifyRequest<{ Querystring: FileHashQuery }>
+    try {
+      return await (isMultipart(request) ? hashForm(withQuery) : hashRaw(withQuery))
+    } catch (error) {
+      // Refused before the body was read to its end (a limit cut, a bad field): close the connection
+      // after the answer rather than have Node read and discard the rest of a large upload.
+      if (!request.raw.complete) reply.header('connection', 'close')
+      // busboy's error for a body that ends before the closing boundary (its errors come from
+      // another module's Error, so they are matched by message): the client's fault, a 400.
+      if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+        throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
+      }
+      throw error
+    }
+  }
+
+  // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const declared = declaredLength(request)
+    const multipartBody = isMultipart(request)
+    const envelope = multipartBody ? ENVELOPE_BYTES : 0
+    if (declared !== undefined && declared > config.maxFileSize + envelope) {
+      // The body is never read: close after the answer instead of reading and discarding it.
+      reply.header('connection', 'close')
+      throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
+    }
+    if (!multipartBody) return
+    const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
+      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
+    }
+  }
+
+  const response = {
+    200: Type.Object({
+      name: Type.String({ description: 'The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none)' }),
+      size: Type.Integer({ description: 'Bytes hashed' }),
+      hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
+      matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
+    }),
+    ...errorResponses,
+  }
+
+  app.post('/api/filehash', {
+    config: { accepts: ['multipart/form-data', 'application/octet-stream'] },
+    onRequest,
+    schema: {
+      tags: ['files'],
+      summary: 'Hash an uploaded file with several algorithms in one pass',
+      description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. ' +
+        'Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, ' +
+        'and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). ' +
+        'With several algorithms and a large file, the hashers run on several threads.',
+      querystring: Query,
+      response,
+    },
+  }, handler)
+
+  app.put('/api/filehash', {
+    config: { accepts: ['application/octet-stream', ''] },
+    onRequest,
+    schema: {
+      tags: ['files'],
+      summary: 'Hash a file sent as the raw request body (what `curl -T file URL` sends)',
+      description: 'The same as POST /api/filehash in its raw form: the body is the file, with or without `Content-Type: application/octet-stream`; algorithms, encoding and name go in the query string.',
+      querystring: Query,
+      response,
+    },
+  }, handler)
 }

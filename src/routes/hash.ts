@@ -32,5 +32,5 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         ...errorResponses,
       },
     },
-  }, async (request, reply) => hash(engine, request.body, () => clientGone(reply)))
+  }, (request, reply) => hash(engine, request.body, () => clientGone(reply)))
 }

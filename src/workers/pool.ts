@@ -48,7 +48,9 @@ export class WorkPool {
     this.#memoryBudget = options.memoryBudgetBytes
     this.#piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
-      minThreads: options.threads,
+      // Threads start on first use, not at boot: each loads the algorithm modules (about 30 MB of
+      // RSS apiece), which an idle server need not hold; idleTimeout ends them again when quiet.
+      minThreads: 0,
       maxThreads: options.threads,
       // Each worker runs one memory-hard hash at a time; more would only thrash.
       concurrentTasksPerWorker: 1,

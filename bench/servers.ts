@@ -1,0 +1,55 @@
+/** Starting and stopping the servers `npm run bench` compares, each in its own process. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { closeSync, openSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface Started { child: ChildProcess, url: string }
+
+/** Whether a program is on PATH (wrk, taskset, curl, rhash, openssl are optional). */
+export function hasProgram(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0
+}
+
+/** A port that is free now: the OS picks one, and it is handed to the server process. */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+/**
+ * Starts a server process and waits until it answers. Its stdout (hashd's access log) goes to a
+ * file, as in a deployment, not to a pipe this busy process would drain late. `cpus` pins it
+ * with taskset (when present), so the load generator can have the other core.
+ */
+export async function start(script: string, env: Record<string, string> = {}, cpus?: string): Promise<Started> {
+  const port = await freePort()
+  const log = openSync(join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`), 'w')
+  const [command, args] = cpus !== undefined && hasProgram('taskset')
+    ? ['taskset', ['-c', cpus, process.execPath, script]]
+    : [process.execPath, [script]]
+  const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, 'inherit'] })
+  closeSync(log)
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
+    try {
+      await fetch(`${url}/api/health`)
+      return { child, url }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${script} did not start`)
+}
+
+export async function stop(server: Started): Promise<void> {
+  if (server.child.exitCode !== null) return
+  server.child.kill('SIGTERM')
+  await once(server.child, 'exit')
+}

@@ -1,0 +1,111 @@
+/**
+ * The upload half of `npm run bench`: each row against its peer in the same run, in A B B A order
+ * so drift on a shared machine falls on both sides alike.
+ * - raw sha256 (`curl -T`) and multipart sha256 (`curl -F`) against a bare node:http server
+ *   hashing the raw body (`curl -T`);
+ * - sha256 + md5 + sha1 + sha512 in one raw upload against `rhash` on the same file (and
+ *   `openssl dgst -sha256` for scale);
+ * - RSS at rest after start, and RSS growth during a 1 GiB raw upload with those four algorithms.
+ * BENCH_FILE_MIB sets the file size (default 256).
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { hasProgram, start, stop, type Started } from './servers.js'
+
+const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 256)
+
+/** Seconds one command takes, or NaN when it fails. */
+function timed(command: string, args: string[]): number {
+  const started = process.hrtime.bigint()
+  const result = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 20 })
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  if (result.status !== 0) {
+    process.stderr.write(`bench: ${command} ${args.join(' ')} failed: ${String(result.stderr).slice(0, 200)}\n`)
+    return Number.NaN
+  }
+  return seconds
+}
+
+/** A B B A: the mean of two runs of each. */
+function abba(a: () => number, b: () => number): [number, number] {
+  const a1 = a(); const b1 = b(); const b2 = b(); const a2 = a()
+  return [(a1 + a2) / 2, (b1 + b2) / 2]
+}
+
+const curlPut = (url: string, file: string) => () => timed('curl', ['-sS', '-f', '-o', '/dev/null', '-T', file, url])
+const curlForm = (url: string, file: string, algorithms: string) => () =>
+  timed('curl', ['-sS', '-f', '-o', '/dev/null', '-F', `algorithms=${algorithms}`, '-F', `file=@${file}`, url])
+
+function rssKiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) : Number.NaN
+}
+
+const fmt = (seconds: number) => `${seconds.toFixed(3)} s`
+function line(label: string, hashd: number, peerLabel: string, peer: number, goal: string): void {
+  console.log(`${label.padEnd(44)} hashd ${fmt(hashd).padStart(9)}   ${peerLabel} ${fmt(peer).padStart(9)}   ratio ${(peer / hashd).toFixed(2)} (goal ${goal})`)
+}
+
+export async function benchUploads(hashdScript: string, bareScript: string): Promise<void> {
+  if (!hasProgram('curl')) {
+    console.log('uploads: skipped (curl is missing; Debian: curl)')
+    return
+  }
+  const directory = mkdtempSync(join(tmpdir(), 'hashd-bench-'))
+  const file = join(directory, 'upload.bin')
+  const fd = openSync(file, 'w')
+  for (let written = 0; written < FILE_MIB; written++) writeSync(fd, randomBytes(1024 * 1024))
+  closeSync(fd)
+  let hashd: Started | undefined
+  let bare: Started | undefined
+  try {
+    hashd = await start(hashdScript, { RATE_LIMIT_MAX: '0', LOG_LEVEL: 'info' })
+    bare = await start(bareScript)
+    console.log(`\n3. uploads of ${FILE_MIB} MiB of random data over loopback with curl (ratio = peer time / hashd time)`)
+    const hashdUrl = `${hashd.url}/api/filehash`
+    const [rawHashd, rawBare] = abba(curlPut(`${hashdUrl}?algorithms=sha256`, file), curlPut(`${bare.url}/`, file))
+    line('raw body sha256 (curl -T)', rawHashd, 'bare node:http (curl -T)', rawBare, '≥ 0.95')
+    const [formHashd, formBare] = abba(curlForm(hashdUrl, file, 'sha256'), curlPut(`${bare.url}/`, file))
+    line('multipart sha256 (curl -F)', formHashd, 'bare node:http (curl -T)', formBare, '≥ 0.90')
+    console.log(`   multipart / raw time: ${(formHashd / rawHashd).toFixed(2)} (goal ≤ 1.10)`)
+    if (hasProgram('rhash')) {
+      const [fourHashd, rhash] = abba(curlPut(`${hashdUrl}?algorithms=sha256,md5,sha1,sha512`, file),
+        () => timed('rhash', ['--sha256', '--md5', '--sha1', '--sha512', file]))
+      line('sha256+md5+sha1+sha512, raw (curl -T)', fourHashd, 'rhash on the file', rhash, '≥ 1.8')
+    } else {
+      console.log('sha256+md5+sha1+sha512: skipped (rhash is missing; Debian: rhash)')
+    }
+    if (hasProgram('openssl')) console.log(`   for scale: openssl dgst -sha256 on the file: ${fmt(timed('openssl', ['dgst', '-sha256', file]))}`)
+    await stop(hashd)
+    hashd = undefined
+
+    // Memory: a fresh process, at rest, then during a 1 GiB upload streamed from /dev/zero.
+    hashd = await start(hashdScript, {})
+    // At rest: once RSS has settled (worker threads load their modules after the server answers).
+    const pid = hashd.child.pid as number
+    let atRest = rssKiB(pid)
+    for (let second = 0; second < 20; second++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const now = rssKiB(pid)
+      const settled = Math.abs(now - atRest) < 1024 && second >= 3
+      atRest = now
+      if (settled) break
+    }
+    let peak = atRest
+    const sampler = setInterval(() => { peak = Math.max(peak, rssKiB(pid)) }, 50)
+    const upload = spawn('sh', ['-c', `head -c 1073741824 /dev/zero | curl -sS -f -o /dev/null -T - '${hashd.url}/api/filehash?algorithms=sha256,md5,sha1,sha512'`], { stdio: 'inherit' })
+    await new Promise((resolve) => upload.once('exit', resolve))
+    clearInterval(sampler)
+    console.log(`\n4. memory (default config): RSS at rest ${(atRest / 1024).toFixed(0)} MiB (goal ≤ 100 MB); ` +
+      `growth during a 1 GiB upload with 4 algorithms ${((peak - atRest) / 1024).toFixed(0)} MiB (goal < 64 MiB)`)
+  } finally {
+    if (hashd) await stop(hashd)
+    if (bare) await stop(bare)
+    rmSync(directory, { recursive: true, force: true })
+  }
+}

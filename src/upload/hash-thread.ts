@@ -1,0 +1,81 @@
+/**
+ * A hashing thread of the upload fan-out (threads.ts). It serves one upload at a time: `start`
+ * names the algorithms and the shared ring, each `data` names a range of the ring to hash, `end`
+ * asks for the digests. After each range it records how far it has read in shared memory, so the
+ * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting. Messages arrive in order on one port, so every hasher sees every
+ * chunk in order.
+ */
+import { parentPort } from 'node:worker_threads'
+import { digestNamed } from '../algorithms/registry.js'
+import type { Hasher } from '../algorithms/types.js'
+import { CONTROL_ABORT, CONTROL_WAITING, type FromThread, type ToThread } from './threads.js'
+
+if (parentPort === null) throw new Error('hash-thread.js runs as a worker thread')
+const port = parentPort
+
+let ring: Uint8Array<ArrayBufferLike> = new Uint8Array(0)
+let control: Int32Array<ArrayBufferLike> = new Int32Array(2)
+let progress: BigInt64Array<ArrayBufferLike> = new BigInt64Array(1)
+let lane = 0
+let hashers: Array<[string, Hasher]> = []
+let consumed = 0
+let id = 0
+/** Messages are handled one after another, since creating a WASM hasher is asynchronous. */
+let queue: Promise<void> = Promise.resolve()
+
+function send(message: FromThread): void {
+  port.postMessage(message)
+}
+
+async function handle(message: ToThread): Promise<void> {
+  switch (message.t) {
+    case 'start':
+      id = message.id
+      ring = new Uint8Array(message.ring)
+      control = new Int32Array(message.control)
+      progress = new BigInt64Array(message.progress)
+      lane = message.lane
+      consumed = 0
+      try {
+        hashers = await Promise.all(message.algorithms.map(async ({ name, outputBytes }): Promise<[string, Hasher]> =>
+          [name, await digestNamed(name).create(outputBytes)]))
+      } catch (error) {
+        hashers = []
+        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+      }
+      return
+    case 'data': {
+      // Set by the main thread when the upload is dropped: skip what is still queued.
+      if (Atomics.load(control, CONTROL_ABORT) !== 0 || hashers.length === 0) return
+      const chunk = ring.subarray(message.start, message.start + message.length)
+      try {
+        for (const [, hasher] of hashers) hasher.update(chunk)
+      } catch (error) {
+        hashers = []
+        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+        return
+      }
+      consumed += message.length
+      // The count goes through shared memory; a message only when the main thread waits for room.
+      Atomics.store(progress, lane, BigInt(consumed))
+      if (Atomics.load(control, CONTROL_WAITING) !== 0) send({ t: 'progress', id })
+      return
+    }
+    case 'end':
+      if (Atomics.load(control, CONTROL_ABORT) !== 0 || hashers.length === 0) return
+      try {
+        send({ t: 'done', id, digests: hashers.map(([name, hasher]) => [name, hasher.digest()]) })
+      } catch (error) {
+        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+      }
+      hashers = []
+      return
+    case 'abort':
+      hashers = []
+      return
+  }
+}
+
+port.on('message', (message: ToThread) => {
+  queue = queue.then(() => handle(message))
+})

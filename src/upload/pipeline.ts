@@ -1,0 +1,50 @@
+/**
+ * The upload pipeline: source (a raw body or a multipart file part) → hashers (inline, or fanned
+ * out over threads) → digests. Encoding the digests is the caller's last step (encode.ts), so the
+ * raw bytes stay available (to compare against an expected digest, say).
+ */
+import type { Readable } from 'node:stream'
+import type { DigestAlgorithm } from '../algorithms/types.js'
+import { pump } from './pump.js'
+import { inlineSink, type DigestSink } from './sink.js'
+import type { HashThreads } from './threads.js'
+
+/**
+ * Uploads declared smaller than this are hashed on the calling thread: below it, starting the
+ * threads' work and copying into the ring cost more than the second core gains.
+ */
+export const PARALLEL_MIN_BYTES = 1024 * 1024
+
+export interface UploadOptions {
+  /** Bytes past which the upload is cut with 413. */
+  maxBytes: number
+  tooLargeDetail: string
+  /** The size the client declared, when it did (Content-Length); picks inline or threaded. */
+  expectedBytes?: number
+  /** Threads to fan out to; none means inline always. */
+  threads?: HashThreads
+}
+
+export interface UploadDigests {
+  size: number
+  /** Raw digest per canonical algorithm name. */
+  digests: Map<string, Uint8Array>
+}
+
+/** Inline for small or single-algorithm uploads; threaded when several algorithms meet a large upload. */
+export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>): Promise<DigestSink> {
+  const large = options.expectedBytes !== undefined && options.expectedBytes >= PARALLEL_MIN_BYTES
+  const threaded = large && algorithms.length >= 2 ? options.threads?.sink(algorithms) ?? null : null
+  return threaded ?? inlineSink(algorithms)
+}
+
+export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {
+  const hashers = sink ?? await chooseSink(algorithms, options)
+  try {
+    const size = await pump(source, hashers, { maxBytes: options.maxBytes, tooLargeDetail: options.tooLargeDetail })
+    return { size, digests: await hashers.finish() }
+  } catch (error) {
+    hashers.abort()
+    throw error
+  }
+}

@@ -1,0 +1,312 @@
+/**
+ * The fan-out stage on threads: an upload's hashers spread over worker threads, so several
+ * algorithms use several cores while the socket is read (cf. RHash's single pass, here split by
+ * algorithm rather than by data, since every hasher must see every byte in order).
+ *
+ * The main thread copies each chunk once into a ring of shared memory (one per upload) and tells
+ * each thread which range to hash; each thread reports how far it has read. A chunk that does not
+ * fit until the slowest thread has moved on makes `write` return a promise, and the source pauses
+ * the socket until it settles: memory is one ring per upload, and threads are lent to at most as
+ * many uploads as there are threads, so memory across uploads is bounded too. An abort sets a
+ * shared flag every thread checks before each range and hands the threads back at once.
+ */
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import type { DigestAlgorithm } from '../algorithms/types.js'
+import type { DigestSink } from './sink.js'
+
+export type ToThread =
+  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: Array<{ name: string, outputBytes: number }> }
+  | { t: 'data', start: number, length: number }
+  | { t: 'end' }
+  | { t: 'abort' }
+
+/** Replies name the upload they belong to: a thread handed back after an abort may still answer for it. */
+export type FromThread =
+  /** Sent only while the main thread waits for room (CONTROL_WAITING): a wake-up, the count is shared. */
+  | { t: 'progress', id: number }
+  | { t: 'done', id: number, digests: Array<[string, Uint8Array]> }
+  | { t: 'error', id: number, message: string }
+
+const MiB = 1024 * 1024
+
+/** Int32 slots of an upload's control memory: set to drop the upload; set while the main thread waits for room. */
+export const CONTROL_ABORT = 0
+export const CONTROL_WAITING = 1
+
+/**
+ * Relative cost per byte of OpenSSL's hashes, measured on an AMD EPYC with SHA extensions
+ * (md5 ≈ 250, sha1 ≈ 650, sha256 ≈ 500, sha512 ≈ 260 MiB/s on one core): used only to balance
+ * algorithms across threads. Anything else counts as slow.
+ */
+const RELATIVE_COST: Record<string, number> = { md5: 4, sha1: 1.5, sha224: 2, sha256: 2, sha384: 3.8, sha512: 3.8, 'sha512-224': 3.8, 'sha512-256': 3.8, crc32: 1, xxh64: 0.5, xxh3: 0.5, xxh128: 0.5, blake3: 1 }
+const DEFAULT_COST = 6
+
+/** Splits algorithms into `lanes` groups of about equal cost (longest first, onto the lightest lane). */
+export function balance(algorithms: readonly DigestAlgorithm[], lanes: number): DigestAlgorithm[][] {
+  const groups = Array.from({ length: Math.min(lanes, algorithms.length) }, () => ({ cost: 0, members: [] as DigestAlgorithm[] }))
+  const byCost = [...algorithms].sort((a, b) => (RELATIVE_COST[b.name] ?? DEFAULT_COST) - (RELATIVE_COST[a.name] ?? DEFAULT_COST))
+  for (const algorithm of byCost) {
+    const lightest = groups.reduce((best, group) => (group.cost < best.cost ? group : best))
+    lightest.cost += RELATIVE_COST[algorithm.name] ?? DEFAULT_COST
+    lightest.members.push(algorithm)
+  }
+  return groups.map((group) => group.members).filter((members) => members.length > 0)
+}
+
+/** One worker thread and the upload it currently serves. */
+class Lane {
+  readonly worker: Worker
+  onMessage: ((message: FromThread) => void) | null = null
+  onFailure: ((error: Error) => void) | null = null
+  alive = true
+
+  constructor(url: URL) {
+    this.worker = new Worker(url)
+    this.worker.on('message', (message: FromThread) => this.onMessage?.(message))
+    this.worker.on('error', (error) => this.onFailure?.(error))
+    this.worker.on('exit', () => {
+      this.alive = false
+      this.onFailure?.(new Error('hash thread exited'))
+    })
+  }
+
+  post(message: ToThread): void {
+    this.worker.postMessage(message)
+  }
+}
+
+export interface HashThreadsOptions {
+  /** Threads at most; the default is one per core. */
+  threads?: number
+  /** Ring of shared memory per upload, bytes. */
+  ringBytes?: number
+  /** Idle threads end after this long, so memory at rest stays low. */
+  idleMs?: number
+}
+
+/**
+ * Threads for upload hashing, started on first use and ended when idle. They are hashd's own,
+ * apart from the piscina pool (workers/pool.ts): a streaming upload holds its threads for its
+ * whole length, and password hashing should not queue behind it.
+ */
+export class HashThreads {
+  readonly #url = new URL('./hash-thread.js', import.meta.url)
+  readonly #max: number
+  readonly #ringBytes: number
+  readonly #idleMs: number
+  readonly #idle: Lane[] = []
+  #started = 0
+  #idleTimer: NodeJS.Timeout | undefined
+  #closed = false
+
+  constructor(options: HashThreadsOptions = {}) {
+    this.#max = options.threads ?? availableParallelism()
+    this.#ringBytes = options.ringBytes ?? 8 * MiB
+    this.#idleMs = options.idleMs ?? 30_000
+  }
+
+  /** Whether `threadedSink` would get at least two threads now. */
+  get available(): number {
+    return this.#closed ? 0 : this.#idle.length + (this.#max - this.#started)
+  }
+
+  /** Up to `wanted` threads, started if need be; fewer (maybe none) when others hold them. */
+  #acquire(wanted: number): Lane[] {
+    const lanes: Lane[] = []
+    while (lanes.length < wanted && this.#idle.length > 0) lanes.push(this.#idle.pop() as Lane)
+    while (lanes.length < wanted && this.#started < this.#max && !this.#closed) {
+      const lane = new Lane(this.#url)
+      this.#started++
+      lane.worker.once('exit', () => { this.#started--; this.#forget(lane) })
+      lanes.push(lane)
+    }
+    return lanes
+  }
+
+  #forget(lane: Lane): void {
+    const index = this.#idle.indexOf(lane)
+    if (index !== -1) this.#idle.splice(index, 1)
+  }
+
+  #release(lanes: Lane[]): void {
+    for (const lane of lanes) {
+      lane.onMessage = null
+      lane.onFailure = null
+      if (this.#closed) void lane.worker.terminate()
+      else if (lane.alive) this.#idle.push(lane)
+    }
+    clearTimeout(this.#idleTimer)
+    if (this.#idle.length > 0 && !this.#closed) {
+      this.#idleTimer = setTimeout(() => { for (const lane of this.#idle.splice(0)) void lane.worker.terminate() }, this.#idleMs)
+      this.#idleTimer.unref()
+    }
+  }
+
+  /**
+   * A sink whose algorithms are spread over threads, or null when fewer than two threads are free
+   * (the caller then hashes inline; its socket's own backpressure bounds that).
+   */
+  sink(algorithms: readonly DigestAlgorithm[]): DigestSink | null {
+    if (this.available < 2 || algorithms.length < 2) return null
+    const groups = balance(algorithms, Math.min(this.available, algorithms.length))
+    if (groups.length < 2) return null
+    const lanes = this.#acquire(groups.length)
+    if (lanes.length < groups.length) {
+      this.#release(lanes)
+      return null
+    }
+    return new ThreadedSink(lanes, groups, this.#ringBytes, (done) => this.#release(done))
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#idleTimer)
+    await Promise.all(this.#idle.splice(0).map((lane) => lane.worker.terminate()))
+  }
+}
+
+let uploads = 0
+
+class ThreadedSink implements DigestSink {
+  readonly #id = ++uploads
+  readonly #lanes: Lane[]
+  readonly #ring: Uint8Array
+  readonly #control: Int32Array
+  readonly #release: (lanes: Lane[]) => void
+  /** Bytes written into the ring, and how far each lane has read. */
+  #written = 0
+  /** How far each lane has read, written by the lanes (BigInt64 slots, one per lane). */
+  readonly #progress: BigInt64Array
+  /** Chunks that did not fit yet, in order, and the promise `write` handed out for them. */
+  readonly #pending: Uint8Array[] = []
+  #drained: Promise<void> | null = null
+  #waiter: { resolve: () => void, reject: (error: Error) => void } | null = null
+  #finisher: { resolve: (digests: Map<string, Uint8Array>) => void, reject: (error: Error) => void } | null = null
+  readonly #digests = new Map<string, Uint8Array>()
+  #doneLanes = 0
+  #failure: Error | null = null
+  #released = false
+
+  constructor(lanes: Lane[], groups: DigestAlgorithm[][], ringBytes: number, release: (lanes: Lane[]) => void) {
+    this.#lanes = lanes
+    this.#release = release
+    const ring = new SharedArrayBuffer(ringBytes)
+    const control = new SharedArrayBuffer(8)
+    const progress = new SharedArrayBuffer(8 * lanes.length)
+    this.#ring = new Uint8Array(ring)
+    this.#control = new Int32Array(control)
+    this.#progress = new BigInt64Array(progress)
+    lanes.forEach((lane, index) => {
+      lane.onMessage = (message) => { if (message.id === this.#id) this.#onMessage(index, message) }
+      lane.onFailure = (error) => this.#fail(error)
+      const members = groups[index] as DigestAlgorithm[]
+      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: members.map((algorithm) => ({ name: algorithm.name, outputBytes: algorithm.outputBytes })) })
+    })
+  }
+
+  /** Free room in the ring: its size less what the slowest lane has not read yet. */
+  #room(): number {
+    let slowest = this.#written
+    for (let lane = 0; lane < this.#progress.length; lane++) slowest = Math.min(slowest, Number(Atomics.load(this.#progress, lane)))
+    return this.#ring.length - (this.#written - slowest)
+  }
+
+  write(chunk: Uint8Array): Promise<void> | undefined {
+    if (this.#failure) throw this.#failure
+    const most = this.#ring.length >>> 1
+    if (this.#pending.length === 0 && chunk.length <= most && this.#room() >= chunk.length) {
+      this.#put(chunk)
+      return undefined
+    }
+    // No room yet: keep a copy (the caller may reuse `chunk`), in pieces of at most half the ring
+    // so each piece fits once the slowest thread moves on, and in order behind earlier ones.
+    for (let offset = 0; offset < chunk.length; offset += most) this.#pending.push(Uint8Array.from(chunk.subarray(offset, offset + most)))
+    // Ask the lanes for a wake-up, then look again: a lane that moved on before it saw the request
+    // is seen here (both sides use sequentially consistent atomics, so one of them notices).
+    Atomics.store(this.#control, CONTROL_WAITING, 1)
+    this.#drain()
+    if (this.#pending.length === 0) return undefined
+    this.#drained ??= new Promise<void>((resolve, reject) => { this.#waiter = { resolve, reject } })
+    return this.#drained
+  }
+
+  /** Moves waiting chunks into the ring as room frees up; settles `write`'s promise when all are in. */
+  #drain(): void {
+    while (this.#pending.length > 0 && this.#room() >= (this.#pending[0] as Uint8Array).length) this.#put(this.#pending.shift() as Uint8Array)
+    if (this.#pending.length > 0) return
+    Atomics.store(this.#control, CONTROL_WAITING, 0)
+    if (this.#waiter) {
+      const waiter = this.#waiter
+      this.#waiter = null
+      this.#drained = null
+      waiter.resolve()
+    }
+  }
+
+  /** Copies a chunk into the ring (in two ranges where it wraps) and hands each range to every lane. */
+  #put(chunk: Uint8Array): void {
+    const size = this.#ring.length
+    let offset = 0
+    while (offset < chunk.length) {
+      const start = (this.#written % size)
+      const length = Math.min(chunk.length - offset, size - start)
+      this.#ring.set(chunk.subarray(offset, offset + length), start)
+      for (const lane of this.#lanes) lane.post({ t: 'data', start, length })
+      this.#written += length
+      offset += length
+    }
+  }
+
+  #onMessage(index: number, message: FromThread): void {
+    switch (message.t) {
+      case 'progress':
+        this.#drain()
+        return
+      case 'done':
+        for (const [name, digest] of message.digests) this.#digests.set(name, digest)
+        if (++this.#doneLanes === this.#lanes.length) {
+          this.#handBack()
+          this.#finisher?.resolve(this.#digests)
+        }
+        return
+      case 'error':
+        this.#fail(new Error(`hash thread: ${message.message}`))
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#failure) return
+    this.#failure = error
+    this.abort()
+    this.#finisher?.reject(error)
+  }
+
+  async finish(): Promise<Map<string, Uint8Array>> {
+    if (this.#failure) throw this.#failure
+    if (this.#drained) await this.#drained
+    return new Promise((resolve, reject) => {
+      this.#finisher = { resolve, reject }
+      for (const lane of this.#lanes) lane.post({ t: 'end' })
+    })
+  }
+
+  abort(): void {
+    if (this.#released) return
+    this.#pending.length = 0
+    if (this.#waiter) {
+      const waiter = this.#waiter
+      this.#waiter = null
+      waiter.reject(this.#failure ?? new Error('upload aborted'))
+    }
+    Atomics.store(this.#control, CONTROL_ABORT, 1)
+    for (const lane of this.#lanes) lane.post({ t: 'abort' })
+    this.#handBack()
+  }
+
+  #handBack(): void {
+    if (this.#released) return
+    this.#released = true
+    this.#release(this.#lanes)
+  }
+}
