@@ -72,6 +72,7 @@ async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffe
 function hashDigestNow(opensslName: string, name: string, input: Buffer, encoding: OutputEncoding): HashResult {
   const started = performance.now()
   const text = oneShotDigest(opensslName, input, encoding)
+  countHashedBytes('hash', name, input.length)
   return { hash: text, length: text.length, processingTimeMs: performance.now() - started, algorithm: name, encoding }
 }
 
