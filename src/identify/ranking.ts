@@ -3,6 +3,10 @@
  *
  * weight = prior × (signature ? SIGNATURE_FACTOR : 1) / (length span) × clue factors × interpretation factor
  *
+ * The clue factors are likelihood ratios read from the string: uppercase hex for the formats tools
+ * print in uppercase, hex-only input for wide-alphabet formats, and a row's `typical` shape (the
+ * salt size or initial value its application always writes) where the string lacks it.
+ *
  * A row with a signature (a `$id$` prefix, `{SCHEME}`, a fixed field structure) is practically
  * never matched by chance, so it takes almost all the mass; bare hex, base64 and `hash:salt`
  * candidates share theirs by prior. Confidences are weight / (Σ weights + unknown mass), where
@@ -77,6 +81,7 @@ export function baseWeight(format: HashFormat, text: string): number {
   let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / span
   if (format.upperHex && UPPERCASE_DIGEST.test(text)) weight *= UPPERCASE_HEX_FACTOR
   if (!format.signature && format.wideAlphabet && ALL_HEX.test(text)) weight *= HEX_INPUT_WIDE_ALPHABET_FACTOR
+  if (format.typicalRegex && format.typical && !format.typicalRegex.test(text)) weight *= format.typical.otherwise
   return weight
 }
 
