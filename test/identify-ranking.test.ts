@@ -7,7 +7,9 @@
  * - SAP BCODE and PASSCODE read through RFC_READ_TABLE come back zero-filled after their first 4
  *   (10) bytes, which is hashcat -m 7701 (7801), not -m 7700 (7800);
  * - passlib's pbkdf2_sha256 with its default 16-byte salt is passlib; with a 32-byte salt the
- *   same syntax is more likely NetIQ SSPR (hashcat -m 32060).
+ *   same syntax is more likely NetIQ SSPR (hashcat -m 32060);
+ * - 16 letters and nothing else are OpenEdge's ENCODE (hashcat -m 26200 accepts A-Z a-z only),
+ *   while a 16-character crypt64 string with a digit, `.` or `/` is Cisco-PIX (passlib cisco_pix).
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -80,5 +82,16 @@ describe('/api/identify ranking clues', () => {
     const wideSalt = make('.using(salt_size=32)')
     const matches = await identify(wideSalt)
     assert.deepEqual(matches.slice(0, 2).map((match) => match.hashcat), [32060, 20300], wideSalt)
+  })
+
+  it('reads 16 letters as OpenEdge ENCODE and 16 crypt64 characters with a digit or symbol as Cisco-PIX', { skip: skipUnless('passlib') }, async () => {
+    // Cisco-PIX made by passlib: the first of a few passwords whose hash is not letters only (about
+    // 1 in 28 is letters only, and then it could be either).
+    const pix = python('import sys\nfrom passlib.hash import cisco_pix\nfor i in range(50):\n    h = cisco_pix.hash(sys.argv[1][:12] + str(i))\n    if not h.isalpha():\n        print(h); break', [PASSWORD])
+    assert.equal(pix.length, 16)
+    assert.equal((await identify(pix))[0]!.hashcat, 2400, pix)
+    const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+    const encode = [...randomBytes(16)].map((byte) => letters[byte % letters.length]).join('')
+    assert.equal((await identify(encode))[0]!.hashcat, 26200, encode)
   })
 })
