@@ -14,7 +14,8 @@
  * strict figures, counting only a match's own `hashcat`, are printed too: they are the ones to
  * set beside hashID, which prints every mode on a line of its own.
  *
- * `--misses` lists every corpus entry whose mode is not in hashd's top 3, with the top 3 it got.
+ * `--misses` lists every corpus entry whose mode is not in hashd's top 3, with the top 3 it got;
+ * `--ceiling` prints the bounds no ordering of today's matches can pass (see below).
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -167,4 +168,66 @@ if (process.argv.includes('--misses')) {
     console.log(`  ${where.padStart(4)}  -m ${entry.hashcat} ${entry.name}: ${shown}`)
     console.log(`        got: ${matches.slice(0, 3).map(label).join(' | ') || '(nothing)'}`)
   }
+}
+
+/**
+ * `--ceiling`: upper bounds on the flattened figures that no ordering of today's matches can pass.
+ *
+ * - A class is the corpus entries whose strings get exactly the same matches in the same order:
+ *   nothing the engine reads in the string tells them apart (a feature it reads, such as a salt's
+ *   length or a CRC's initial value, already shows as two classes), so whatever the order, a class
+ *   has at most min(k, size) entries in the top k.
+ * - A group (a match and its variants) is one syntax: at most one of its modes is ever first.
+ * - The tested real-world rule fixes the first match of some strings: lowercase hex of the
+ *   md5/sha1/sha224/sha256/sha384/sha512 lengths, 8 hex digits (CRC-32), and base64/base64url of
+ *   16/20/32/64 bytes (test/identify.test.ts, test/identify-forms.test.ts). There only the match
+ *   first today can be first.
+ * The top-1 bound is a maximum matching between classes and groups under those constraints.
+ */
+if (process.argv.includes('--ceiling')) {
+  const BASE64_DIGEST_LENGTHS = new Set([22, 24, 27, 28, 43, 44, 86, 88])
+  const pinned = (hash: string): boolean =>
+    (/^[0-9a-f]+$/.test(hash) && [32, 40, 56, 64, 96, 128].includes(hash.length))
+    || /^[0-9a-fA-F]{8}$/.test(hash)
+    || (/^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/.test(hash) && BASE64_DIGEST_LENGTHS.has(hash.length))
+  const keyOf = (match: IdentifyMatch): string => `${match.algorithm}|${match.hashcat}|${match.displayName}|${match.format ?? ''}`
+  const classes = new Map<string, number[]>()
+  const edges = new Map<string, Set<string>>()
+  const ranks: number[] = []
+  for (const entry of corpus) {
+    const matches = identify(entry.hash).matches
+    const classKey = matches.map(keyOf).join('\n')
+    ranks.push(flattenedModes(matches).indexOf(entry.hashcat))
+    classes.set(classKey, [...(classes.get(classKey) ?? []), entry.hashcat])
+    const at = matches.findIndex((match) => covers(match, entry.hashcat, false))
+    if (at < 0 || (at > 0 && pinned(entry.hash))) continue
+    edges.set(classKey, (edges.get(classKey) ?? new Set()).add(keyOf(matches[at]!)))
+  }
+  // Kuhn's augmenting paths: each class takes at most one group, each group leads at most once.
+  const owner = new Map<string, string>()
+  const augment = (classKey: string, seen: Set<string>): boolean => {
+    for (const group of edges.get(classKey) ?? []) {
+      if (seen.has(group)) continue
+      seen.add(group)
+      const holder = owner.get(group)
+      if (holder === undefined || augment(holder, seen)) {
+        owner.set(group, classKey)
+        return true
+      }
+    }
+    return false
+  }
+  let top1Bound = 0
+  for (const classKey of edges.keys()) if (augment(classKey, new Set())) top1Bound += 1
+  const share = (count: number): string => `${count} (${percent(count / corpus.length)})`
+  console.log('')
+  console.log(`ceiling (${classes.size} classes of entries with the same matches in the same order; ${[...classes.values()].filter((modes) => modes.length > 1).length} with more than one entry)`)
+  for (const k of TOPS) {
+    const now = ranks.filter((rank) => rank >= 0 && rank < k).length
+    const byClass = [...classes.values()].reduce((sum, modes) => sum + Math.min(k, modes.length), 0)
+    const extra = k === 1 ? `, with one lead per group and the tested rule ${share(top1Bound)}` : ''
+    console.log(`  top-${k}: now ${share(now)}; bound by classes ${share(byClass)}${extra}`)
+  }
+  console.log('  classes with more than one entry (hashcat modes):')
+  for (const modes of classes.values()) if (modes.length > 1) console.log(`    ${modes.join(' ')}`)
 }

@@ -44,6 +44,17 @@ const rest = (min: number, max: number): string => `[!-~]${count(min, max)}`
 /** A salt after `hash:`, as hashcat's salted modes take it (any characters, up to 256). */
 const SALT = '(?<salt>[^:\\n]{0,256})'
 
+/** A standard CRC's initial value, as hashcat's CRC32/CRC32C modes write it (see their rows). */
+const STANDARD_CRC_INIT = { pattern: `${hex(8)}:0{8}`, otherwise: 0.1 }
+/**
+ * A library's default salt size is what nearly every stored hash has: one in ten, say, is made
+ * with a salt size set by hand.
+ */
+const NON_DEFAULT_SALT_SIZE = 0.1
+
+/** Rejects a hash whose last `zeros` hex digits are all 0 (the RFC_READ_TABLE form: see the SAP rows). */
+const unlessZeroTail = (zeros: number): FormatSpec['parse'] => (hash) => (/0+$/.exec(hash)?.[0].length ?? 0) >= zeros ? null : {}
+
 /** Nix's base32 alphabet (libutil hash.cc base32Chars): digits and letters without e, o, t, u. */
 const nix32 = (min: number, max?: number): string => `[0-9a-df-np-sv-z]${count(min, max)}`
 
@@ -103,6 +114,7 @@ interface Extra {
   upperHex?: boolean
   parse?: FormatSpec['parse']
   variants?: FormatSpec['variants']
+  typical?: FormatSpec['typical']
 }
 
 /** A row for a hashcat mode. */
@@ -114,6 +126,7 @@ function hc(hashcat: number, name: string, displayName: string, category: Catego
     ...(extra.upperHex ? { upperHex: true } : {}),
     ...(extra.parse ? { parse: extra.parse } : {}),
     ...(extra.variants ? { variants: extra.variants } : {}),
+    ...(extra.typical ? { typical: extra.typical } : {}),
   }
 }
 
@@ -283,9 +296,15 @@ export const formatSpecs: FormatSpec[] = [
   hc(20500, 'pkzip-master-key', 'PKZIP Master Key', ARCHIVE, hex(24), 2),
 
   // ---- checksums hashcat cracks as checksum:salt ----
+  // hashcat's CRC32 and CRC32C read `checksum:initial value`; the standard checksums (zlib's
+  // CRC-32, iSCSI's CRC-32C) are the ones with initial value 00000000 (Python's zlib.crc32 of
+  // "hashcat" is module_11500's example c762de4a:00000000). A non-zero initial value is a custom
+  // CRC, rarely met: such a string is more likely a seeded MurmurHash or a Skip32 plaintext.
   sameSyntax([
-    hc(11500, 'crc32-hashcat', 'CRC32', CHECKSUM, R`${hex(8)}:${hex(8)}`, 10, { description: 'CRC-32 as hashcat writes it: checksum:initial value, hex' }),
-    hc(27900, 'crc32c-hashcat', 'CRC32C', CHECKSUM, R`${hex(8)}:${hex(8)}`, 5, { description: 'CRC-32C as hashcat writes it: checksum:initial value, hex' }),
+    hc(11500, 'crc32-hashcat', 'CRC32', CHECKSUM, R`${hex(8)}:${hex(8)}`, 10, { description: 'CRC-32 as hashcat writes it: checksum:initial value, hex', typical: STANDARD_CRC_INIT }),
+    hc(27900, 'crc32c-hashcat', 'CRC32C', CHECKSUM, R`${hex(8)}:${hex(8)}`, 5, { description: 'CRC-32C as hashcat writes it: checksum:initial value, hex', typical: STANDARD_CRC_INIT }),
+  ]),
+  sameSyntax([
     hc(25700, 'murmurhash', 'MurmurHash', CHECKSUM, R`${hex(8)}:${hex(8)}`, 3),
     hc(27800, 'murmurhash3', 'MurmurHash3', CHECKSUM, R`${hex(8)}:${hex(8)}`, 3),
     hc(14900, 'skip32', 'Skip32 (PT = $salt, key = $pass)', CIPHER, R`${hex(8)}:${hex(8)}`, 2),
@@ -475,7 +494,13 @@ export const formatSpecs: FormatSpec[] = [
 
   // ---- PBKDF2 and scrypt strings (passlib, Django, Werkzeug, hashcat's own forms) ----
   hc(20400, 'pbkdf2-sha1', 'Python passlib pbkdf2-sha1', FRAMEWORK, R`\$pbkdf2\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(27)}`, 60, { john: 'pbkdf2-hmac-sha1', parse: parseIterated, description: 'passlib pbkdf2_sha1: $pbkdf2$rounds$salt$hash' }),
-  hc(20300, 'pbkdf2-sha256', 'Python passlib pbkdf2-sha256', FRAMEWORK, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(43)}`, 100, { john: 'pbkdf2-hmac-sha256', parse: parseIterated, description: 'passlib pbkdf2_sha256: $pbkdf2-sha256$rounds$salt$hash' }),
+  // passlib's pbkdf2_sha256 draws default_salt_size = 16 bytes (passlib/handlers/pbkdf2.py), 22
+  // characters of adapted base64; other sizes need an explicit salt_size. NetIQ SSPR writes the
+  // same syntax with a 32-byte salt (43 characters), so a 43-character salt points there.
+  hc(20300, 'pbkdf2-sha256', 'Python passlib pbkdf2-sha256', FRAMEWORK, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(43)}`, 100, {
+    john: 'pbkdf2-hmac-sha256', parse: parseIterated, description: 'passlib pbkdf2_sha256: $pbkdf2-sha256$rounds$salt$hash',
+    typical: { pattern: R`\$pbkdf2-sha256\$\d{1,10}\$${ab64(22)}\$${ab64(43)}`, otherwise: NON_DEFAULT_SALT_SIZE },
+  }),
   hc(32060, 'netiq-sspr-pbkdf2-sha256', 'NetIQ SSPR (PBKDF2WithHmacSHA256)', EAS, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(43)})\$${ab64(43)}`, 3, { parse: parseIterated }),
   hc(20200, 'pbkdf2-sha512', 'Python passlib pbkdf2-sha512', FRAMEWORK, R`\$pbkdf2-sha512\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(86)}`, 80, { john: 'pbkdf2-hmac-sha512', parse: parseIterated, description: 'passlib pbkdf2_sha512: $pbkdf2-sha512$rounds$salt$hash' }),
   hc(10000, 'pbkdf2-sha256', 'Django (PBKDF2-SHA256)', FRAMEWORK, R`pbkdf2_sha256\$(?<rounds>\d{1,10})\$(?<salt>[^$\s]{1,128})\$${b64p(43)}`, 300, { john: 'django', parse: parseIterated, description: 'Django\'s default hasher: pbkdf2_sha256$iterations$salt$base64' }),
@@ -614,8 +639,15 @@ export const formatSpecs: FormatSpec[] = [
   ]),
   hc(8700, 'lotus-notes-6', 'Lotus Notes/Domino 6', EAS, R`\(G${b64(19)}\)`, 3, { john: 'dominosec', signature: true }),
   hc(9100, 'lotus-notes-8', 'Lotus Notes/Domino 8', EAS, R`\(H${b64(48)}\)`, 3, { john: 'dominosec8', signature: true }),
-  hc(7700, 'sap-codvn-b', 'SAP CODVN B (BCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(16)}`, 4, { john: 'sapb', variants: [variant(7701, 'SAP CODVN B (BCODE) from RFC_READ_TABLE')] }),
-  hc(7800, 'sap-codvn-f-g', 'SAP CODVN F/G (PASSCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${hex(40)}`, 4, { john: 'sapg', variants: [variant(7801, 'SAP CODVN F/G (PASSCODE) from RFC_READ_TABLE')] }),
+  // SAP hashes read through RFC_READ_TABLE keep only the start of the hash and come back
+  // zero-filled: hashcat -m 7701 compares the first 4 bytes of the BCODE and -m 7801 the first 10
+  // of the PASSCODE (OpenCL/m07701_a0-optimized.cl, m07801_a0-optimized.cl; the modules' examples
+  // end in 00000000 and in 20 zeros). A full hash ends that way one time in 16^8 (or 16^20), and
+  // -m 7701/7801 crack it too, so the two forms are separate rows with disjoint syntaxes.
+  hc(7700, 'sap-codvn-b', 'SAP CODVN B (BCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(16)}`, 4, { john: 'sapb', parse: unlessZeroTail(8) }),
+  hc(7701, 'sap-codvn-b-rfc-read-table', 'SAP CODVN B (BCODE) from RFC_READ_TABLE', EAS, R`(?<user>[^$:\s]{1,40})\$${HEX(8)}0{8}`, 2, { john: 'sapb' }),
+  hc(7800, 'sap-codvn-f-g', 'SAP CODVN F/G (PASSCODE)', EAS, R`(?<user>[^$:\s]{1,40})\$${hex(40)}`, 4, { john: 'sapg', parse: unlessZeroTail(20) }),
+  hc(7801, 'sap-codvn-f-g-rfc-read-table', 'SAP CODVN F/G (PASSCODE) from RFC_READ_TABLE', EAS, R`(?<user>[^$:\s]{1,40})\$${hex(20)}0{20}`, 2, { john: 'sapg' }),
   hc(16000, 'tripcode', 'Tripcode', IM, c64(10), 3, { john: 'tripcode' }),
   hc(24900, 'dahua-md5', 'Dahua Authentication MD5', OS, R`[A-Za-z0-9]{8}`, 2),
   hc(26200, 'openedge-encode', 'OpenEdge Progress Encode', DB, R`[a-zA-Z]{16}`, 2),

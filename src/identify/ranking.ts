@@ -3,6 +3,10 @@
  *
  * weight = prior × (signature ? SIGNATURE_FACTOR : 1) / (length span) × clue factors × interpretation factor
  *
+ * The clue factors are likelihood ratios read from the string: uppercase hex for the formats tools
+ * print in uppercase, hex-only input for wide-alphabet formats, and a row's `typical` shape (the
+ * salt size or initial value its application always writes) where the string lacks it.
+ *
  * A row with a signature (a `$id$` prefix, `{SCHEME}`, a fixed field structure) is practically
  * never matched by chance, so it takes almost all the mass; bare hex, base64 and `hash:salt`
  * candidates share theirs by prior. Confidences are weight / (Σ weights + unknown mass), where
@@ -28,6 +32,14 @@ export const NEAR_MISS_FACTOR = 0.002
  */
 export const HEX_INPUT_WIDE_ALPHABET_FACTOR = 0.02
 const ALL_HEX = /^[0-9a-fA-F]{8,}$/
+/**
+ * Likewise, a string of letters only (and not all hex) is unlikely to come from an alphabet with
+ * digits and symbols as well: 16 random crypt64 or base64 characters are all letters with
+ * probability (52/64)^16 ≈ 0.036, while an application that writes letters only (OpenEdge's
+ * ENCODE: module_26200 refuses anything outside A-Z and a-z) always does. Damped like the hex clue.
+ */
+const LETTERS_ONLY = /^[A-Za-z]{8,}$/
+export const LETTERS_OF_64 = 52 / 64
 /**
  * The leading hex digest (the whole string, or the part before `:salt` / `:user`) is uppercase:
  * only the digest is looked at, since a salt or user name after it has its own letters.
@@ -77,6 +89,8 @@ export function baseWeight(format: HashFormat, text: string): number {
   let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / span
   if (format.upperHex && UPPERCASE_DIGEST.test(text)) weight *= UPPERCASE_HEX_FACTOR
   if (!format.signature && format.wideAlphabet && ALL_HEX.test(text)) weight *= HEX_INPUT_WIDE_ALPHABET_FACTOR
+  else if (!format.signature && format.alphanumericAlphabet && LETTERS_ONLY.test(text)) weight *= Math.max(HEX_INPUT_WIDE_ALPHABET_FACTOR, LETTERS_OF_64 ** text.length)
+  if (format.typicalRegex && format.typical && !format.typicalRegex.test(text)) weight *= format.typical.otherwise
   return weight
 }
 

@@ -21,6 +21,10 @@ export function compileFormat(spec: FormatSpec): HashFormat {
   // Names other engineers are still adding to the registry become verifiable when they land.
   const registered = findAlgorithm(spec.name)
   if (!(spec.prior > 0)) throw new Error(`identify table: ${spec.name} needs a positive prior`)
+  if (spec.typical) {
+    lengthRange(spec.typical.pattern) // bounded quantifiers only, as for patterns
+    if (!(spec.typical.otherwise > 0 && spec.typical.otherwise < 1)) throw new Error(`identify table: ${spec.name}: typical.otherwise must be in (0, 1)`)
+  }
   return {
     ...spec,
     regex: compiled.get(spec.pattern) ?? compiled.set(spec.pattern, new RegExp(`^(?:${spec.pattern})$`)).get(spec.pattern)!,
@@ -33,6 +37,8 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     verifiable: registered !== undefined && spec.unverifiable === undefined,
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
+    alphanumericAlphabet: /0-9/.test(spec.pattern) && /A-Z/.test(spec.pattern) && /a-z/.test(spec.pattern),
+    typicalRegex: spec.typical ? new RegExp(`^(?:${spec.typical.pattern})$`) : undefined,
   }
 }
 

@@ -65,6 +65,12 @@ export interface FormatSpec {
   signature?: boolean
   /** Tools print this format in uppercase hex (LM, NTLM from pwdump): uppercase input is a clue. */
   upperHex?: boolean
+  /**
+   * What the application's own output nearly always looks like, where the syntax admits more (a
+   * salt of the default size, a standard initial value): a matched string that lacks it is weighed
+   * by `otherwise`, a likelihood ratio below 1. The comment beside each use cites the source.
+   */
+  typical?: TypicalShape
   parse?: FormatParser
   /**
    * Other hashcat modes that read exactly this syntax as parameter variants of the same format
@@ -86,6 +92,13 @@ export interface FormatSpec {
   unverifiable?: string
 }
 
+export interface TypicalShape {
+  /** Regex source, anchored like `pattern`, with bounded quantifiers only. */
+  pattern: string
+  /** Factor on the weight of a string that does not match `pattern` (0 < otherwise < 1). */
+  otherwise: number
+}
+
 export interface HashcatVariant {
   hashcat: number
   displayName: string
@@ -103,4 +116,8 @@ export interface HashFormat extends FormatSpec {
   registered: Algorithm | undefined
   /** The pattern admits characters beyond hex digits (base64, crypt64, free text). */
   wideAlphabet: boolean
+  /** The pattern's alphabet has digits and both cases of letters (crypt64, base64, alphanumeric). */
+  alphanumericAlphabet: boolean
+  /** `typical.pattern`, compiled and anchored. */
+  typicalRegex: RegExp | undefined
 }
