@@ -72,9 +72,9 @@ export default async function webPlugin(app: FastifyInstance, options: { root?: 
     // scripts/web-size.ts writes .br and .gz copies at build time; they are sent where accepted.
     preCompressed: true,
     globIgnore: ['**/*.gz', '**/*.br'],
-    setHeaders: (reply, path) => {
+    setHeaders: (response, path) => {
       const hashed = path.startsWith(join(root, 'assets'))
-      reply.header('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache')
+      response.setHeader('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache')
     },
   })
   app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.sendFile('index.html'))
