@@ -130,7 +130,7 @@ function nanosPerCall(fn: (index: number) => void, calls = 200_000): number {
 }
 
 function perRequestWork(): void {
-  const metrics = buildRegistry({ stats: () => ({ threads: 1, running: 0, queued: 0, memoryBudgetBytes: 0, memoryInUseBytes: 0, rejected: 0 }) })
+  const metrics = buildRegistry({ stats: () => ({ threads: 1, running: 0, queued: 0, memoryBudgetBytes: 0, memoryInUseBytes: 0, rejected: 0, started: 0 }) })
   const record = httpRecorder(metrics)
   const silent = nanosPerCall(() => countHashedBytes('hash', 'sha256', 32))
   const uninstall = installObserver(observerFor(metrics))

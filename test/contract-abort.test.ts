@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startServer, type TestServer } from './helpers/server.js'
+import { startServer, tasksStarted, type TestServer } from './helpers/server.js'
 
 describe('contract: password work for a client that went away is dropped', () => {
   let server: TestServer
@@ -15,14 +15,11 @@ describe('contract: password work for a client that went away is dropped', () =>
   })
 
   it('does not compute queued hashes whose clients disconnected', async () => {
-    // How long one cost-13 bcrypt takes here, so the bound below scales with the machine.
-    let started = performance.now()
-    assert.equal((await bcrypt(13)).status, 200)
-    const one = performance.now() - started
-
     // One running, six queued behind it on the single thread; the six clients then hang up.
-    started = performance.now()
+    const tasksBefore = await tasksStarted(server)
     const running = bcrypt(13)
+    // The six arrive only once the first holds the thread, so they are the ones queued.
+    while ((await server.get('/api/health')).body.work.running === 0) await new Promise((resolve) => setTimeout(resolve, 5))
     const abandoned = Array.from({ length: 6 }, () => {
       const controller = new AbortController()
       setTimeout(() => controller.abort(), 50)
@@ -31,8 +28,7 @@ describe('contract: password work for a client that went away is dropped', () =>
     assert.deepEqual(await Promise.all(abandoned), Array(6).fill('aborted'))
     assert.equal((await running).status, 200)
     assert.equal((await bcrypt(4)).status, 200)
-    const elapsed = performance.now() - started
-    // Had the six been computed, this would take about 7 × one; dropped, about 1 × one.
-    assert.ok(elapsed < one * 3.5, `took ${elapsed.toFixed(0)} ms; one hash takes ${one.toFixed(0)} ms`)
+    // Had the six been computed, eight tasks would have started; dropped, two (no timing involved).
+    assert.equal(await tasksStarted(server), tasksBefore + 2)
   })
 })

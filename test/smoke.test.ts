@@ -23,6 +23,6 @@ describe('smoke: the real server answers each operation', () => {
     assert.equal(response.body.status, 'ok')
     // These suites run with RATE_LIMIT_MAX=0 (see helpers/server.ts).
     assert.equal(response.body.rateLimitStore, 'off')
-    assert.deepEqual(Object.keys(response.body.work).sort(), ['memoryBudgetBytes', 'memoryInUseBytes', 'queued', 'running', 'threads'])
+    assert.deepEqual(Object.keys(response.body.work).sort(), ['memoryBudgetBytes', 'memoryInUseBytes', 'queued', 'running', 'started', 'threads'])
   })
 })

@@ -53,6 +53,7 @@ const Health = Type.Object({
     queued: Type.Integer({ description: 'Tasks waiting for a thread or for memory, in arrival order' }),
     memoryBudgetBytes: Type.Integer({ description: 'MAX_WORK_MEMORY_BYTES: the memory running tasks may declare together' }),
     memoryInUseBytes: Type.Integer({ description: 'Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB)' }),
+    started: Type.Integer({ description: 'Tasks handed to a thread since start' }),
   }, { description: 'The worker pool that runs password hashing and large digests' }),
 })
 

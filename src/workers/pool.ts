@@ -23,6 +23,8 @@ export interface PoolStats {
   queued: number
   memoryBudgetBytes: number
   memoryInUseBytes: number
+  /** Tasks handed to a thread since start (a request refused before any work never adds one). */
+  started: number
   /** Requests refused with 503 since start (the bound on running plus waiting was reached). */
   rejected: number
 }
@@ -41,6 +43,7 @@ export class WorkPool {
   /** Admitted to the bound but not yet started, in arrival order. */
   readonly #waiting: Waiter[] = []
   #rejected = 0
+  #started = 0
 
   constructor(options: { threads: number, maxQueue: number, memoryBudgetBytes: number }) {
     this.#capacity = options.threads + options.maxQueue
@@ -89,7 +92,7 @@ export class WorkPool {
   stats(): PoolStats {
     return {
       threads: this.#threads, running: this.#running, queued: this.#waiting.length,
-      memoryBudgetBytes: this.#memoryBudget, memoryInUseBytes: this.#memoryInUse, rejected: this.#rejected,
+      memoryBudgetBytes: this.#memoryBudget, memoryInUseBytes: this.#memoryInUse, rejected: this.#rejected, started: this.#started,
     }
   }
 
@@ -98,6 +101,7 @@ export class WorkPool {
   }
 
   #take(bytes: number): void {
+    this.#started++
     this.#running++
     this.#memoryInUse += bytes
   }

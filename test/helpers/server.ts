@@ -55,3 +55,14 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     close: () => app.close(),
   }
 }
+
+/**
+ * How many tasks the server's worker pool has handed to a thread since it started (GET
+ * /api/health). A request refused at a cost cap must leave it unchanged: proof that no work began,
+ * without timing anything.
+ */
+export async function tasksStarted(server: TestServer): Promise<number> {
+  const started = (await server.get('/api/health')).body?.work?.started
+  if (typeof started !== 'number') throw new Error('GET /api/health has no work.started')
+  return started
+}
