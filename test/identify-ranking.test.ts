@@ -9,7 +9,8 @@
  * - passlib's pbkdf2_sha256 with its default 16-byte salt is passlib; with a 32-byte salt the
  *   same syntax is more likely NetIQ SSPR (hashcat -m 32060);
  * - 16 letters and nothing else are OpenEdge's ENCODE (hashcat -m 26200 accepts A-Z a-z only),
- *   while a 16-character crypt64 string with a digit, `.` or `/` is Cisco-PIX (passlib cisco_pix).
+ *   while a 16-character crypt64 string with a digit, `.` or `/` is Cisco-PIX (passlib cisco_pix);
+ *   a letters-only DES crypt string (passlib des_crypt) stays DES crypt with its full confidence.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -93,5 +94,16 @@ describe('/api/identify ranking clues', () => {
     const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
     const encode = [...randomBytes(16)].map((byte) => letters[byte % letters.length]).join('')
     assert.equal((await identify(encode))[0]!.hashcat, 26200, encode)
+  })
+
+  it('keeps a letters-only DES crypt string (about 1 in 15 of them) first and confident', { skip: skipUnless('passlib') }, async () => {
+    // The letters-only clue boosts letters-only rows; it must not drain a 13-character DES crypt,
+    // which no letters-only row matches, into the unknown mass.
+    const des = python('import sys\nfrom passlib.hash import des_crypt\nfor i in range(2000):\n    h = des_crypt.hash(sys.argv[1] + str(i))\n    if h.isalpha():\n        print(h); break', [PASSWORD])
+    assert.match(des, /^[A-Za-z]{13}$/)
+    const response = await server.post('/api/identify', { hash: des })
+    const first = response.body.matches[0]
+    assert.equal(first.algorithm, 'des-crypt', des)
+    assert.ok(first.confidence >= 0.5, `${des}: confidence ${first.confidence}`)
   })
 })

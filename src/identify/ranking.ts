@@ -36,7 +36,10 @@ const ALL_HEX = /^[0-9a-fA-F]{8,}$/
  * Likewise, a string of letters only (and not all hex) is unlikely to come from an alphabet with
  * digits and symbols as well: 16 random crypt64 or base64 characters are all letters with
  * probability (52/64)^16 ≈ 0.036, while an application that writes letters only (OpenEdge's
- * ENCODE: module_26200 refuses anything outside A-Z and a-z) always does. Damped like the hex clue.
+ * ENCODE: module_26200 refuses anything outside A-Z and a-z) always does. The ratio is applied as
+ * a boost to the letters-only rows (capped like the hex clue), not as a penalty to the others:
+ * the unknown mass stands for strings from wide alphabets too, so a letters-only DES crypt string
+ * (one in fifteen of them) keeps its confidence when no letters-only row matches.
  */
 const LETTERS_ONLY = /^[A-Za-z]{8,}$/
 export const LETTERS_OF_64 = 52 / 64
@@ -89,7 +92,7 @@ export function baseWeight(format: HashFormat, text: string): number {
   let weight = format.prior * (format.signature ? SIGNATURE_FACTOR : 1) / span
   if (format.upperHex && UPPERCASE_DIGEST.test(text)) weight *= UPPERCASE_HEX_FACTOR
   if (!format.signature && format.wideAlphabet && ALL_HEX.test(text)) weight *= HEX_INPUT_WIDE_ALPHABET_FACTOR
-  else if (!format.signature && format.alphanumericAlphabet && LETTERS_ONLY.test(text)) weight *= Math.max(HEX_INPUT_WIDE_ALPHABET_FACTOR, LETTERS_OF_64 ** text.length)
+  else if (!format.signature && format.lettersOnlyAlphabet && LETTERS_ONLY.test(text)) weight /= Math.max(HEX_INPUT_WIDE_ALPHABET_FACTOR, LETTERS_OF_64 ** text.length)
   if (format.typicalRegex && format.typical && !format.typicalRegex.test(text)) weight *= format.typical.otherwise
   return weight
 }

@@ -116,8 +116,8 @@ export interface HashFormat extends FormatSpec {
   registered: Algorithm | undefined
   /** The pattern admits characters beyond hex digits (base64, crypt64, free text). */
   wideAlphabet: boolean
-  /** The pattern's alphabet has digits and both cases of letters (crypt64, base64, alphanumeric). */
-  alphanumericAlphabet: boolean
+  /** The pattern's alphabet is letters only, both cases, no digits or symbols (OpenEdge ENCODE). */
+  lettersOnlyAlphabet: boolean
   /** `typical.pattern`, compiled and anchored. */
   typicalRegex: RegExp | undefined
 }
