@@ -1,10 +1,11 @@
 /** Starting and stopping the servers `npm run bench` compares, each in its own process. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, openSync } from 'node:fs'
+import { closeSync, openSync, readFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export interface Started { child: ChildProcess, url: string }
 
@@ -23,6 +24,18 @@ async function freePort(): Promise<number> {
 }
 
 /**
+ * The Node flags `npm start` gives hashd (package.json's start script, e.g. a smaller V8 young
+ * generation), so that the bench measures hashd as it is started.
+ */
+export function startFlags(): string[] {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const manifest = JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const command = /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(manifest.scripts.start)
+  if (!command) throw new Error('package.json start script does not run node dist/src/server.js')
+  return (command[1] ?? '').split(' ').filter((flag) => flag !== '')
+}
+
+/**
  * Starts a server process and waits until it answers. Its stdout (hashd's access log) goes to a
  * file, as in a deployment, not to a pipe this busy process would drain late. `cpus` pins it
  * with taskset (when present), so the load generator can have the other core.
@@ -30,9 +43,10 @@ async function freePort(): Promise<number> {
 export async function start(script: string, env: Record<string, string> = {}, cpus?: string): Promise<Started> {
   const port = await freePort()
   const log = openSync(join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`), 'w')
+  const node = [process.execPath, ...(script.endsWith('src/server.js') ? startFlags() : []), script]
   const [command, args] = cpus !== undefined && hasProgram('taskset')
-    ? ['taskset', ['-c', cpus, process.execPath, script]]
-    : [process.execPath, [script]]
+    ? ['taskset', ['-c', cpus, ...node]]
+    : [node[0] as string, node.slice(1)]
   const child = spawn(command, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', log, 'inherit'] })
   closeSync(log)
   const url = `http://127.0.0.1:${port}`

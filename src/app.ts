@@ -11,7 +11,7 @@ import { problems } from './problem.js'
 import authPlugin from './plugins/auth.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
-import { accessLogHook, loggerOptions } from './plugins/logging.js'
+import { accessLogHook, lazyChildLoggerFactory, loggerOptions } from './plugins/logging.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
@@ -47,6 +47,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requestIdHeader: false,
     // Fastify's own per-request lines are off: the onResponse hook below writes the one access line.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is made when first used, not for every request (see plugins/logging.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
     // Slow clients cannot hold connections open (slowloris): headers and whole requests are timed.
     // Node checks these deadlines only every connectionsCheckingInterval (30 s by default), which
     // would let a client hold a connection far past a short HEADERS_TIMEOUT_MS; check at a quarter of it.
@@ -86,7 +88,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const engine = new Engine(config)
   app.addHook('onClose', async () => { await engine.close() })
-  app.addHook('onResponse', accessLogHook(app.log))
+  // The access line is written at info; at a quieter level the hook is not registered at all.
+  if (['info', 'debug', 'trace'].includes(config.logLevel)) app.addHook('onResponse', accessLogHook(app.log))
 
   await app.register(bodyPlugin)
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
