@@ -37,7 +37,7 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     verifiable: registered !== undefined && spec.unverifiable === undefined,
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
-    lettersOnlyAlphabet: /A-Z/.test(spec.pattern) && /a-z/.test(spec.pattern) && !/0-9|\\d|\\w|[.\/+]/.test(spec.pattern),
+    lettersOnlyAlphabet: /A-Z/.test(spec.pattern) && /a-z/.test(spec.pattern) && !/0-9|\\d|\\w|[./+]/.test(spec.pattern),
     typicalRegex: spec.typical ? new RegExp(`^(?:${spec.typical.pattern})$`) : undefined,
   }
 }
