@@ -4,58 +4,11 @@
  * configuration, and the logs it writes to stdout.
  */
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { spawnHashd, startHashd } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
-
-const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
-
-interface RunningServer {
-  child: ChildProcess
-  url: string
-  stdout(): string
-  stderr(): string
-  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
-  /** Resolves when a log line with this `msg` has been written. */
-  logged(message: RegExp): Promise<void>
-}
-
-function spawnServer(env: Record<string, string>): { child: ChildProcess, stdout(): string, stderr(): string, exited: RunningServer['exited'] } {
-  const child = spawn(process.execPath, [SERVER], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_MAX: '0', WORKER_THREADS: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }))
-  })
-  return { child, stdout: () => stdout, stderr: () => stderr, exited }
-}
-
-/** Starts the server on an ephemeral port and reads the bound address from its "listening" log line. */
-async function startProcess(env: Record<string, string> = {}): Promise<RunningServer> {
-  const spawned = spawnServer(env)
-  const logged = (message: RegExp) => new Promise<void>((resolve, reject) => {
-    const check = () => {
-      const found = spawned.stdout().split('\n').some((line) => {
-        try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
-      })
-      if (found) { clearInterval(timer); clearTimeout(deadline); resolve() }
-    }
-    const timer = setInterval(check, 10)
-    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${spawned.stdout()} stderr: ${spawned.stderr()}`)) }, 10_000)
-  })
-  await logged(/listening at http:\/\//)
-  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(spawned.stdout())?.[1]
-  assert.ok(url, spawned.stdout())
-  return { ...spawned, url, logged }
-}
 
 /** Whether a new TCP connection to the server is refused. */
 function connectionRefused(url: string): Promise<boolean> {
@@ -71,7 +24,7 @@ const postJson = (url: string, body: unknown, headers: Record<string, string> = 
 
 describe('contract: the server process', () => {
   it('on SIGTERM finishes the in-flight bcrypt request, refuses new connections, and exits 0', async () => {
-    const server = await startProcess({ LOG_LEVEL: 'trace' })
+    const server = await startHashd({ LOG_LEVEL: 'trace' })
     const marker = randomUUID()
     const quick = await postJson(server.url, { input: marker }, { authorization: `Bearer ${marker}` })
     assert.equal(quick.status, 200)
@@ -101,7 +54,7 @@ describe('contract: the server process', () => {
   })
 
   it('on SIGINT exits 0', async () => {
-    const server = await startProcess()
+    const server = await startHashd()
     const health = await fetch(`${server.url}/api/health`)
     assert.equal(health.status, 200)
     await health.text()
@@ -111,7 +64,7 @@ describe('contract: the server process', () => {
 
   it('refuses invalid configuration with a non-zero exit and a message naming the variable', async () => {
     for (const [name, value] of [['PORT', 'abc'], ['PORT', '70000'], ['RATE_LIMIT_MAX', '-1'], ['LOG_LEVEL', 'loud'], ['TRUST_PROXY', 'maybe'], ['TRUST_PROXY', '10.0.0.0/33'], ['BODY_LIMIT', '1e6']]) {
-      const spawned = spawnServer({ [name as string]: value as string })
+      const spawned = spawnHashd({ [name as string]: value as string })
       const { code } = await spawned.exited
       assert.notEqual(code, 0, `${name}=${value} started`)
       assert.match(spawned.stderr(), new RegExp(`${name}`), `${name}=${value}: ${spawned.stderr()}`)
