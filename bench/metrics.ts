@@ -20,13 +20,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { countHashedBytes, installObserver } from '../src/observe.js'
 import { authenticate, hashKey } from '../src/plugins/auth.js'
 import { buildRegistry, httpRecorder, observerFor } from '../src/plugins/metrics.js'
+import { freePort } from './servers.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
@@ -41,14 +41,6 @@ const pin = (core: number, argv: string[]) => pinned ? ['taskset', '-c', String(
 
 interface Variant { name: string, env: Record<string, string>, key?: string }
 interface Started { variant: Variant, child: ChildProcess, url: string }
-
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const port = (probe.address() as AddressInfo).port
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 /** Starts hashd pinned to core 0, its access log going to a file as in a deployment. */
 async function start(variant: Variant, dir: string): Promise<Started> {

@@ -15,7 +15,7 @@ export function hasProgram(name: string): boolean {
 }
 
 /** A port that is free now: the OS picks one, and it is handed to the server process. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer()
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
   const port = (probe.address() as AddressInfo).port
