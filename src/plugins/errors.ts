@@ -117,7 +117,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     return sendProblem(reply, problems.internal())
   })
 
-  app.setNotFoundHandler({ preHandler: app.rateLimit ? app.rateLimit() : undefined }, (request, reply) => {
+  app.setNotFoundHandler({ preHandler: app.limitRequest }, (request, reply) => {
     const path = request.url.split('?')[0] ?? request.url
     const allowed = methodsByPath.get(path)
     if (allowed && !allowed.has(request.method)) return sendProblem(reply, problems.methodNotAllowed(request.method, [...allowed].sort()))

@@ -21,10 +21,10 @@ export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
 const WARN_INTERVAL_MS = 60_000
 
 export interface RedisRateLimitStore {
-  /** Options for @fastify/rate-limit: its RedisStore over this client, failing open. */
-  pluginOptions: { redis: Redis, nameSpace: string, skipOnError: true }
+  /** Options for @fastify/rate-limit: its RedisStore over this client. */
+  pluginOptions: { redis: Redis, nameSpace: string }
   state(): RateLimitStoreState
-  /** A rate-limit call failed (seen as an uncounted request); mark degraded and maybe warn. */
+  /** A rate-limit call failed or timed out; mark degraded and maybe warn. */
   noteFailure(reason: string): void
   /** A rate-limit call succeeded; mark healthy again. */
   noteSuccess(): void
@@ -66,7 +66,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
 
   return {
-    pluginOptions: { redis: client, nameSpace: config.redisPrefix, skipOnError: true },
+    pluginOptions: { redis: client, nameSpace: config.redisPrefix },
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,
     noteSuccess,

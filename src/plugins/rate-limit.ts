@@ -1,11 +1,18 @@
 /**
- * Rate limiting with @fastify/rate-limit, keyed by client address (the socket's, unless
- * TRUST_PROXY is set). Responses carry the IETF fields of draft-ietf-httpapi-ratelimit-headers:
+ * Rate limiting with @fastify/rate-limit's counting (its in-memory LRU store, or its Redis store and
+ * Lua script), keyed by client address (the socket's, unless TRUST_PROXY is set) or by API key.
+ * Responses carry the IETF fields of draft-ietf-httpapi-ratelimit-headers:
  * `RateLimit-Policy: "default";q=600;w=60` and `RateLimit: "default";r=599;t=42`.
  * RATE_LIMIT_MAX=0 turns limiting off. With REDIS_URL the counters live in Redis, shared by every
  * instance (see rate-limit-redis.ts); without it they stay in this process's memory.
+ *
+ * The plugin is registered without its own hooks (`global: false`); its `createRateLimit` gives the
+ * count for a request, and one callback hook per route writes the IETF fields straight away. The
+ * plugin's hook would write its x-ratelimit-* headers for an onSend hook to rewrite, and report a
+ * failed Redis call only as "remaining = limit": both cost more per request than the counting
+ * itself (issue 8's profile), and the second is a guess where this knows.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { Config } from '../config.js'
@@ -16,10 +23,24 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Where rate-limit counters live now, for GET /api/health. */
     rateLimitStoreState(): RateLimitStoreState
+    /** The limit as a hook, for handlers that are not routes (the 404 handler); absent when off. */
+    limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   }
 }
 
 const POLICY = 'default'
+
+/**
+ * The bucket a request counts in: its API key's when it has one (plugins/auth.ts runs first), else
+ * its client address. IPv4 addresses are used as they are; IPv6 ones go through the plugin's
+ * normalizeIP, which folds IPv4-mapped addresses and counts a /56 as one client (one host may
+ * hold a whole /64). The check for ':' spares IPv4 requests the plugin's IPv6 regular expression.
+ */
+function bucketOf(request: FastifyRequest): string {
+  if (request.apiKey) return `key:${request.apiKey.name}`
+  const ip = request.ip
+  return ip.includes(':') ? normalizeIP(ip) : ip
+}
 
 async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
   const { rateLimitMax, rateLimitWindowMs } = options.config
@@ -34,49 +55,48 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     ? undefined
     : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
   app.decorate('rateLimitStoreState', redis ? redis.state : (): RateLimitStoreState => 'memory')
-  if (redis) {
-    app.addHook('onClose', redis.close)
-    // With skipOnError, a Redis call that failed or timed out leaves the request uncounted and the
-    // plugin reports remaining = limit (a counted request has at most limit − 1). Such a reply gets
-    // no RateLimit fields, since no limit was applied to it; a counted one proves Redis is back.
-    app.addHook('onSend', (_request, reply, payload, done) => {
-      const remaining = reply.getHeader('x-ratelimit-remaining')
-      if (remaining !== undefined) {
-        if (remaining === reply.getHeader('x-ratelimit-limit')) {
-          redis.noteFailure('a rate-limit call failed or timed out')
-          reply.removeHeader('x-ratelimit-limit')
-          reply.removeHeader('x-ratelimit-remaining')
-          reply.removeHeader('x-ratelimit-reset')
-        } else {
-          redis.noteSuccess()
-        }
-      }
-      done(null, payload)
-    })
-  }
+  if (redis) app.addHook('onClose', redis.close)
+
   await app.register(rateLimit, {
     ...redis?.pluginOptions,
-    global: true,
-    // A request authenticated with an API key (plugins/auth.ts, whose onRequest hook runs before
-    // this plugin's route-level one) is limited per key, at the key's own number if it has one.
+    global: false,
+    // A failed or timed-out Redis call rejects, and the hook below serves the request uncounted.
+    skipOnError: false,
+    // A request authenticated with an API key is limited per key, at the key's own number if any.
     max: (request) => request.apiKey?.max ?? rateLimitMax,
-    keyGenerator: (request) => request.apiKey ? `key:${request.apiKey.name}` : normalizeIP(request.ip),
+    keyGenerator: bucketOf,
     timeWindow: rateLimitWindowMs,
-    // Counts only; the plugin's x-ratelimit-* headers are rewritten into the IETF fields below.
-    addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
-    errorResponseBuilder: (_request, context) => problems.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   })
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    const remaining = reply.getHeader('x-ratelimit-remaining')
-    if (remaining !== undefined) {
-      const reset = reply.getHeader('x-ratelimit-reset') ?? windowSeconds
-      reply.header('ratelimit-policy', `"${POLICY}";q=${String(reply.getHeader('x-ratelimit-limit') ?? rateLimitMax)};w=${windowSeconds}`)
-      reply.header('ratelimit', `"${POLICY}";r=${String(remaining)};t=${String(reset)}`)
-      reply.removeHeader('x-ratelimit-limit')
-      reply.removeHeader('x-ratelimit-remaining')
-      reply.removeHeader('x-ratelimit-reset')
-    }
-    done(null, payload)
+  // Without options: the plugin's own store and settings above. (With options it would make a
+  // child store per call, namespaced by a route this limiter does not have.)
+  const count = app.createRateLimit()
+
+  const defaultPolicy = `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`
+  const limit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    count(request).then((result) => {
+      redis?.noteSuccess()
+      if (result.isAllowed) {
+        done()
+        return
+      }
+      reply.header('ratelimit-policy', result.max === rateLimitMax ? defaultPolicy : `"${POLICY}";q=${result.max};w=${windowSeconds}`)
+      reply.header('ratelimit', `"${POLICY}";r=${result.remaining};t=${result.ttlInSeconds}`)
+      done(result.isExceeded ? problems.rateLimited(Math.max(1, result.ttlInSeconds)) : undefined)
+    }, () => {
+      // Fail open (rate-limit-redis.ts): served, uncounted, and without RateLimit fields, since no
+      // limit was applied to it.
+      redis?.noteFailure('a rate-limit call failed or timed out')
+      done()
+    })
+  }
+
+  app.decorate('limitRequest', limit)
+  // Every route but those with `config: { rateLimit: false }` (GET /api/health) is limited, as the
+  // plugin's `global: true` would do, by a route-level onRequest hook: it runs after the app-level
+  // ones (auth.ts names the key first). app.ts registers this plugin before every route.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.rateLimit === false) return
+    route.onRequest = route.onRequest === undefined ? [limit] : [...[route.onRequest].flat(), limit]
   })
 }
 
