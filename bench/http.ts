@@ -6,7 +6,8 @@
  * Each server runs in its own process. For the throughput rows the server is pinned to core 0
  * and wrk (when installed; autocannon otherwise) to core 1, and each hashd configuration is run in
  * A B B A order with the bare server, so drift on a shared machine falls on both alike. Then the
- * upload rows (uploads.ts). Durations can be set with BENCH_SECONDS (default 10).
+ * upload rows (uploads.ts). Durations can be set with BENCH_SECONDS (default 10); BENCH_ONLY picks
+ * sections by name (`api`, `flood`, `uploads`, comma-separated; all by default).
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -18,6 +19,7 @@ import { hasProgram, start, stop, type Started } from './servers.js'
 import { benchUploads } from './uploads.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads').split(',').map((name) => name.trim()))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -101,6 +103,12 @@ async function main(): Promise<void> {
   const cores = cpus()
   console.log(`hashd bench: ${SECONDS} s per run, node ${process.version}, ${cores.length} cores, ${cores[0]?.model ?? 'unknown CPU'}`)
   console.log(`load generator: ${hasProgram('wrk') ? 'wrk' : 'autocannon'}${hasProgram('taskset') ? ', server on core 0, load on core 1' : ''}\n`)
+  if (ONLY.has('api')) await benchApi(hashdScript, sha256)
+  if (ONLY.has('flood')) await benchFlood(hashdScript, hashdEnv, md5)
+  if (ONLY.has('uploads')) await benchUploads(hashdScript, `${here}bare-upload-server.js`)
+}
+
+async function benchApi(hashdScript: string, sha256: object): Promise<void> {
   console.log('1. POST /api/hash sha256 of 32 bytes, 50 connections, A B B A against bare node:http doing the same crypto hash')
   const quiet = await versusBare(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0' }, sha256)
   console.log(versusLine('hashd, LOG_LEVEL=warn, RATE_LIMIT_MAX=0', quiet, '≥ 0.80'))
@@ -109,7 +117,9 @@ async function main(): Promise<void> {
   console.log(versusLine('hashd, default config (info log, limiter on)', full, '≥ 0.65'))
   const fastify = await versusBare(`${here}fastify-server.js`, {}, sha256)
   console.log(versusLine('bare Fastify (for scale)', fastify, '') + '\n')
+}
 
+async function benchFlood(hashdScript: string, hashdEnv: Record<string, string>, md5: object): Promise<void> {
   const hashd: Started = await start(hashdScript, hashdEnv)
   console.log('2. md5 latency while 200 bcrypt (cost 10) requests are in flight, 5 connections of md5')
   const idle = await load(hashd.url, md5, { connections: 5, duration: Math.max(3, SECONDS / 2) })
@@ -121,9 +131,7 @@ async function main(): Promise<void> {
   console.log(row('md5, idle server', idle))
   console.log(row('md5, during bcrypt flood', during))
   console.log(row('bcrypt flood itself', floodResult))
-  console.log(`   md5 p99 during flood: ${during.latency.p99} ms (idle: ${idle.latency.p99} ms; goal < 10 ms); bcrypt 503s: ${floodResult.non2xx}`)
-
-  await benchUploads(hashdScript, `${here}bare-upload-server.js`)
+  console.log(`   md5 p99 during flood: ${during.latency.p99} ms (idle: ${idle.latency.p99} ms; goal < 10 ms); bcrypt 503s: ${floodResult.non2xx}\n`)
 }
 
 main().catch((error: unknown) => {

@@ -5,10 +5,10 @@
  * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting. Messages arrive in order on one port, so every hasher sees every
  * chunk in order.
  */
+import { createHash } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
-import { digestNamed } from '../algorithms/registry.js'
 import type { Hasher } from '../algorithms/types.js'
-import { CONTROL_ABORT, CONTROL_WAITING, type FromThread, type ToThread } from './threads.js'
+import { CONTROL_ABORT, CONTROL_WAITING, type FromThread, type ThreadAlgorithm, type ToThread } from './threads.js'
 
 if (parentPort === null) throw new Error('hash-thread.js runs as a worker thread')
 const port = parentPort
@@ -22,6 +22,18 @@ let consumed = 0
 let id = 0
 /** Messages are handled one after another, since creating a WASM hasher is asynchronous. */
 let queue: Promise<void> = Promise.resolve()
+
+/** The registry, loaded on first need: plain OpenSSL digests (the common uploads) never need it. */
+let registry: Promise<typeof import('../algorithms/registry.js')> | undefined
+
+async function hasherFor({ name, outputBytes, openssl }: ThreadAlgorithm): Promise<Hasher> {
+  if (openssl !== undefined) {
+    const hash = createHash(openssl)
+    return { update: (data) => { hash.update(data) }, digest: () => hash.digest() }
+  }
+  registry ??= import('../algorithms/registry.js')
+  return (await registry).digestNamed(name).create(outputBytes)
+}
 
 function send(message: FromThread): void {
   port.postMessage(message)
@@ -37,8 +49,7 @@ async function handle(message: ToThread): Promise<void> {
       lane = message.lane
       consumed = 0
       try {
-        hashers = await Promise.all(message.algorithms.map(async ({ name, outputBytes }): Promise<[string, Hasher]> =>
-          [name, await digestNamed(name).create(outputBytes)]))
+        hashers = await Promise.all(message.algorithms.map(async (algorithm): Promise<[string, Hasher]> => [algorithm.name, await hasherFor(algorithm)]))
       } catch (error) {
         hashers = []
         send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })

@@ -16,10 +16,23 @@ import type { DigestAlgorithm } from '../algorithms/types.js'
 import type { DigestSink } from './sink.js'
 
 export type ToThread =
-  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: Array<{ name: string, outputBytes: number }> }
+  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: ThreadAlgorithm[] }
   | { t: 'data', start: number, length: number }
   | { t: 'end' }
   | { t: 'abort' }
+
+/**
+ * An algorithm as a thread receives it. `openssl` names a plain OpenSSL digest, which the thread
+ * makes with node:crypto directly; only other algorithms make it load the registry (hash-wasm,
+ * the hand-written ones, the password schemes' modules), which costs a new thread about 0.1 s of
+ * CPU and several MiB.
+ */
+export interface ThreadAlgorithm { name: string, outputBytes: number, openssl?: string }
+
+function forThread(algorithm: DigestAlgorithm): ThreadAlgorithm {
+  const plainOpenssl = algorithm.kind === 'digest' && algorithm.opensslName !== undefined && algorithm.format === undefined
+  return plainOpenssl ? { name: algorithm.name, outputBytes: algorithm.outputBytes, openssl: algorithm.opensslName } : { name: algorithm.name, outputBytes: algorithm.outputBytes }
+}
 
 /** Replies name the upload they belong to: a thread handed back after an abort may still answer for it. */
 export type FromThread =
@@ -201,7 +214,7 @@ class ThreadedSink implements DigestSink {
       lane.onMessage = (message) => { if (message.id === this.#id) this.#onMessage(index, message) }
       lane.onFailure = (error) => this.#fail(error)
       const members = groups[index] as DigestAlgorithm[]
-      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: members.map((algorithm) => ({ name: algorithm.name, outputBytes: algorithm.outputBytes })) })
+      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: members.map(forThread) })
     })
   }
 
