@@ -21,7 +21,7 @@ export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
 const WARN_INTERVAL_MS = 60_000
 
 export interface RedisRateLimitStore {
-  /** Options for @fastify/rate-limit: its RedisStore over this client. */
+  /** What @fastify/rate-limit's RedisStore needs: this client and the key prefix. */
   pluginOptions: { redis: Redis, nameSpace: string }
   state(): RateLimitStoreState
   /** A rate-limit call failed or timed out; mark degraded and maybe warn. */
