@@ -5,7 +5,16 @@
  */
 import { createHash, hash } from 'node:crypto'
 import type { IHasher } from 'hash-wasm/dist/lib/WASMInterface.js'
-import type { Hasher } from './types.js'
+import type { Algorithm, Hasher } from './types.js'
+
+/**
+ * The OpenSSL name of a fixed-length digest that OpenSSL computes as it is, with no text format of
+ * its own around it (not mysql41's `*HEX`, say), or undefined. Such a digest can skip the generic
+ * hasher: one-shot `crypto.hash` for /api/hash, a bare `createHash` in an upload thread.
+ */
+export function plainOpensslName(algorithm: Algorithm): string | undefined {
+  return algorithm.kind === 'digest' && algorithm.format === undefined ? algorithm.opensslName : undefined
+}
 
 /** node:crypto under its OpenSSL name; XOFs take `outputLength` (bytes). */
 export function opensslHasher(opensslName: string, xof = false) {

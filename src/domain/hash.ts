@@ -1,6 +1,6 @@
 /** /api/hash: a digest of the input, or a new password hash with a fresh CSPRNG salt. */
 import { performance } from 'node:perf_hooks'
-import { oneShotDigest } from '../algorithms/hashers.js'
+import { oneShotDigest, plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
 import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
@@ -33,9 +33,9 @@ export interface HashResult {
 export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
-  if (algorithm.kind === 'digest' && algorithm.opensslName !== undefined && algorithm.format === undefined && request.options === undefined &&
-    input.length < engine.config.inlineDigestMaxBytes) {
-    return hashDigestNow(algorithm.opensslName, algorithm.name, input, request.encoding ?? 'hex')
+  const opensslName = plainOpensslName(algorithm)
+  if (opensslName !== undefined && request.options === undefined && input.length < engine.config.inlineDigestMaxBytes) {
+    return hashDigestNow(opensslName, algorithm.name, input, request.encoding ?? 'hex')
   }
   return algorithm.kind === 'password'
     ? hashPassword(engine, algorithm, input, request.options, whenClientGone?.())

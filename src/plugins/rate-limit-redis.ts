@@ -1,5 +1,5 @@
 /**
- * The Redis option of the rate-limit plugin: one ioredis client that @fastify/rate-limit's own
+ * The Redis side of the rate limit: one ioredis client that @fastify/rate-limit's own
  * RedisStore uses (its Lua script INCRs the key and sets or reads its PTTL atomically), so every
  * hashd instance pointed at the same Redis counts one budget per client. Only rate-limit.ts imports
  * this module, and only this module imports ioredis.
@@ -22,7 +22,7 @@ const WARN_INTERVAL_MS = 60_000
 
 export interface RedisRateLimitStore {
   /** What @fastify/rate-limit's RedisStore needs: this client and the key prefix. */
-  pluginOptions: { redis: Redis, nameSpace: string }
+  storeOptions: { redis: Redis, nameSpace: string }
   state(): RateLimitStoreState
   /** A rate-limit call failed or timed out; mark degraded and maybe warn. */
   noteFailure(reason: string): void
@@ -66,7 +66,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
 
   return {
-    pluginOptions: { redis: client, nameSpace: config.redisPrefix },
+    storeOptions: { redis: client, nameSpace: config.redisPrefix },
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,
     noteSuccess,

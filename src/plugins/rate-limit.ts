@@ -63,7 +63,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
   // The plugin's defaults: a fixed window that a refused request does not extend, and an LRU of
   // 5000 clients in memory (the least recent is forgotten first).
   const store = redis
-    ? new RedisStore(false, false, redis.pluginOptions.redis, redis.pluginOptions.nameSpace)
+    ? new RedisStore(false, false, redis.storeOptions.redis, redis.storeOptions.nameSpace)
     : new LocalStore(false, false, 5000)
 
   const defaultPolicy = `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`

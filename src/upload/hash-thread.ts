@@ -5,8 +5,8 @@
  * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting. Messages arrive in order on one port, so every hasher sees every
  * chunk in order.
  */
-import { createHash } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
+import { opensslHasher } from '../algorithms/hashers.js'
 import type { Hasher } from '../algorithms/types.js'
 import { CONTROL_ABORT, CONTROL_WAITING, type FromThread, type ThreadAlgorithm, type ToThread } from './threads.js'
 
@@ -27,10 +27,7 @@ let queue: Promise<void> = Promise.resolve()
 let registry: Promise<typeof import('../algorithms/registry.js')> | undefined
 
 async function hasherFor({ name, outputBytes, openssl }: ThreadAlgorithm): Promise<Hasher> {
-  if (openssl !== undefined) {
-    const hash = createHash(openssl)
-    return { update: (data) => { hash.update(data) }, digest: () => hash.digest() }
-  }
+  if (openssl !== undefined) return opensslHasher(openssl)(outputBytes)
   registry ??= import('../algorithms/registry.js')
   return (await registry).digestNamed(name).create(outputBytes)
 }

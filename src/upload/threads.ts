@@ -12,6 +12,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import type { DigestSink } from './sink.js'
 
@@ -30,8 +31,8 @@ export type ToThread =
 export interface ThreadAlgorithm { name: string, outputBytes: number, openssl?: string }
 
 function forThread(algorithm: DigestAlgorithm): ThreadAlgorithm {
-  const plainOpenssl = algorithm.kind === 'digest' && algorithm.opensslName !== undefined && algorithm.format === undefined
-  return plainOpenssl ? { name: algorithm.name, outputBytes: algorithm.outputBytes, openssl: algorithm.opensslName } : { name: algorithm.name, outputBytes: algorithm.outputBytes }
+  const openssl = plainOpensslName(algorithm)
+  return openssl === undefined ? { name: algorithm.name, outputBytes: algorithm.outputBytes } : { name: algorithm.name, outputBytes: algorithm.outputBytes, openssl }
 }
 
 /** Replies name the upload they belong to: a thread handed back after an abort may still answer for it. */
