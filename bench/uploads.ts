@@ -26,7 +26,7 @@ import { hasProgram, start, stop, type Started } from './servers.js'
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 256)
 
 /** Seconds one command takes, or NaN when it fails. */
-function timed(command: string, args: string[]): number {
+export function timed(command: string, args: string[]): number {
   const started = process.hrtime.bigint()
   const result = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 20 })
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
@@ -43,7 +43,7 @@ function abba(a: () => number, b: () => number): [number, number] {
   return [(a1 + a2) / 2, (b1 + b2) / 2]
 }
 
-const curlPut = (url: string, file: string) => () => timed('curl', ['-sS', '-f', '-o', '/dev/null', '-T', file, url])
+export const curlPut = (url: string, file: string) => () => timed('curl', ['-sS', '-f', '-o', '/dev/null', '-T', file, url])
 const curlForm = (url: string, file: string, algorithms: string) => () =>
   timed('curl', ['-sS', '-f', '-o', '/dev/null', '-F', `algorithms=${algorithms}`, '-F', `file=@${file}`, url])
 
@@ -57,6 +57,13 @@ function line(label: string, hashd: number, peerLabel: string, peer: number, goa
   console.log(`${label.padEnd(44)} hashd ${fmt(hashd).padStart(9)}   ${peerLabel} ${fmt(peer).padStart(9)}   ratio ${(peer / hashd).toFixed(2)} (goal ${goal})`)
 }
 
+/** A file of `mib` MiB of random bytes (incompressible, so nothing along the way shortcuts it). */
+export function randomFile(path: string, mib: number): void {
+  const fd = openSync(path, 'w')
+  for (let written = 0; written < mib; written++) writeSync(fd, randomBytes(1024 * 1024))
+  closeSync(fd)
+}
+
 export async function benchUploads(hashdScript: string, bareScript: string): Promise<void> {
   if (!hasProgram('curl')) {
     console.log('uploads: skipped (curl is missing; Debian: curl)')
@@ -64,9 +71,7 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
   }
   const directory = mkdtempSync(join(tmpdir(), 'hashd-bench-'))
   const file = join(directory, 'upload.bin')
-  const fd = openSync(file, 'w')
-  for (let written = 0; written < FILE_MIB; written++) writeSync(fd, randomBytes(1024 * 1024))
-  closeSync(fd)
+  randomFile(file, FILE_MIB)
   let hashd: Started | undefined
   let bare: Started | undefined
   try {
