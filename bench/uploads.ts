@@ -102,7 +102,8 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
         const hashing = openssl.md5 + openssl.sha1 + openssl.sha256 + openssl.sha512
         const receiving = Math.max(0, rawBare - openssl.sha256)
         const cores = cpus().length
-        console.log(`   ceiling on ${cores} cores: openssl dgst -md5, -sha1, -sha256, -sha512 one after another ${fmt(hashing)}; spread over ${cores} cores ${fmt(hashing / cores)}, ` +
+        const each = `md5 ${fmt(openssl.md5)}, sha1 ${fmt(openssl.sha1)}, sha256 ${fmt(openssl.sha256)}, sha512 ${fmt(openssl.sha512)}`
+        console.log(`   ceiling on ${cores} cores: openssl dgst -md5, -sha1, -sha256, -sha512 one after another ${fmt(hashing)} (${each}); spread over ${cores} cores ${fmt(hashing / cores)}, ` +
           `rhash / that = ${(rhash * cores / hashing).toFixed(2)}; with receiving the body added (bare raw time less openssl sha256, ${fmt(receiving)}) ` +
           `${fmt((hashing + receiving) / cores)}, rhash / that = ${(rhash * cores / (hashing + receiving)).toFixed(2)}`)
       }
