@@ -1,7 +1,7 @@
 /**
- * The README's algorithm list, generated from the registry so the two cannot drift apart.
+ * The algorithm list in docs/algorithms.md, generated from the registry so the two cannot drift apart.
  * `npm run docs` rewrites the section between the markers; test/readme.test.ts fails when the
- * committed README differs from what this produces.
+ * committed docs/algorithms.md differs from what this produces.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -37,12 +37,12 @@ export function algorithmSection(): string {
 export function readmeWithSection(readme: string): string {
   const start = readme.indexOf(START)
   const end = readme.indexOf(END)
-  if (start < 0 || end < start) throw new Error('README.md has no algorithm markers')
+  if (start < 0 || end < start) throw new Error('docs/algorithms.md has no algorithm markers')
   return readme.slice(0, start) + algorithmSection() + readme.slice(end + END.length)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const path = new URL('../../README.md', import.meta.url)
+  const path = new URL('../../docs/algorithms.md', import.meta.url)
   writeFileSync(path, readmeWithSection(readFileSync(path, 'utf8')))
-  console.log('README.md: algorithm list regenerated')
+  console.log('docs/algorithms.md: algorithm list regenerated')
 }
