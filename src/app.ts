@@ -14,6 +14,7 @@ import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import { accessLogHook, lazyChildLoggerFactory, loggerOptions } from './plugins/logging.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
+import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import webPlugin from './plugins/web.js'
 import { fileHashRoute } from './routes/filehash.js'
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(errorsPlugin)
   await app.register(openapiPlugin)
   await app.register(metricsPlugin, { config, engine })
+  await app.register(passwordsPlugin, { config })
 
   await app.register(hashRoute, { engine })
   await app.register(verifyRoute, { engine })

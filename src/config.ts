@@ -60,6 +60,14 @@ export interface Config {
   /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
   metricsPort: number | null
   metricsHost: string
+  /** Pepper keys (domain/pepper-keys.ts): the file of `<key id> <base64 secret>` lines, or null for no pepper. */
+  pepperKeysFile: string | null
+  /** The password policy new hashes and verify-and-upgrade use (domain/password-policy.ts checks it at start). */
+  passwordPolicy: { algorithm: string, options: Record<string, number> }
+  /** POST /api/calibrate: runs per window, server-wide, and the longest one may take. */
+  calibrateRateLimitMax: number
+  calibrateRateLimitWindowMs: number
+  calibrateTimeoutMs: number
 }
 
 const MiB = 1024 * 1024
@@ -144,6 +152,24 @@ function readTrustProxy(env: NodeJS.ProcessEnv): boolean | string[] {
   return entries
 }
 
+/**
+ * PASSWORD_OPTIONS: `name=value` pairs separated by commas (`memoryCost=65536,timeCost=3`), whole
+ * numbers; which names the algorithm takes, and their bounds, are checked at start against it.
+ */
+function readPasswordOptions(env: NodeJS.ProcessEnv): Record<string, number> {
+  const raw = env.PASSWORD_OPTIONS?.trim() ?? ''
+  const options: Record<string, number> = {}
+  if (raw === '') return options
+  for (const part of raw.split(',')) {
+    const match = /^\s*([A-Za-z][A-Za-z0-9]{0,31})\s*=\s*(\d{1,10})\s*$/.exec(part)
+    if (!match) throw new ConfigError(`PASSWORD_OPTIONS must be name=value pairs separated by commas (memoryCost=65536,timeCost=3), got "${part.trim().slice(0, 40)}"`)
+    const [, name, value] = match as unknown as [string, string, string]
+    if (Object.hasOwn(options, name)) throw new ConfigError(`PASSWORD_OPTIONS names ${name} twice`)
+    options[name] = Number(value)
+  }
+  return options
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -185,6 +211,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: readBool(env, 'METRICS', true),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    pepperKeysFile: env.PEPPER_KEYS_FILE?.trim() || null,
+    passwordPolicy: { algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id', options: readPasswordOptions(env) },
+    calibrateRateLimitMax: readInt(env, 'CALIBRATE_RATE_LIMIT_MAX', 10, 0),
+    calibrateRateLimitWindowMs: readInt(env, 'CALIBRATE_RATE_LIMIT_WINDOW_MS', 600_000, 1000),
+    calibrateTimeoutMs: readInt(env, 'CALIBRATE_TIMEOUT_MS', 30_000, 1000, 600_000),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

@@ -8,6 +8,8 @@ import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } fr
 import type { Engine } from './engine.js'
 import { countHashedBytes, countPasswordOperation } from '../observe.js'
 import { digestOptionSpecs, resolveOptions } from './options.js'
+import type { PepperKey } from '../algorithms/password/pepper.js'
+import type { Passwords } from './passwords.js'
 
 export interface HashRequest {
   input: string
@@ -15,6 +17,8 @@ export interface HashRequest {
   encoding?: OutputEncoding
   inputEncoding?: InputEncoding
   options?: Record<string, number>
+  /** Password hashes only: pepper with the current key (the default when keys are configured) or not. */
+  pepper?: boolean
 }
 
 export interface HashResult {
@@ -24,32 +28,66 @@ export interface HashResult {
   algorithm: string
   /** The output encoding, or `standard` where the algorithm has its own text format. */
   encoding: OutputEncoding | 'standard'
+  /** The id of the pepper key the hash is encrypted under, when it is peppered. */
+  pepperKey?: string
 }
 
 /**
  * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
-export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal): HashResult | Promise<HashResult> {
+export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
+  if (request.pepper === true && algorithm.kind !== 'password') {
+    throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
+  }
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const opensslName = plainOpensslName(algorithm)
   if (opensslName !== undefined && request.options === undefined && input.length < engine.config.inlineDigestMaxBytes) {
     return hashDigestNow(opensslName, algorithm.name, input, request.encoding ?? 'hex')
   }
   return algorithm.kind === 'password'
-    ? hashPassword(engine, algorithm, input, request.options, whenClientGone?.())
+    ? hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.())
     : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
 }
 
-async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, signal?: AbortSignal): Promise<HashResult> {
+/**
+ * The key a new password hash is peppered with: the current one when keys are configured, unless the
+ * request says `"pepper": false`; asking for a pepper on a server without keys is 422, not a silent
+ * unpeppered hash.
+ */
+function pepperKeyFor(wanted: boolean | undefined, passwords: Passwords | undefined): PepperKey | null {
+  const keyring = passwords?.keyring ?? null
+  if (wanted === false) return null
+  if (keyring === null) {
+    if (wanted === true) {
+      throw problems.unprocessable('no-pepper-keys', 'No pepper keys configured',
+        'This server has no pepper keys (PEPPER_KEYS_FILE is not set); leave out "pepper" or set it to false')
+    }
+    return null
+  }
+  return keyring.current
+}
+
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null, signal?: AbortSignal): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
+  const { value, ms } = await newPasswordHash(engine, scheme, input, options, pepperKey, signal)
+  return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard', ...(pepperKey ? { pepperKey: pepperKey.id } : {}) }
+}
+
+/**
+ * A new password hash of `input` with resolved options, made in the worker pool, and sealed under
+ * `pepperKey` on this thread (the keys never leave it; AES-GCM of a hash string takes microseconds).
+ * Shared by /api/hash and verify-and-upgrade.
+ */
+export async function newPasswordHash(engine: Engine, scheme: PasswordScheme, input: Uint8Array, options: Record<string, number>, pepperKey: PepperKey | null, signal?: AbortSignal): Promise<{ value: string, ms: number }> {
   scheme.checkCaps(options, engine.config.caps)
   if (scheme.maxInputBytes !== undefined && input.length > scheme.maxInputBytes) {
     // No silent truncation of new hashes: the caller would believe every byte counts.
     throw problems.unprocessable('input-too-long', 'Input too long for this algorithm',
       `${scheme.name} uses only the first ${scheme.maxInputBytes} bytes of its input and this input has ${input.length}; ` +
-      'pre-hash it, or use argon2id, which has no such limit')
+      'use bcrypt-sha256 (bcrypt over an HMAC-SHA256 of the whole input, passlib\'s format) or argon2id, which have no such limit',
+      { alternatives: ['bcrypt-sha256', 'argon2id'] })
   }
   let outcome: { value: string, ms: number }
   try {
@@ -59,8 +97,7 @@ async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffe
     throw error
   }
   countPasswordOperation('hash', scheme.name, 'ok')
-  const { value, ms } = outcome
-  return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard' }
+  return pepperKey ? { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms } : outcome
 }
 
 /**

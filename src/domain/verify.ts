@@ -3,22 +3,34 @@
  * Without `algorithm`, the hash's own format decides: password formats by their prefixes, digests
  * in a standard text form by its pattern, bare hex/base64 digests by trying every digest of that
  * output length. Every comparison is constant-time.
+ *
+ * Peppered hashes (`$pepper$…`, algorithms/password/pepper.ts) are opened with the key they name and
+ * the hash inside is verified like any other; a key that is not configured is a 422 naming it,
+ * never a silent mismatch. With `upgrade`, a match that should be rehashed also gets `newHash`,
+ * made under the server's password policy (password-policy.ts) and current pepper key: passlib's
+ * verify_and_update.
  */
 import { detectPasswordScheme, digestsByOutputBytes, passwordSchemeNamed } from '../algorithms/registry.js'
 import { digestAlgorithms } from '../algorithms/digests.js'
-import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
+import type { DigestAlgorithm, ParsedPasswordHash, PasswordScheme } from '../algorithms/types.js'
 import { Problem, problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
 import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
 import { countHashedBytes, countPasswordOperation } from '../observe.js'
+import { isPeppered, parsePeppered } from '../algorithms/password/pepper.js'
+import { newPasswordHash } from './hash.js'
+import { policyShortfall } from './password-policy.js'
+import type { Passwords } from './passwords.js'
 
 export interface VerifyRequest {
   input: string
   hash: string
   algorithm?: string
   inputEncoding?: InputEncoding
+  /** When the input matches and rehashing is recommended, also return `newHash` under the current policy. */
+  upgrade?: boolean
 }
 
 export interface VerifyResult {
@@ -32,21 +44,99 @@ export interface VerifyResult {
   rehashRecommended: boolean
   reason?: string
   warnings: string[]
+  /** The pepper key id a peppered hash names. */
+  pepperKey?: string
+  /** With `upgrade`: the replacement hash, under the server's password policy and current pepper key. */
+  newHash?: string
+}
+
+/** What a password verification needs to know beyond the hash: the policy, the keys, and the pepper found. */
+interface PasswordContext {
+  passwords: Passwords | undefined
+  /** The key id of the `$pepper$` wrapper the hash came in, or null for a bare hash. */
+  pepperKey: string | null
 }
 
 /** `whenClientGone` makes a signal that aborts queued password work when the client goes away (see hash.ts). */
-export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal): Promise<VerifyResult> {
+export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const hash = request.hash.trim()
+  let signal: AbortSignal | undefined
+  const gone = () => (signal ??= whenClientGone?.())
+  const result = isPeppered(hash)
+    ? await verifyPeppered(engine, request, input, hash, gone, passwords)
+    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null })
+  if (request.upgrade !== true || !result.match) return withoutKind(result)
+  if (!result.rehashRecommended && result.kind === 'password') return withoutKind(result)
+  return upgrade(engine, withoutKind(result), input, gone, passwords)
+}
+
+type Verified = VerifyResult & { kind?: 'password' | 'digest' }
+
+function withoutKind(result: Verified): VerifyResult {
+  const { kind: _kind, ...rest } = result
+  return rest
+}
+
+/**
+ * verify_and_update: a matched hash that should be replaced gets `newHash`. A bare digest that
+ * matched a password (the caller asked to upgrade, so it is one) is always replaced: a fast
+ * unsalted digest is not a password hash, whatever its name.
+ */
+async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone: () => AbortSignal | undefined, passwords: Passwords | undefined): Promise<VerifyResult> {
+  const reasons = result.rehashRecommended ? [result.reason ?? ''] : [`${result.algorithm ?? 'a digest'} is a fast unsalted digest, not a password hash`]
+  const upgraded: VerifyResult = { ...result, rehashRecommended: true, reason: reasons.filter((reason) => reason !== '').join('; ') }
+  if (!passwords) return upgraded
+  const { scheme, options } = passwords.policy
+  try {
+    const { value, ms } = await newPasswordHash(engine, scheme, input, options, passwords.keyring?.current ?? null, gone())
+    return { ...upgraded, newHash: value, processingTimeMs: upgraded.processingTimeMs + ms }
+  } catch (error) {
+    // The policy's scheme cannot take this input (bcrypt and more than 72 bytes): say so, keep the match.
+    if (error instanceof Problem && error.status === 422) {
+      return { ...upgraded, warnings: [...upgraded.warnings, `no newHash: ${error.detail}`] }
+    }
+    throw error
+  }
+}
+
+/** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
+async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined): Promise<Verified> {
+  const peppered = parsePeppered(hash)
+  const key = passwords?.keyring?.get(peppered.keyId)
+  if (!key) {
+    throw problems.unprocessable('unknown-pepper-key', 'Unknown pepper key',
+      `The hash is peppered with key "${peppered.keyId}", which is not in this server's PEPPER_KEYS_FILE` +
+      `${passwords?.keyring ? ` (it has ${passwords.keyring.ids.join(', ')})` : ' (no pepper keys are configured)'}; ` +
+      'it cannot be verified until that key is configured again', { pepperKey: peppered.keyId })
+  }
+  const inner = key.open(peppered)
+  if (inner === null) {
+    throw problems.unprocessable('pepper-key-mismatch', 'Peppered hash does not open',
+      `The hash names pepper key "${peppered.keyId}" but does not decrypt under this server's key of that id: ` +
+      'the string was changed, or the key was replaced under the same id', { pepperKey: peppered.keyId })
+  }
+  const scheme = passwordSchemeNamed(peppered.scheme)
+  if (!scheme.claims(inner)) throw problems.malformedHash('peppered', `the header names ${peppered.scheme} but the hash inside is not one`)
+  if (request.algorithm !== undefined) {
+    const named = algorithmFor(request.algorithm, 'verify')
+    if (named.name !== scheme.name && named.name !== scheme.family) {
+      throw problems.malformedHash(named.name, `the peppered hash holds a ${scheme.name} hash`)
+    }
+  }
+  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId }), pepperKey: peppered.keyId }
+}
+
+async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
   if (request.algorithm !== undefined) {
     const algorithm = algorithmFor(request.algorithm, 'verify')
-    if (algorithm.kind === 'password') return verifyPassword(engine, algorithm, input, hash, whenClientGone?.())
+    if (algorithm.kind === 'password') return verifyPassword(engine, algorithm, input, hash, gone(), context)
     const carrier = algorithm.passwordForm === undefined ? undefined : passwordSchemeNamed(algorithm.passwordForm)
-    if (carrier?.claims(hash)) return verifyPassword(engine, carrier, input, hash, whenClientGone?.())
+    if (carrier?.claims(hash)) return verifyPassword(engine, carrier, input, hash, gone(), context)
     return verifyDigest(engine, [algorithm], input, hash, true)
   }
   const scheme = detectPasswordScheme(hash)
-  if (scheme) return verifyPassword(engine, scheme, input, hash, whenClientGone?.())
+  if (scheme) return verifyPassword(engine, scheme, input, hash, gone(), context)
   const formatted = digestAlgorithms.filter((digest) => digest.formatPattern?.test(hash))
   if (formatted.length > 0) return verifyDigest(engine, formatted, input, hash, false)
   // A digest in a wrapper (SRI, OCI, Nix, OpenSSH, colon hex): the input is the content whose
@@ -72,7 +162,7 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   return verifyDigest(engine, candidates, input, hash, false)
 }
 
-async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal?: AbortSignal): Promise<VerifyResult> {
+async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal: AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
@@ -85,8 +175,9 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
   }
   const { value: match, ms } = outcome
   countPasswordOperation('verify', scheme.name, match ? 'match' : 'mismatch')
-  const reason = match ? scheme.rehashReason(parsed) : null
+  const reason = match ? rehashReasons(scheme, parsed, context) : null
   return {
+    kind: 'password',
     match,
     algorithm: parsed.scheme,
     format: parsed.format,
@@ -95,6 +186,26 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
     ...(reason !== null ? { reason } : {}),
     warnings: scheme.verifyWarnings?.(input, parsed) ?? [],
   }
+}
+
+/**
+ * Why a matching password hash should be replaced, or null: the scheme's own judgement (weak scheme,
+ * parameters below OWASP), parameters below the server's policy, and the pepper: a hash under a key
+ * that is no longer current, or none when the server has keys.
+ */
+function rehashReasons(scheme: PasswordScheme, parsed: ParsedPasswordHash, { passwords, pepperKey }: PasswordContext): string | null {
+  const reasons = [scheme.rehashReason(parsed)]
+  if (passwords) {
+    reasons.push(policyShortfall(passwords.policy, parsed))
+    const current = passwords.keyring?.current.id
+    if (pepperKey !== null && current !== undefined && pepperKey !== current) {
+      reasons.push(`peppered with key ${pepperKey}, which is no longer current; the current pepper key is ${current}`)
+    } else if (pepperKey === null && current !== undefined) {
+      reasons.push(`not peppered; this server peppers new hashes with key ${current}`)
+    }
+  }
+  const found = reasons.filter((reason): reason is string => reason !== null)
+  return found.length === 0 ? null : found.join('; ')
 }
 
 /** A wrapper identify recognises (go.sum h1:, S3 multipart ETag) that no single input verifies: 422. */
@@ -141,7 +252,7 @@ function expectedDigest(algorithm: DigestAlgorithm, hash: string, named: boolean
   return { bytes, outputBytes: algorithm.outputBytes }
 }
 
-async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input: Buffer, hash: string, named: boolean): Promise<VerifyResult> {
+async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input: Buffer, hash: string, named: boolean): Promise<Verified> {
   let total = 0
   for (const algorithm of candidates) {
     const expected = expectedDigest(algorithm, hash, named)
@@ -159,7 +270,7 @@ async function verifyDigest(engine: Engine, candidates: DigestAlgorithm[], input
     const actual = algorithm.format ? Buffer.from(algorithm.format(value).toUpperCase()) : value
     if (constantTimeEqual(actual, expected.bytes)) {
       return {
-        match: true, algorithm: algorithm.name, processingTimeMs: total,
+        kind: 'digest', match: true, algorithm: algorithm.name, processingTimeMs: total,
         rehashRecommended: algorithm.weak !== undefined, ...(algorithm.weak ? { reason: algorithm.weak } : {}), warnings: [],
       }
     }

@@ -16,10 +16,10 @@
  * loaded stay in force, so a typo during rotation does not lock every client out.
  */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ConfigError, type Config } from '../config.js'
+import { keysFileLines, readKeysFileText, reloadOnHangup } from '../keys-file.js'
 import { Problem } from '../problem.js'
 import { Problem as ProblemSchema } from '../routes/schemas.js'
 
@@ -60,10 +60,7 @@ export function keyLine(name: string, key: string, max?: number): string {
 export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
   const keys = new Map<string, ApiKey>()
   const names = new Set<string>()
-  text.split(/\r?\n/).forEach((raw, index) => {
-    const where = `API_KEYS_FILE ${file} line ${index + 1}`
-    const fields = (raw.split('#', 1)[0] ?? '').trim().split(/\s+/).filter((field) => field !== '')
-    if (fields.length === 0) return
+  for (const { where, fields } of keysFileLines(text, 'API_KEYS_FILE', file)) {
     const [name, hash, max] = fields as [string, string | undefined, string | undefined]
     if (fields.length > 3 || hash === undefined) {
       throw new ConfigError(`${where}: expected "<name> <sha256 of the key, 64 hex> [<requests per window>]", got ${fields.length} field(s)`)
@@ -76,18 +73,12 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
     if (keys.has(digest)) throw new ConfigError(`${where}: this hash is already used on an earlier line`)
     names.add(name)
     keys.set(digest, { name, max: max === undefined ? null : Number(max) })
-  })
+  }
   return keys
 }
 
 export function readKeysFile(file: string): Map<string, ApiKey> {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ConfigError(`API_KEYS_FILE ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
-  }
-  return parseKeysFile(text, file)
+  return parseKeysFile(readKeysFileText('API_KEYS_FILE', file), file)
 }
 
 /** The key an Authorization header names: the key, `missing` (no Bearer credentials) or `invalid`. */
@@ -163,14 +154,6 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
   app.decorate('apiKeys', keys)
   app.log.info({ keysFile: file, keys: keys.size }, 'API keys loaded')
 
-  const onHangup = () => {
-    try {
-      keys.reload()
-      app.log.info({ keysFile: file, keys: keys.size }, 'API keys reloaded (SIGHUP)')
-    } catch (error) {
-      app.log.warn({ keysFile: file, reason: error instanceof ConfigError ? error.message : 'unreadable' }, 'API keys not reloaded: keeping the keys in force')
-    }
-  }
   // The OpenAPI document: operations that need a key name the bearer scheme (declared in
   // plugins/openapi.ts) and list 401.
   app.addHook('onRoute', (route) => {
@@ -184,8 +167,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
     } as typeof route.schema
   })
 
-  process.on('SIGHUP', onHangup)
-  app.addHook('onClose', async () => { process.off('SIGHUP', onHangup) })
+  reloadOnHangup(app, 'API keys', file, () => { keys.reload(); return keys.size })
 
   /** Why a request failed to authenticate, from onRequest to preParsing. */
   const refusals = new WeakMap<FastifyRequest, 'missing' | 'invalid'>()

@@ -11,12 +11,16 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
     schema: {
       tags: ['hashing'],
       summary: 'Check an input against an existing digest or password hash',
-      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`.',
+      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. ' +
+        'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; ' +
+        'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, ' +
+        'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.',
       body: Type.Object({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
         algorithm: Type.Optional(AlgorithmName(undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
+        upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
       }, { additionalProperties: false }),
       response: {
         200: Type.Object({
@@ -27,9 +31,11 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
           rehashRecommended: Type.Boolean({ description: 'The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums' }),
           reason: Type.Optional(Type.String()),
           warnings: Type.Array(Type.String()),
+          pepperKey: Type.Optional(Type.String({ description: 'The pepper key id a peppered hash names' })),
+          newHash: Type.Optional(Type.String({ description: 'With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading' })),
         }),
         ...errorResponses,
       },
     },
-  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply)))
+  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply), app.passwords))
 }

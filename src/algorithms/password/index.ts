@@ -7,6 +7,7 @@
 import { apr1 } from './apr1.js'
 import { argon2d, argon2i, argon2id } from './argon2.js'
 import { bcrypt } from './bcrypt.js'
+import { bcryptSha256 } from './bcrypt-sha256.js'
 import { bsdiCrypt, desCrypt, gostYescrypt, md5Crypt, ntCrypt, sha256Crypt, sha512Crypt, yescrypt } from './crypt.js'
 import { ldapCrypt, ldapMd5, ldapSha, ldapSmd5, ldapSsha, ldapSsha256, ldapSsha512 } from './ldap.js'
 import { pbkdf2Sha1, pbkdf2Sha256, pbkdf2Sha512 } from './pbkdf2.js'
@@ -15,7 +16,7 @@ import { scrypt } from './scrypt.js'
 import type { PasswordScheme } from '../types.js'
 
 export const passwordSchemes: PasswordScheme[] = [
-  bcrypt,
+  bcrypt, bcryptSha256,
   argon2id, argon2i, argon2d,
   scrypt,
   pbkdf2Sha256, pbkdf2Sha512, pbkdf2Sha1,
