@@ -17,11 +17,13 @@ import openapiPlugin from './plugins/openapi.js'
 import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import webPlugin from './plugins/web.js'
+import { calibrateRoute } from './routes/calibrate.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
+import { passwordPolicyRoute } from './routes/password-policy.js'
 import { verifyRoute } from './routes/verify.js'
 
 export interface BuildOptions {
@@ -107,6 +109,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(fileHashRoute, { config })
   await app.register(identifyRoute)
   await app.register(metaRoutes, { config, engine })
+  await app.register(passwordPolicyRoute)
+  await app.register(calibrateRoute, { engine })
   // The page at / (built from web/ into dist/web); it speaks only the public API above.
   await app.register(webPlugin)
   return app
