@@ -3,6 +3,9 @@
  * /api/algorithms), and "All digests": the input under every file-hashing algorithm at once, sent
  * as one upload per 16 algorithms to /api/filehash (`curl -F file=@- -F algorithms=…`), so a
  * hundred digests cost a few requests rather than a hundred.
+ *
+ * Password hashes are peppered by the server when it has pepper keys; the answer's `pepperKey` is
+ * shown, and unticking "Pepper" sends `"pepper": false`.
  */
 import { useState } from 'preact/hooks'
 import type { AlgorithmInfo } from '../algorithms'
@@ -12,7 +15,7 @@ import { AlgorithmPicker, CopyButton, Field, FormStatus, IDLE, INPUT_ENCODINGS, 
 /** /api/filehash takes at most this many algorithms per request (MAX_FILE_ALGORITHMS). */
 const FILE_ALGORITHMS_PER_REQUEST = 16
 
-interface HashAnswer { hash: string, algorithm: string, encoding: string, length: number, processingTimeMs: number }
+interface HashAnswer { hash: string, algorithm: string, encoding: string, length: number, processingTimeMs: number, pepperKey?: string }
 
 function toBytes(input: string, encoding: string): Blob {
   if (encoding === 'hex') {
@@ -37,6 +40,7 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
   const [algorithm, setAlgorithm] = useState('sha256')
   const [encoding, setEncoding] = useState('hex')
   const [options, setOptions] = useState<Record<string, Record<string, string>>>({})
+  const [pepper, setPepper] = useState(true)
   const [state, setState] = useState<RequestState>(IDLE)
   const [result, setResult] = useState<HashAnswer | null>(null)
   const [all, setAll] = useState<Array<[string, string]> | null>(null)
@@ -59,6 +63,8 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
     const body: Record<string, unknown> = { input, algorithm, inputEncoding }
     if (!isPassword) body.encoding = encoding
     if (Object.keys(chosen).length > 0) body.options = chosen
+    // Left out when ticked: the server peppers by default when it has keys, and has nothing to do otherwise.
+    if (isPassword && !pepper) body.pepper = false
     try {
       setResult(await api<HashAnswer>('/api/hash', body))
       setState(IDLE)
@@ -115,6 +121,14 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
           </div>
         </fieldset>
       )}
+      {isPassword && (
+        <p class="check">
+          <label>
+            <input id="hash-pepper" type="checkbox" checked={pepper} onChange={(event) => setPepper(event.currentTarget.checked)} />
+            {' '}Pepper with the server's current key (when it has pepper keys)
+          </label>
+        </p>
+      )}
       <div class="actions">
         <button type="submit" class="primary" disabled={state.busy}>Hash</button>
         <button type="button" onClick={hashAll} disabled={allState.busy || props.algorithms === null}>All digests</button>
@@ -124,7 +138,10 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
       {result && (
         <div class="result" aria-live="polite">
           <Output id="hash-result" label={`${result.algorithm} (${result.encoding})`} value={result.hash} />
-          <p class="meta">{result.length} characters · {result.processingTimeMs.toFixed(1)} ms on the server</p>
+          <p class="meta">
+            {result.length} characters · {result.processingTimeMs.toFixed(1)} ms on the server
+            {result.pepperKey !== undefined && <> · peppered with key <strong class="mono">{result.pepperKey}</strong></>}
+          </p>
         </div>
       )}
       <FormStatus state={allState} />
