@@ -37,17 +37,17 @@ export function readKeysFileText(variable: string, file: string): string {
 }
 
 /**
- * Calls `reload` on every SIGHUP until the app closes. `reload` returns how many entries are now in
- * force, or throws (a ConfigError's message is safe to log; anything else is logged as unreadable).
+ * Calls `reload` on every SIGHUP until the app closes. `reload` returns what to log about the
+ * entries now in force (counts, ids: never secrets), or throws (a ConfigError's message is safe to
+ * log; anything else is logged as unreadable).
  */
 export function reloadOnHangup(
   app: { log: FastifyBaseLogger, addHook(name: 'onClose', hook: () => Promise<void>): unknown },
-  what: string, file: string, reload: () => number,
+  what: string, file: string, reload: () => Record<string, unknown>,
 ): void {
   const onHangup = () => {
     try {
-      const count = reload()
-      app.log.info({ keysFile: file, keys: count }, `${what} reloaded (SIGHUP)`)
+      app.log.info({ keysFile: file, ...reload() }, `${what} reloaded (SIGHUP)`)
     } catch (error) {
       app.log.warn({ keysFile: file, reason: error instanceof ConfigError ? error.message : 'unreadable' }, `${what} not reloaded: keeping the keys in force`)
     }

@@ -167,7 +167,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
     } as typeof route.schema
   })
 
-  reloadOnHangup(app, 'API keys', file, () => { keys.reload(); return keys.size })
+  reloadOnHangup(app, 'API keys', file, () => { keys.reload(); return { keys: keys.size } })
 
   /** Why a request failed to authenticate, from onRequest to preParsing. */
   const refusals = new WeakMap<FastifyRequest, 'missing' | 'invalid'>()

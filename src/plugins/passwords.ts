@@ -23,9 +23,8 @@ async function passwordsPlugin(app: FastifyInstance, options: { config: Config }
   if (file === null) return
   app.log.info({ keysFile: file, keys: passwords.keyring?.ids.length, currentKey: passwords.keyring?.current.id }, 'pepper keys loaded')
   reloadOnHangup(app, 'pepper keys', file, () => {
-    const count = passwords.reload()
-    app.log.info({ keysFile: file, keyIds: passwords.keyring?.ids, currentKey: passwords.keyring?.current.id }, 'pepper keys in force')
-    return count
+    const keys = passwords.reload()
+    return { keys, keyIds: passwords.keyring?.ids, currentKey: passwords.keyring?.current.id }
   })
 }
 
