@@ -24,6 +24,7 @@ import { hmacRoute } from './routes/hmac.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
+import { pepperRoute } from './routes/pepper.js'
 import { verifyRoute } from './routes/verify.js'
 
 export interface BuildOptions {
@@ -111,6 +112,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })
+  await app.register(pepperRoute)
   // The page at / (built from web/ into dist/web); it speaks only the public API above.
   await app.register(webPlugin)
   return app

@@ -93,6 +93,7 @@ describe('a full rotation k1 → k1+k2 → k2, through SIGHUP and restarts', { s
   let underK1 = ''
   let underK2 = ''
   let upgraded = ''
+  let rewrapped = ''
 
   it('k1: hashes are peppered with k1 by default; Python opens them with k1 and argon2-cffi verifies the inside', async () => {
     await restart()
@@ -135,6 +136,11 @@ describe('a full rotation k1 → k1+k2 → k2, through SIGHUP and restarts', { s
     assert.deepEqual([current.body.match, current.body.rehashRecommended, current.body.newHash], [true, false, undefined])
     const wrong = await post(hashd, '/api/verify', { input: 'wrong', hash: underK1, upgrade: true })
     assert.deepEqual([wrong.body.match, wrong.body.newHash], [false, undefined])
+    // Without the password: the k1 hash re-encrypted under k2.
+    const moved = await post(hashd, '/api/pepper/rewrap', { hash: underK1 })
+    assert.deepEqual([moved.body.previousPepperKey, moved.body.pepperKey], ['k1', 'k2'])
+    rewrapped = moved.body.hash
+    assert.equal(pythonCheck(k2, rewrapped, 'argon2id', password).match, true)
     const policy = await toTestResponse(await fetch(`${hashd.url}/api/password-policy`))
     assert.deepEqual([policy.body.pepperKey, policy.body.pepperKeys], ['k2', ['k1', 'k2']])
   })
@@ -167,7 +173,9 @@ describe('a full rotation k1 → k1+k2 → k2, through SIGHUP and restarts', { s
     assert.equal(gone.body.type, 'urn:hashd:problem:unknown-pepper-key')
     assert.equal(gone.body.pepperKey, 'k1')
     assert.match(gone.body.detail, /"k1"/)
-    for (const hash of [underK2, upgraded]) {
+    const rewrap = await post(hashd, '/api/pepper/rewrap', { hash: underK1 })
+    assert.deepEqual([rewrap.status, rewrap.body.pepperKey], [422, 'k1'])
+    for (const hash of [underK2, upgraded, rewrapped]) {
       const ok = await post(hashd, '/api/verify', { input: password, hash })
       assert.deepEqual([ok.body.match, ok.body.rehashRecommended], [true, false])
     }
@@ -232,6 +240,37 @@ describe('peppered hashes made elsewhere, the opt-out, and what never leaks', ()
       assert.equal(response.body.type, 'urn:hashd:problem:pepper-key-mismatch')
       assert.equal(response.body.pepperKey, 'current')
     }
+  })
+
+  it('rewraps without the password: an old key\'s hash moves to the current key with the same hash inside; a plain one is peppered', { skip: skipUnless(...PYTHON_TOOLS) }, async () => {
+    const [underOld, plainHash] = pythonPepper<string>([
+      { op: 'seal', secret: k1, keyId: 'old', scheme: 'bcrypt', pw: 'pw', settings: { rounds: 10 } },
+      { op: 'make', scheme: 'argon2id', pw: 'pw', settings: {} },
+    ]) as [string, string]
+    const moved = await post(server, '/api/pepper/rewrap', { hash: underOld })
+    assert.equal(moved.status, 200, moved.text)
+    assert.deepEqual([moved.body.pepperKey, moved.body.previousPepperKey, moved.body.changed], ['current', 'old', true])
+    assert.match(moved.body.hash, /^\$pepper\$v=1,k=current,s=bcrypt\$/)
+    const [before, after] = pythonPepper<string>([{ op: 'unseal', secret: k1, hash: underOld }, { op: 'unseal', secret: k2, hash: moved.body.hash }])
+    assert.equal(after, before, 'the same bcrypt hash inside, re-encrypted')
+    const again = await post(server, '/api/pepper/rewrap', { hash: moved.body.hash })
+    assert.deepEqual([again.body.hash, again.body.changed], [moved.body.hash, false])
+
+    const peppered = await post(server, '/api/pepper/rewrap', { hash: plainHash })
+    assert.deepEqual([peppered.body.previousPepperKey, peppered.body.changed], [null, true])
+    assert.deepEqual(pythonCheck(k2, peppered.body.hash, 'argon2id', 'pw'), { inner: plainHash, match: true })
+    const verified = await post(server, '/api/verify', { input: 'pw', hash: peppered.body.hash })
+    assert.deepEqual([verified.body.match, verified.body.pepperKey], [true, 'current'])
+  })
+
+  it('refuses to rewrap a bare digest, a damaged string and anything on a server without keys', async () => {
+    const digest = await post(server, '/api/pepper/rewrap', { hash: '900150983cd24fb0d6963f7d28e17f72' })
+    assert.equal(digest.status, 422)
+    assert.equal(digest.body.type, 'urn:hashd:problem:not-a-password-hash')
+    const damaged = await post(server, '/api/pepper/rewrap', { hash: '$pepper$v=1,k=current,s=nosuch$AAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })
+    assert.equal(damaged.status, 422)
+    const none = await post(plain, '/api/pepper/rewrap', { hash: '$2b$04$abcdefghijklmnopqrstuuYb0BBu5xQ3lTYvp5mDY1FWbb4tb8SLu' })
+    assert.equal(none.body.type, 'urn:hashd:problem:no-pepper-keys')
   })
 
   it('"pepper": false makes a plain hash that argon2-cffi verifies; verify then recommends peppering it', { skip: skipUnless('argon2-cffi') }, async () => {

@@ -10,7 +10,7 @@
  * made under the server's password policy (password-policy.ts) and current pepper key: passlib's
  * verify_and_update.
  */
-import { detectPasswordScheme, digestsByOutputBytes, passwordSchemeNamed } from '../algorithms/registry.js'
+import { detectPasswordScheme, digestsByOutputBytes, findAlgorithm, passwordSchemeNamed } from '../algorithms/registry.js'
 import { digestAlgorithms } from '../algorithms/digests.js'
 import type { DigestAlgorithm, ParsedPasswordHash, PasswordScheme } from '../algorithms/types.js'
 import { Problem, problems } from '../problem.js'
@@ -19,7 +19,7 @@ import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } 
 import type { Engine } from './engine.js'
 import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
 import { countHashedBytes, countPasswordOperation } from '../observe.js'
-import { isPeppered, parsePeppered } from '../algorithms/password/pepper.js'
+import { isPeppered, parsePeppered, type PepperedHash } from '../algorithms/password/pepper.js'
 import { newPasswordHash } from './hash.js'
 import { policyShortfall } from './password-policy.js'
 import type { Passwords } from './passwords.js'
@@ -100,9 +100,11 @@ async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone
   }
 }
 
-/** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
-async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined): Promise<Verified> {
-  const peppered = parsePeppered(hash)
+/**
+ * The hash inside a `$pepper$` string and its scheme: a key the server does not have is 422
+ * unknown-pepper-key naming it, a string that does not open under its key 422 pepper-key-mismatch.
+ */
+export function openPeppered(peppered: PepperedHash, passwords: Passwords | undefined): { inner: string, scheme: PasswordScheme } {
   const key = passwords?.keyring?.get(peppered.keyId)
   if (!key) {
     throw problems.unprocessable('unknown-pepper-key', 'Unknown pepper key',
@@ -116,8 +118,16 @@ async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buf
       `The hash names pepper key "${peppered.keyId}" but does not decrypt under this server's key of that id: ` +
       'the string was changed, or the key was replaced under the same id', { pepperKey: peppered.keyId })
   }
-  const scheme = passwordSchemeNamed(peppered.scheme)
+  const scheme = findAlgorithm(peppered.scheme)
+  if (scheme?.kind !== 'password') throw problems.malformedHash('peppered', `the header names ${peppered.scheme}, which is not a password scheme`)
   if (!scheme.claims(inner)) throw problems.malformedHash('peppered', `the header names ${peppered.scheme} but the hash inside is not one`)
+  return { inner, scheme }
+}
+
+/** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
+async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined): Promise<Verified> {
+  const peppered = parsePeppered(hash)
+  const { inner, scheme } = openPeppered(peppered, passwords)
   if (request.algorithm !== undefined) {
     const named = algorithmFor(request.algorithm, 'verify')
     if (named.name !== scheme.name && named.name !== scheme.family) {
