@@ -24,7 +24,8 @@
  *
  * `<key id>` is the id from PEPPER_KEYS_FILE, `<inner scheme>` hashd's registry name of the scheme
  * of the encrypted hash, `<nonce>` the 12 random bytes of the GCM IV and the last field the
- * ciphertext followed by the 16-byte tag, both unpadded standard base64 (as in PHC strings). The
+ * ciphertext followed by the 16-byte tag, both unpadded standard base64 (as in PHC strings). With
+ * random 96-bit nonces one key may seal up to 2^32 hashes (SP 800-38D §8.3); rotations come first. The
  * header `$pepper$v=1,k=…,s=…$` is the GCM additional authenticated data, so a changed key id or
  * scheme name fails authentication. No scheme's verifier claims the `$pepper$` prefix, and the hash
  * inside is not visible without the key, so no plain verifier can ever accept it for the password.
