@@ -63,7 +63,7 @@ export interface Config {
   /** Pepper keys (domain/pepper-keys.ts): the file of `<key id> <base64 secret>` lines, or null for no pepper. */
   pepperKeysFile: string | null
   /** The password policy new hashes and verify-and-upgrade use (domain/password-policy.ts checks it at start). */
-  passwordPolicy: { algorithm: string, options: Record<string, number> }
+  passwordPolicy: { algorithm: string, options: Record<string, number>, /** PASSWORD_ALGORITHM or PASSWORD_OPTIONS was set. */ explicit: boolean }
   /** POST /api/calibrate: runs per window, server-wide, and the longest one may take. */
   calibrateRateLimitMax: number
   calibrateRateLimitWindowMs: number
@@ -212,7 +212,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     pepperKeysFile: env.PEPPER_KEYS_FILE?.trim() || null,
-    passwordPolicy: { algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id', options: readPasswordOptions(env) },
+    passwordPolicy: {
+      algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id',
+      options: readPasswordOptions(env),
+      explicit: Boolean(env.PASSWORD_ALGORITHM?.trim() || env.PASSWORD_OPTIONS?.trim()),
+    },
     calibrateRateLimitMax: readInt(env, 'CALIBRATE_RATE_LIMIT_MAX', 10, 0),
     calibrateRateLimitWindowMs: readInt(env, 'CALIBRATE_RATE_LIMIT_WINDOW_MS', 600_000, 1000),
     calibrateTimeoutMs: readInt(env, 'CALIBRATE_TIMEOUT_MS', 30_000, 1000, 600_000),

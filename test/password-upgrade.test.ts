@@ -172,6 +172,21 @@ describe('the policy is checked at start', () => {
     [{ PASSWORD_OPTIONS: 'rounds=5' }, /PASSWORD_OPTIONS: argon2id has no option "rounds"/],
     [{ PASSWORD_OPTIONS: 'memoryCost=lots' }, /PASSWORD_OPTIONS must be name=value pairs/],
   ]
+  it('does not force the built-in default on a server whose caps are below it: it starts, and upgrades say why there is no newHash', async () => {
+    const server = await startServer({ MAX_ARGON2_MEMORY_KIB: '1024' })
+    try {
+      const policy = await server.get('/api/password-policy')
+      assert.match(policy.body.unusable, /exceeds this server's caps/)
+      // RFC 1321 §A.5: MD5("abc").
+      const response = await server.post('/api/verify', { input: 'abc', hash: '900150983cd24fb0d6963f7d28e17f72', upgrade: true })
+      assert.deepEqual([response.body.match, response.body.rehashRecommended, response.body.newHash], [true, true, undefined])
+      assert.match(response.body.warnings.join(' '), /no newHash: the default password policy .* set PASSWORD_ALGORITHM and PASSWORD_OPTIONS/)
+      assert.match(server.logs(), /verify-and-upgrade disabled/)
+    } finally {
+      await server.close()
+    }
+  })
+
   for (const [env, message] of cases) {
     it(`refuses ${JSON.stringify(env)} with exit 2`, async () => {
       const hashd = spawnHashd(env)

@@ -3,7 +3,9 @@
  * initiative (the `newHash` of verify-and-upgrade), plus the current pepper key when
  * PEPPER_KEYS_FILE is set. PASSWORD_ALGORITHM and PASSWORD_OPTIONS choose it; it is checked at start
  * against the scheme's option bounds and the server's caps, so a policy that could never hash is a
- * start-up error, not a 422 at some user's login.
+ * start-up error, not a 422 at some user's login. The built-in default (argon2id at OWASP's
+ * minimum) is not forced on a server whose caps are below it: there the policy is marked unusable,
+ * verify-and-upgrade says so in a warning instead of giving newHash, and the server still starts.
  */
 import { findAlgorithm } from '../algorithms/registry.js'
 import type { CostParams, ParsedPasswordHash, PasswordScheme } from '../algorithms/types.js'
@@ -18,6 +20,8 @@ export interface PasswordPolicy {
   options: CostParams
   /** The same costs as a parsed hash of the policy would show them (yescrypt's cost as N and r). */
   params: CostParams
+  /** Why the default policy cannot hash on this server (its caps are below it); absent when it can. */
+  unusable?: string
 }
 
 export function resolvePasswordPolicy(config: Pick<Config, 'passwordPolicy' | 'caps'>): PasswordPolicy {
@@ -33,8 +37,13 @@ export function resolvePasswordPolicy(config: Pick<Config, 'passwordPolicy' | 'c
     if (weak !== null) throw new ConfigError(`PASSWORD_ALGORITHM and PASSWORD_OPTIONS make hashes hashd would itself recommend replacing: ${weak}`)
     return { scheme, options: resolved, params }
   } catch (error) {
-    if (error instanceof Problem) throw new ConfigError(`PASSWORD_OPTIONS: ${error.detail}`)
-    throw error
+    if (!(error instanceof Problem)) throw error
+    if (config.passwordPolicy.explicit) throw new ConfigError(`PASSWORD_OPTIONS: ${error.detail}`)
+    const defaults = Object.fromEntries(Object.entries(scheme.options).map(([name, spec]) => [name, spec.default]))
+    return {
+      scheme, options: defaults, params: policyParams(scheme, defaults),
+      unusable: `the default password policy (${scheme.name} at its defaults) exceeds this server's caps (${error.detail}); set PASSWORD_ALGORITHM and PASSWORD_OPTIONS`,
+    }
   }
 }
 
@@ -68,5 +77,8 @@ export function policyShortfall(policy: PasswordPolicy, parsed: ParsedPasswordHa
 
 /** What GET /api/password-policy shows. */
 export function describePolicy(policy: PasswordPolicy, currentPepperKey: string | null) {
-  return { algorithm: policy.scheme.name, options: policy.options, pepperKey: currentPepperKey, format: policy.scheme.writes ?? '' }
+  return {
+    algorithm: policy.scheme.name, options: policy.options, pepperKey: currentPepperKey, format: policy.scheme.writes ?? '',
+    ...(policy.unusable ? { unusable: policy.unusable } : {}),
+  }
 }

@@ -28,7 +28,3 @@ export class Passwords {
   }
 }
 
-/** Without pepper keys and with the default policy: for callers (tests, tools) that pass none. */
-export function defaultPasswords(config: Pick<Config, 'passwordPolicy' | 'caps'>): Passwords {
-  return new Passwords({ ...config, pepperKeysFile: null })
-}

@@ -87,6 +87,7 @@ async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone
   const reasons = result.rehashRecommended ? [result.reason ?? ''] : [`${result.algorithm ?? 'a digest'} is a fast unsalted digest, not a password hash`]
   const upgraded: VerifyResult = { ...result, rehashRecommended: true, reason: reasons.filter((reason) => reason !== '').join('; ') }
   if (!passwords) return upgraded
+  if (passwords.policy.unusable) return { ...upgraded, warnings: [...upgraded.warnings, `no newHash: ${passwords.policy.unusable}`] }
   const { scheme, options } = passwords.policy
   try {
     const { value, ms } = await newPasswordHash(engine, scheme, input, options, passwords.keyring?.current ?? null, gone())

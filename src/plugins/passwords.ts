@@ -19,6 +19,7 @@ declare module 'fastify' {
 async function passwordsPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
   const passwords = new Passwords(options.config)
   app.decorate('passwords', passwords)
+  if (passwords.policy.unusable) app.log.warn({ reason: passwords.policy.unusable }, 'verify-and-upgrade disabled')
   const file = passwords.keysFile
   if (file === null) return
   app.log.info({ keysFile: file, keys: passwords.keyring?.ids.length, currentKey: passwords.keyring?.current.id }, 'pepper keys loaded')

@@ -7,6 +7,7 @@ const Policy = Type.Object({
   options: Type.Record(Type.String(), Type.Integer(), { description: 'PASSWORD_OPTIONS with every default filled in' }),
   format: Type.String({ description: 'The format the scheme writes' }),
   pepperKey: Type.Union([Type.String(), Type.Null()], { description: 'The current pepper key id (new hashes are peppered with it), or null without PEPPER_KEYS_FILE', examples: ['k2'] }),
+  unusable: Type.Optional(Type.String({ description: 'Present when the built-in default policy exceeds this server\'s caps: verify-and-upgrade then gives no newHash' })),
   pepperKeys: Type.Array(Type.String(), { description: 'Ids of every pepper key in force, oldest first; hashes under any of them verify. Never the secrets.' }),
 })
 
