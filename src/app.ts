@@ -16,6 +16,7 @@ import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import webPlugin from './plugins/web.js'
+import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
@@ -103,6 +104,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(verifyRoute, { engine })
   await app.register(hmacRoute, { engine })
   await app.register(fileHashRoute, { config })
+  await app.register(checksumsRoute, { config })
   await app.register(identifyRoute)
   await app.register(metaRoutes, { config, engine })
   // The page at / (built from web/ into dist/web); it speaks only the public API above.

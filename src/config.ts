@@ -60,6 +60,15 @@ export interface Config {
   /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
   metricsPort: number | null
   metricsHost: string
+  /** POST /api/checksums (src/checksums/): the list's bytes and lines, file parts per request, the whole body. */
+  checksums: ChecksumLimits
+}
+
+export interface ChecksumLimits {
+  maxListBytes: number
+  maxLines: number
+  maxFiles: number
+  maxBodyBytes: number
 }
 
 const MiB = 1024 * 1024
@@ -185,6 +194,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: readBool(env, 'METRICS', true),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    checksums: {
+      maxListBytes: readInt(env, 'MAX_CHECKSUM_LIST_BYTES', 1 * MiB, 1024, 64 * MiB),
+      maxLines: readInt(env, 'MAX_CHECKSUM_LINES', 20_000, 1),
+      maxFiles: readInt(env, 'MAX_CHECKSUM_FILES', 64, 1, 10_000),
+      maxBodyBytes: readInt(env, 'MAX_CHECKSUM_BODY_BYTES', 4096 * MiB, 1024),
+    },
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

@@ -68,12 +68,14 @@ export function unescapeChecksumName(name: string): string | null {
  * Splits one checksum-file line (without its line end) into tag, name and digest, or null when it
  * is neither form. Both forms match some lines (`MD4   (f) = …` is also `<digest>  <name>` with
  * digest "MD4"), so `isTag` decides: a BSD line is taken when its tag names an algorithm, and
- * otherwise only when the line is not a GNU line either (the caller then reports the unknown tag).
+ * otherwise only when the line is not a plausible GNU line (the caller then reports the unknown tag).
  */
 export function splitChecksumLine(line: string, isTag: (tag: string) => boolean = () => true): ChecksumLine | null {
   const bsd = BSD_LINE.exec(line)
   const gnu = GNU_LINE.exec(line)
-  if (bsd && (isTag(bsd[2] ?? '') || !gnu)) {
+  // A GNU digest is at least 8 characters (XXH32's hex): `TTH   (f) = …` is RHash's tag for an
+  // algorithm hashd lacks, not a 3-character digest.
+  if (bsd && (isTag(bsd[2] ?? '') || !gnu || (gnu[2] ?? '').length < 8)) {
     const name = bsd[1] ? unescapeChecksumName(bsd[3] ?? '') : bsd[3] ?? ''
     return name === null ? null : { format: 'bsd', tag: bsd[2] ?? '', name, digest: bsd[4] ?? '' }
   }
