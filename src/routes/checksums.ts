@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
 import { answer, MAX_PUBLIC_KEY_BYTES, MAX_SIGNATURE_BYTES, reportAsText, startCheck, type ChecksumAnswer, type ChecksumInputs, type StartedCheck } from '../checksums/index.js'
 import { countHashedBytes } from '../observe.js'
-import { problems } from '../problem.js'
+import { Problem, problems } from '../problem.js'
 import { hashUpload } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
 import { errorResponses } from './schemas.js'
@@ -26,6 +26,13 @@ const MAX_BOUNDARY = 70
 const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
 /** Room for the multipart envelope around the parts: boundaries and part headers. */
 const ENVELOPE_BYTES = 64 * 1024
+/**
+ * A refusal before the body's end (a bad signature found at the first file, say) reads and drops
+ * the rest of a body declared at most this large, so the client, still sending, gets the 4xx
+ * rather than a reset connection; a larger body is cut and the connection closed.
+ */
+const DRAIN_MAX_BYTES = 16 * 1024 * 1024
+const DRAIN_TIMEOUT_MS = 10_000
 
 const TEXT_PARTS = ['checksums', 'signature', 'publicKey'] as const
 type TextPart = typeof TEXT_PARTS[number]
@@ -63,6 +70,33 @@ function readStrict(value: string): boolean {
   if (['true', '1', 'yes', 'on'].includes(normalized)) return true
   if (['false', '0', 'no', 'off', ''].includes(normalized)) return false
   throw problems.validation('strict must be true or false', [{ pointer: '/body/strict', message: 'not a boolean' }])
+}
+
+/** Reads and drops the rest of a small body; false when it is too large, fails or takes too long. */
+async function drain(request: FastifyRequest): Promise<boolean> {
+  const raw = request.raw
+  if (raw.complete) return true
+  const declared = declaredLength(request)
+  if (declared === undefined || declared > DRAIN_MAX_BYTES || raw.destroyed) return false
+  raw.unpipe()
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => finish(false), DRAIN_TIMEOUT_MS)
+    const discard = (): void => {}
+    const finish = (drained: boolean): void => {
+      clearTimeout(timer)
+      raw.off('data', discard)
+      raw.off('end', onEnd)
+      raw.off('close', onClose)
+      resolve(drained)
+    }
+    const onEnd = (): void => finish(true)
+    const onClose = (): void => finish(raw.complete)
+    raw.on('data', discard)
+    raw.once('end', onEnd)
+    raw.once('close', onClose)
+    raw.on('error', discard)
+    raw.resume()
+  })
 }
 
 export const checksumsRequestBody = {
@@ -196,8 +230,11 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
       reply.type('text/plain; charset=utf-8')
       return reportAsText(result)
     } catch (error) {
-      // Refused before the body was read to its end: close after the answer rather than read the rest.
-      if (!request.raw.complete) reply.header('connection', 'close')
+      // Refused before the body was read to its end: drop the rest of a small body, so the client
+      // reads the answer; close after the answer rather than read the rest of a large one.
+      if (!(error instanceof Problem && error.status < 500 && error.status !== 413 ? await drain(request) : request.raw.complete)) {
+        reply.header('connection', 'close')
+      }
       if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
         throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
       }
