@@ -37,6 +37,7 @@ interface StripGeometry {
 }
 
 /** Every box in the tab list, and whether any of them has more content than room. */
+/* eslint-disable @typescript-eslint/no-explicit-any -- DOM elements, in code that runs in the browser */
 async function stripGeometry(page: Page): Promise<StripGeometry> {
   return page.evaluate(() => {
     const list = document.querySelector('[role="tablist"]')
@@ -52,6 +53,7 @@ async function stripGeometry(page: Page): Promise<StripGeometry> {
     return { overflowing, tabs, list: { left: box.left, right: box.right, top: box.top, bottom: box.bottom }, viewport: window.innerWidth }
   })
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 const panel = (page: Page, name: string): Locator => page.getByRole('tabpanel', { name, exact: true })
 
@@ -149,7 +151,7 @@ describe('web page: the tab strip and the Checksums tab, in Chromium', { skip: s
     await ready(page)
     const tab = panel(page, 'Checksums')
     const drop = (index: number, files: Array<[string, string]>) => page.evaluateHandle((entries) => {
-      const data = new (window as any).DataTransfer()
+      const data = new window.DataTransfer()
       for (const [name, content] of entries) data.items.add(new File([content], name))
       return data
     }, files).then((dataTransfer) => tab.locator('.drop').nth(index).dispatchEvent('drop', { dataTransfer }))
