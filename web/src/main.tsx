@@ -18,9 +18,10 @@ const TABS = [
   { id: 'hash', label: 'Hash' },
   { id: 'verify', label: 'Verify' },
   { id: 'file', label: 'File' },
-  { id: 'checksums', label: 'Checksums' },
   { id: 'hmac', label: 'HMAC' },
   { id: 'identify', label: 'Identify' },
+  // Last, so the five operations' tabs keep their places (and their arrow-key order).
+  { id: 'checksums', label: 'Checksums' },
 ] as const
 type TabId = typeof TABS[number]['id']
 
