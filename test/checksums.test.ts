@@ -7,8 +7,10 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import fc from 'fast-check'
 import { parseChecksumList } from '../src/checksums/list.js'
 import { Problem } from '../src/problem.js'
+import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 
 /** FIPS 180-2 appendix B.1: SHA-256("abc"). */
@@ -70,7 +72,7 @@ describe('the checksum list parser', () => {
     ].join('\n'))
     assert.deepEqual(parsed.entries.map((entry) => [entry.name, entry.algorithm.name, entry.algorithmFrom]),
       [['a', 'sha512', 'tag'], ['b', 'blake2b-512', 'tag'], ['c', 'md5', 'tag'], ['d', 'sha256', 'tag'], ['name with (parens) = x', 'sha1', 'tag']])
-    assert.deepEqual(parsed.skipped, [{ line: 6, reason: 'unknown algorithm tag TTH' }])
+    assert.deepEqual(parsed.skipped, [{ line: 6, reason: 'unknown algorithm tag', tag: 'TTH' }])
   })
 
   it('takes a hint from the list\'s file name, when the digest has that length', () => {
@@ -268,5 +270,54 @@ describe('POST /api/checksums limits', () => {
     const two = await check(server, [list(`${SHA256_ABC}  abc\n`), file('a', new Uint8Array(2500)), file('b', new Uint8Array(2500))])
     assert.equal(two.status, 413)
     assert.match(two.body.detail, /MAX_CHECKSUM_BODY_BYTES/)
+  })
+})
+
+describe('POST /api/checksums under random input', () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(async () => { await server.close() })
+
+  it('parses any text into entries, skips or a 4xx problem, never anything else', () => {
+    const lineish = fc.oneof(
+      fc.string({ maxLength: 120 }),
+      fc.tuple(fc.constantFrom('', '\\'), fc.stringMatching(/^[0-9a-fA-F+/=]{0,130}$/), fc.constantFrom('  ', ' *', ' '), fc.string({ maxLength: 40 }))
+        .map(([escape, digest, mode, name]) => `${escape}${digest}${mode}${name}`),
+      fc.tuple(fc.constantFrom('SHA256', 'MD5', 'BLAKE2b', 'XXH3', 'TTH', 'SHA2-256', 'x'), fc.string({ maxLength: 30 }), fc.stringMatching(/^[0-9a-zA-Z+/=]{0,90}$/))
+        .map(([tag, name, digest]) => `${tag} (${name}) = ${digest}`),
+    )
+    fc.assert(fc.property(fc.array(lineish, { maxLength: 20 }), fc.constantFrom('\n', '\r\n'), (lines, end) => {
+      try {
+        const parsed = parseChecksumList(lines.join(end), { maxLines: 1000 })
+        for (const entry of parsed.entries) assert.equal(entry.expected.length, entry.algorithm.outputBytes)
+      } catch (error) {
+        assert.ok(error instanceof Problem && error.status >= 400 && error.status < 500, String(error))
+      }
+    }), fuzzParameters())
+  })
+
+  it('answers random signatures and keys with a 4xx problem, never a 5xx', async () => {
+    const blob = (prefix: string, length: number) => fc.uint8Array({ minLength: length, maxLength: length })
+      .map((bytes) => Buffer.concat([Buffer.from(prefix), Buffer.from(bytes)]).toString('base64'))
+    const signature = fc.oneof(
+      fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
+      fc.tuple(blob('Ed', 72), blob('', 64), fc.string({ maxLength: 20 }))
+        .map(([sig, global, comment]) => Buffer.from(`untrusted comment: x\n${sig}\ntrusted comment: ${comment}\n${global}\n`)),
+      blob('Ed', 72).map((sig) => Buffer.from(`untrusted comment: x\n${sig}\n`)),
+      fc.uint8Array({ maxLength: 120 }).map((bytes) => Buffer.from(`-----BEGIN PGP SIGNATURE-----\n\n${Buffer.from(bytes).toString('base64')}\n-----END PGP SIGNATURE-----\n`)),
+      fc.uint8Array({ maxLength: 120 }).map((bytes) => Buffer.concat([Buffer.from([0xc2]), Buffer.from(bytes)])),
+    )
+    const key = fc.oneof(
+      blob('Ed', 40),
+      fc.string({ maxLength: 80 }),
+      fc.uint8Array({ maxLength: 120 }).map((bytes) => `-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n${Buffer.from(bytes).toString('base64')}\n-----END PGP PUBLIC KEY BLOCK-----\n`),
+    )
+    await fc.assert(fc.asyncProperty(signature, key, async (signatureBytes, keyText) => {
+      const response = await check(server, [
+        list(`${SHA256_ABC}  abc\n`), { name: 'signature', value: new Blob([signatureBytes]), filename: 'list.sig' }, { name: 'publicKey', value: keyText }, file('abc', 'abc'),
+      ])
+      assertCleanAnswer(response.status, response.headers.get('content-type'), response.text, 'random signature')
+      assert.ok(response.status >= 400, 'a random signature never verifies')
+    }), fuzzParameters(0.5))
   })
 })

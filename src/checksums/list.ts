@@ -34,6 +34,8 @@ export interface ChecksumEntry {
 export interface SkippedLine {
   line: number
   reason: string
+  /** The unknown tag, for `unknown algorithm tag` (kept out of `reason`: problem details never quote the input). */
+  tag?: string
 }
 
 export interface ChecksumList {
@@ -120,7 +122,7 @@ function untaggedLength(text: string): number | undefined {
   return GUESS_BY_BYTES[bytes] && unpadded.length === Math.ceil((bytes * 4) / 3) ? bytes : undefined
 }
 
-type LineResult = { entry: Omit<ChecksumEntry, 'line'> } | { reason: string }
+type LineResult = { entry: Omit<ChecksumEntry, 'line'> } | { reason: string, tag?: string }
 
 function readLine(text: string, options: ListOptions, hint: DigestAlgorithm | undefined): LineResult {
   if (text.length > MAX_LINE_LENGTH) return { reason: `longer than ${MAX_LINE_LENGTH} characters` }
@@ -130,7 +132,7 @@ function readLine(text: string, options: ListOptions, hint: DigestAlgorithm | un
   let algorithmFrom: ChecksumEntry['algorithmFrom']
   if (split.tag !== undefined) {
     algorithm = algorithmForTag(split.tag)
-    if (!algorithm) return { reason: `unknown algorithm tag ${split.tag.slice(0, 64)}` }
+    if (!algorithm) return { reason: 'unknown algorithm tag', tag: split.tag.slice(0, 64) }
     algorithmFrom = 'tag'
   } else if (options.algorithm) {
     algorithm = options.algorithm
@@ -171,7 +173,7 @@ export function parseChecksumList(text: string, options: ListOptions): ChecksumL
     if (trimmed === '' || trimmed.startsWith('#')) return
     const result = readLine(line, options, hint)
     if ('entry' in result) entries.push({ line: index + 1, ...result.entry })
-    else skipped.push({ line: index + 1, reason: result.reason })
+    else skipped.push({ line: index + 1, ...result })
   })
   if (entries.length === 0) {
     const first = skipped[0]

@@ -146,7 +146,8 @@ const CheckResponse = Type.Object({
   strict: Type.Boolean(),
   files: Type.Array(FileResult, { description: 'Every list entry in list order, then the unlisted files' }),
   counts: Type.Object({ ok: Type.Integer(), failed: Type.Integer(), missing: Type.Integer(), unlisted: Type.Integer() }),
-  skipped: Type.Array(Type.Object({ line: Type.Integer(), reason: Type.String() }), { description: 'Lines that were not used (malformed, or an algorithm hashd cannot check); at most 100' }),
+  skipped: Type.Array(Type.Object({ line: Type.Integer(), reason: Type.String(), tag: Type.Optional(Type.String({ description: 'The tag, for "unknown algorithm tag"' })) }),
+    { description: 'Lines that were not used (malformed, or an algorithm hashd cannot check); at most 100' }),
   skippedLines: Type.Integer({ description: 'How many lines were skipped in all' }),
   signature: Type.Optional(SignatureResult),
 })

@@ -40,9 +40,18 @@ export function readEd25519PublicKey(bytes: Uint8Array): Ed25519PublicKey {
   }
   const keyNumber = Buffer.from(decoded.subarray(2, 10))
   const raw = decoded.subarray(10, 42)
-  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
-  return { keyNumber, key }
+  try {
+    return { keyNumber, key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' }) }
+  } catch {
+    throw signatureProblems.malformed('publicKey', 'The public key is not a valid Ed25519 key')
+  }
 }
 
-export const ed25519Verify = (message: Uint8Array, signature: Uint8Array, key: KeyObject): boolean =>
-  cryptoVerify(null, message, key, signature)
+/** RFC 8032 §5.1.7 verification; a signature OpenSSL cannot even parse is a failed one, not an error. */
+export function ed25519Verify(message: Uint8Array, signature: Uint8Array, key: KeyObject): boolean {
+  try {
+    return cryptoVerify(null, message, key, signature)
+  } catch {
+    return false
+  }
+}

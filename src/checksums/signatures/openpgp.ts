@@ -50,17 +50,23 @@ export const openpgpVerifier: SignatureVerifier = {
   },
   async verify(list, signatureBytes, keyBytes): Promise<SignatureResult> {
     const [signature, keys] = await Promise.all([readSignature(signatureBytes), readKeys(keyBytes)])
-    const signedBy = signature.getSigningKeyIDs()
-    const known = keys.flatMap((key) => key.getKeyIDs())
+    let signedBy: openpgp.KeyID[]
+    let known: openpgp.KeyID[]
+    try {
+      signedBy = signature.getSigningKeyIDs()
+      known = keys.flatMap((key) => key.getKeyIDs())
+    } catch {
+      throw signatureProblems.malformed('signature', 'The OpenPGP signature names no signing key')
+    }
     const signer = signedBy.find((id) => known.some((candidate) => candidate.equals(id)))
     if (!signer) {
       throw signatureProblems.wrongKey('openpgp', signedBy.map((id) => id.toHex().toUpperCase()).join(', ') || 'an unnamed key',
         keys.map((key) => key.getKeyID().toHex().toUpperCase()).join(', '))
     }
-    const message = await openpgp.createMessage({ binary: list })
-    const result = await openpgp.verify({ message, signature, verificationKeys: keys, format: 'binary' })
-    const verification = result.signatures.find((candidate) => candidate.keyID.equals(signer))
     try {
+      const message = await openpgp.createMessage({ binary: list })
+      const result = await openpgp.verify({ message, signature, verificationKeys: keys, format: 'binary' })
+      const verification = result.signatures.find((candidate) => candidate.keyID.equals(signer))
       if (!verification || !(await verification.verified)) throw new Error('not verified')
     } catch (error) {
       // OpenPGP.js says why (a changed message, an expired or revoked key, a weak hash); the

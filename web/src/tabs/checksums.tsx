@@ -30,7 +30,7 @@ interface CheckAnswer {
   strict: boolean
   files: CheckedFile[]
   counts: Record<Status, number>
-  skipped: Array<{ line: number, reason: string }>
+  skipped: Array<{ line: number, reason: string, tag?: string }>
   skippedLines: number
   signature?: SignatureInfo
 }
@@ -239,7 +239,7 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
           {result.skippedLines > 0 && (
             <details>
               <summary>{result.skippedLines} {result.skippedLines === 1 ? 'line was' : 'lines were'} not used</summary>
-              <ul class="variants">{result.skipped.map((skip) => <li key={skip.line}>Line {skip.line}: {skip.reason}</li>)}</ul>
+              <ul class="variants">{result.skipped.map((skip) => <li key={skip.line}>Line {skip.line}: {skip.reason}{skip.tag ? ` ${skip.tag}` : ''}</li>)}</ul>
             </details>
           )}
         </div>
