@@ -2,7 +2,7 @@
  * POST /api/checksums against the real tools' own output: lists made by sha256sum, sha512sum
  * --tag, b2sum, b3sum, xxhsum and rhash over files named with spaces and backslashes, and
  * signatures made by minisign (prehashed and legacy), signify-openbsd (detached and embedded) and
- * gpg (armored and binary). Each tool runs inside its test; without it the test is skipped with the
+ * gpg (armored, binary and clearsigned). Each tool runs inside its test; without it the test is skipped with the
  * Debian package named (test/helpers/tools.ts). The text answer is compared with what
  * `sha256sum -c` itself prints for the same files.
  */
@@ -227,7 +227,7 @@ describe('POST /api/checksums against real tools', () => {
       assertRefused(await signed(original(), detached, readFileSync(join(keys, 'b.pub'))), 'wrong-key')
     })
 
-    it('OpenPGP: gpg armored and binary detached signatures; a changed list and the wrong key are refused', { skip: skipUnless('gpg', 'sha256sum') }, async () => {
+    it('OpenPGP: gpg armored, binary and clearsigned; a changed list and the wrong key are refused', { skip: skipUnless('gpg', 'sha256sum') }, async () => {
       makeList()
       const home = (name: string): NodeJS.ProcessEnv => {
         const path = join(dir, `gnupg-${name}`)
@@ -259,6 +259,22 @@ describe('POST /api/checksums against real tools', () => {
       assertRefused(await signed(tampered(), armored, publicKey), 'bad-signature')
       assertRefused(await signed(tampered(), binary, publicKey), 'bad-signature')
       assertRefused(await signed(original(), armored, otherKey), 'wrong-key')
+
+      // A clearsigned list (gpg --clearsign, as Fedora's CHECKSUM files) carries its signature.
+      writeFileSync(join(dir, 'CHECKSUM'), tool('sha256sum', ['--tag', ...NAMES]))
+      gpg('signer', ['--clearsign', '-o', join(dir, 'CHECKSUM.asc'), join(dir, 'CHECKSUM')])
+      const clearsigned = readFileSync(join(dir, 'CHECKSUM.asc'), 'utf8')
+      const withKey = async (list: string, key: string) =>
+        check([listPart(list, 'CHECKSUM'), { name: 'publicKey', value: new Blob([key]), filename: 'key.asc' }, ...await fileParts()])
+      const verified = await withKey(clearsigned, publicKey)
+      assertAllOk(verified, ['sha256'])
+      assert.equal(verified.body.signature.keyId, keyId)
+      assertRefused(await withKey(clearsigned.replace(/= ([0-9a-f])/, (_match, digit: string) => `= ${digit === '0' ? '1' : '0'}`), publicKey), 'bad-signature')
+      assertRefused(await withKey(clearsigned, otherKey), 'wrong-key')
+      // Without a key its text is read, unverified: no signature in the answer.
+      const unverified = await check([listPart(clearsigned, 'CHECKSUM'), ...await fileParts()])
+      assertAllOk(unverified, ['sha256'])
+      assert.equal(unverified.body.signature, undefined)
     })
   })
 })

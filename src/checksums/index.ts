@@ -9,7 +9,7 @@ import { algorithmFor } from '../domain/algorithm-lookup.js'
 import { problems } from '../problem.js'
 import { ChecksumCheck, type CheckReport } from './check.js'
 import { parseChecksumList } from './list.js'
-import { signifyEmbeddedMessage, signatureScheme, verifySignature, type SignatureResult } from './signatures/index.js'
+import { isClearsigned, readClearsigned, signifyEmbeddedMessage, signatureScheme, verifySignature, type SignatureResult } from './signatures/index.js'
 
 export { ChecksumCheck, reportAsText, type CheckReport, type UploadPlan } from './check.js'
 
@@ -38,11 +38,13 @@ export type ChecksumAnswer = CheckReport & { signature?: SignatureResult }
 
 /**
  * Verifies the signature, if any, then parses the list. A signify signature made with `-e` carries
- * the list itself, which then needs no `checksums` field. Throws a 4xx problem, before anything is
+ * the list itself, which then needs no `checksums` field; a clearsigned list carries its signature.
+ * Throws a 4xx problem, before anything is
  * hashed, for a missing list, a signature without a key (or a key without a signature), a bad
  * signature or the wrong key, and a list with no usable line.
  */
 export async function startCheck(inputs: ChecksumInputs, limits: ChecksumLimits): Promise<StartedCheck> {
+  if (inputs.list && isClearsigned(inputs.list)) return startClearsigned(inputs.list, inputs, limits)
   if ((inputs.signature === undefined) !== (inputs.publicKey === undefined)) {
     const missing = inputs.signature === undefined ? 'signature' : 'publicKey'
     throw problems.validation('A signature is checked with its public key: send both signature and publicKey, or neither',
@@ -54,17 +56,42 @@ export async function startCheck(inputs: ChecksumInputs, limits: ChecksumLimits)
   }
   if (list === undefined) throw problems.validation('The form has no "checksums" list', [{ pointer: '/body/checksums', message: 'required' }])
   if (list.length > limits.maxListBytes) throw problems.tooLarge(`The checksum list is larger than MAX_CHECKSUM_LIST_BYTES (${limits.maxListBytes} bytes)`)
-  const algorithm: DigestAlgorithm | undefined = inputs.algorithm === undefined || inputs.algorithm.trim() === ''
-    ? undefined
-    : algorithmFor(inputs.algorithm.trim(), 'filehash', 'algorithm') as DigestAlgorithm
+  // A bad algorithm name is refused before the signature is checked.
+  untaggedAlgorithm(inputs)
   // The signature covers the list's bytes exactly as sent: verified before a line is read.
   const signature = inputs.signature && inputs.publicKey ? await verifySignature(list, inputs.signature, inputs.publicKey) : undefined
-  const parsed = parseChecksumList(list.toString('utf8'), {
+  return begin(list.toString('utf8'), inputs, limits, signature)
+}
+
+function untaggedAlgorithm(inputs: ChecksumInputs): DigestAlgorithm | undefined {
+  return inputs.algorithm === undefined || inputs.algorithm.trim() === ''
+    ? undefined
+    : algorithmFor(inputs.algorithm.trim(), 'filehash', 'algorithm') as DigestAlgorithm
+}
+
+function begin(text: string, inputs: ChecksumInputs, limits: ChecksumLimits, signature: SignatureResult | undefined): StartedCheck {
+  const algorithm = untaggedAlgorithm(inputs)
+  const parsed = parseChecksumList(text, {
     maxLines: limits.maxLines,
     ...(algorithm ? { algorithm } : {}),
     ...(inputs.listName ? { listName: inputs.listName } : {}),
   })
   return { check: new ChecksumCheck(parsed), ...(signature ? { signature } : {}) }
+}
+
+/**
+ * A clearsigned list (`gpg --clearsign`, Fedora's CHECKSUM files) carries its own signature: with
+ * `publicKey` it is verified before its text is read; without one its text is read unverified.
+ */
+async function startClearsigned(list: Buffer, inputs: ChecksumInputs, limits: ChecksumLimits): Promise<StartedCheck> {
+  if (inputs.signature !== undefined) {
+    throw problems.validation('The checksum list is clearsigned: it carries its own signature, so send it without a signature part',
+      [{ pointer: '/body/signature', message: 'not with a clearsigned list' }])
+  }
+  if (list.length > limits.maxListBytes) throw problems.tooLarge(`The checksum list is larger than MAX_CHECKSUM_LIST_BYTES (${limits.maxListBytes} bytes)`)
+  untaggedAlgorithm(inputs)
+  const { text, signature } = await readClearsigned(list, inputs.publicKey)
+  return begin(text, inputs, limits, signature)
 }
 
 export function answer(started: StartedCheck, strict: boolean): ChecksumAnswer {

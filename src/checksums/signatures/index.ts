@@ -8,6 +8,7 @@ import { openpgpVerifier } from './openpgp.js'
 import { signify } from './signify.js'
 import { signatureProblems, type SignatureResult, type SignatureVerifier } from './types.js'
 
+export { isClearsigned, readClearsigned } from './openpgp.js'
 export { signifyEmbeddedMessage } from './signify.js'
 export type { SignatureResult, SignatureScheme } from './types.js'
 
