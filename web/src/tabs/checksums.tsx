@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks'
 import type { AlgorithmInfo } from '../algorithms'
-import { uploadForm, type FormPart, type UploadProgress } from '../api'
+import { ApiError, uploadForm, type FormPart, type UploadProgress } from '../api'
 import { AlgorithmPicker, Field, FormStatus, IDLE, describedBy, failure, type RequestState } from '../components'
 import { formatBytes } from './file'
 
@@ -83,7 +83,6 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
     if (files.length === 0) fields.file = 'Choose the files to check.'
     const hasKey = keyFile !== null || keyText.trim() !== ''
     if (signature && !hasKey) fields.publicKey = 'A signature is checked with the signer\'s public key: paste it or choose its file.'
-    if (!signature && hasKey) fields.signature = 'Choose the signature file that goes with this key.'
     if (Object.keys(fields).length > 0) { setState({ ...IDLE, fields }); return }
     const parts: FormPart[] = []
     // Pasted text goes as a file part: a text field's line ends become CRLF in a multipart body
@@ -91,10 +90,9 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
     parts.push(listFile ? ['checksums', listFile, listFile.name] : ['checksums', new Blob([listText], { type: 'text/plain' }), 'pasted-list'])
     if (algorithm !== '') parts.push(['algorithm', algorithm])
     parts.push(['strict', String(strict)])
-    if (signature) {
-      parts.push(['signature', signature, signature.name])
-      parts.push(keyFile ? ['publicKey', keyFile, keyFile.name] : ['publicKey', keyText.trim()])
-    }
+    // A key without a signature file is for a clearsigned list; the server says so if it is not one.
+    if (signature) parts.push(['signature', signature, signature.name])
+    if (hasKey) parts.push(keyFile ? ['publicKey', keyFile, keyFile.name] : ['publicKey', keyText.trim()])
     for (const file of files) parts.push(['file', file, file.name])
     const total = files.reduce((sum, file) => sum + file.size, 0)
     controller.current = new AbortController()
@@ -108,9 +106,10 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
       setProgress(null)
       if ((error as Error).name === 'AbortError') { setState({ ...IDLE, message: 'Check cancelled.' }); return }
       const failed = failure(error, ['checksums', 'algorithm', 'file', ...SIGNATURE_FIELDS])
-      // A signature refusal is the signature's state, shown in its own box rather than beside a field.
+      // A signature refusal (422: bad, by another key, malformed, unsupported) is the signature's
+      // state, shown in its own box; a form mistake (400) stays beside its field.
       const about = SIGNATURE_FIELDS.find((field) => failed.fields[field])
-      if (about && signature) {
+      if (about && error instanceof ApiError && error.status === 422) {
         setSignatureError(failed.fields[about] ?? null)
         setState({ ...failed, fields: {} })
       } else {
@@ -162,7 +161,7 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
       <fieldset class="signature-inputs">
         <legend>Signature (optional)</legend>
         <Field id="checksums-signature" label="Signature file" error={state.fields.signature}
-          hint="minisign .minisig, signify .sig, or OpenPGP .asc/.sig/.gpg. It is checked before any line of the list is used.">
+          hint="minisign .minisig, signify .sig, or OpenPGP .asc/.sig/.gpg. It is checked before any line of the list is used. A clearsigned list (gpg --clearsign) needs only the key.">
           <input type="file" {...describedBy('checksums-signature', state.fields.signature, true)}
             onChange={(event) => { setSignature(event.currentTarget.files?.[0] ?? null); clearResult() }} />
         </Field>
