@@ -18,6 +18,7 @@ import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import webPlugin from './plugins/web.js'
 import { calibrateRoute } from './routes/calibrate.js'
+import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(verifyRoute, { engine })
   await app.register(hmacRoute, { engine })
   await app.register(fileHashRoute, { config })
+  await app.register(checksumsRoute, { config })
   await app.register(identifyRoute)
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)

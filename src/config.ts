@@ -68,6 +68,15 @@ export interface Config {
   calibrateRateLimitMax: number
   calibrateRateLimitWindowMs: number
   calibrateTimeoutMs: number
+  /** POST /api/checksums (src/checksums/): the list's bytes and lines, file parts per request, the whole body. */
+  checksums: ChecksumLimits
+}
+
+export interface ChecksumLimits {
+  maxListBytes: number
+  maxLines: number
+  maxFiles: number
+  maxBodyBytes: number
 }
 
 const MiB = 1024 * 1024
@@ -220,6 +229,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     calibrateRateLimitMax: readInt(env, 'CALIBRATE_RATE_LIMIT_MAX', 10, 0),
     calibrateRateLimitWindowMs: readInt(env, 'CALIBRATE_RATE_LIMIT_WINDOW_MS', 600_000, 1000),
     calibrateTimeoutMs: readInt(env, 'CALIBRATE_TIMEOUT_MS', 30_000, 1000, 600_000),
+    checksums: {
+      maxListBytes: readInt(env, 'MAX_CHECKSUM_LIST_BYTES', 1 * MiB, 1024, 64 * MiB),
+      maxLines: readInt(env, 'MAX_CHECKSUM_LINES', 20_000, 1),
+      maxFiles: readInt(env, 'MAX_CHECKSUM_FILES', 64, 1, 10_000),
+      maxBodyBytes: readInt(env, 'MAX_CHECKSUM_BODY_BYTES', 4096 * MiB, 1024),
+    },
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

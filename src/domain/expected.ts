@@ -18,10 +18,73 @@ import { problems } from '../problem.js'
 /** Long enough for a checksum line with a long file name; a digest alone is at most ~170 characters. */
 export const MAX_EXPECTED_LENGTH = 1024
 
-/** `<hex>  <name>` or `<hex> *<name>` (GNU coreutils, `md5sum --help`: " " text mode, "*" binary mode). */
-const GNU_LINE = /^\\?([0-9A-Fa-f]+) [ *].+$/s
-/** `SHA256 (<name>) = <hex>` (BSD / `--tag` / `openssl dgst` output). */
-const BSD_LINE = /^[A-Za-z0-9_/-]+ ?\(.*\) ?= ?([0-9A-Za-z+/=_-]+)$/s
+/**
+ * `<digest>  <name>` or `<digest> *<name>` (GNU coreutils, `md5sum --help`: " " text mode, "*"
+ * binary mode); the digest is hex, or base64 as `cksum --base64` and `rhash --base64` write it. A
+ * leading `\` says the name is escaped (coreutils' `\\`, `\n`, `\r`).
+ */
+const GNU_LINE = /^(\\?)([0-9A-Za-z+/=_-]+) ([ *])(.*)$/s
+/**
+ * `SHA256 (<name>) = <digest>`: BSD / `--tag` output (coreutils, b2sum, xxhsum), RHash's `--bsd`
+ * (which pads the tag with spaces to align the columns) and `openssl dgst` (`SHA2-256(<name>)= <hex>`).
+ */
+const BSD_LINE = /^(\\?)([A-Za-z0-9_/-]+) *\((.*)\) ?= ?([0-9A-Za-z+/=_-]+)$/s
+
+/** One line of a checksum file, split but not interpreted: the digest text is neither decoded nor checked. */
+export interface ChecksumLine {
+  format: 'gnu' | 'bsd'
+  /** The BSD tag as written (`SHA256`, `BLAKE2b-256`, `XXH3`); absent on GNU lines. */
+  tag?: string
+  /** The file name, unescaped. */
+  name: string
+  digest: string
+  /** GNU's `*`: the file was read in binary mode (no difference on POSIX systems). */
+  binary?: boolean
+}
+
+/**
+ * Undoes coreutils' escaping of a name on a line that starts with `\` (coreutils' `digest.c`,
+ * `filename_unescape`): `\\` is a backslash, `\n` a newline, `\r` a carriage return; anything
+ * else after a backslash makes the line invalid (null).
+ */
+export function unescapeChecksumName(name: string): string | null {
+  let out = ''
+  for (let i = 0; i < name.length; i++) {
+    const char = name[i]
+    if (char !== '\\') {
+      out += char
+      continue
+    }
+    const next = name[++i]
+    if (next === '\\') out += '\\'
+    else if (next === 'n') out += '\n'
+    else if (next === 'r') out += '\r'
+    else return null
+  }
+  return out
+}
+
+/**
+ * Splits one checksum-file line (without its line end) into tag, name and digest, or null when it
+ * is neither form. Both forms match some lines (`MD4   (f) = …` is also `<digest>  <name>` with
+ * digest "MD4"), so `isTag` decides: a BSD line is taken when its tag names an algorithm, and
+ * otherwise only when the line is not a plausible GNU line (the caller then reports the unknown tag).
+ */
+export function splitChecksumLine(line: string, isTag: (tag: string) => boolean = () => true): ChecksumLine | null {
+  const bsd = BSD_LINE.exec(line)
+  const gnu = GNU_LINE.exec(line)
+  // A GNU digest is at least 8 characters (XXH32's hex): `TTH   (f) = …` is RHash's tag for an
+  // algorithm hashd lacks, not a 3-character digest.
+  if (bsd && (isTag(bsd[2] ?? '') || !gnu || (gnu[2] ?? '').length < 8)) {
+    const name = bsd[1] ? unescapeChecksumName(bsd[3] ?? '') : bsd[3] ?? ''
+    return name === null ? null : { format: 'bsd', tag: bsd[2] ?? '', name, digest: bsd[4] ?? '' }
+  }
+  if (gnu) {
+    const name = gnu[1] ? unescapeChecksumName(gnu[4] ?? '') : gnu[4] ?? ''
+    return name === null || name.length === 0 ? null : { format: 'gnu', name, digest: gnu[2] ?? '', binary: gnu[3] === '*' }
+  }
+  return null
+}
 
 /** The readings of one pasted checksum: the bytes it may stand for, and the text as given. */
 export interface ExpectedDigest {
@@ -39,7 +102,7 @@ export function parseExpected(value: string, pointer = '/body/expected'): Expect
     'expected must be a digest in hex (any case), base64 or base64url, or one line of a checksum file such as SHA256SUMS',
     [{ pointer, message: 'not a digest or checksum line' }])
   if (trimmed.length === 0 || trimmed.length > MAX_EXPECTED_LENGTH || trimmed.includes('\n')) throw invalid()
-  const digestText = GNU_LINE.exec(trimmed)?.[1] ?? BSD_LINE.exec(trimmed)?.[1] ?? trimmed
+  const digestText = splitChecksumLine(trimmed)?.digest ?? trimmed
   const readings: Buffer[] = []
   const decoded = decodeDigestText(digestText)
   if (decoded) readings.push(decoded)

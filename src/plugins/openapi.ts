@@ -8,6 +8,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { algorithms } from '../algorithms/registry.js'
+import { checksumsRequestBody } from '../routes/checksums.js'
 import { fileHashPutBody, fileHashRequestBody } from '../routes/filehash.js'
 
 const VERSION = '0.1.0'
@@ -39,10 +40,10 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'meta', description: 'Algorithms, health and this document' },
       ],
     },
-    // The upload route's body is multipart and read as a stream, so it has no JSON schema to
-    // validate against; describe it here instead.
+    // The upload routes' bodies are multipart and read as a stream, so they have no JSON schema to
+    // validate against; describe them here instead.
     transform: ({ schema, url }) => {
-      if (url !== '/api/filehash') return { schema, url }
+      if (url !== '/api/filehash' && url !== '/api/checksums') return { schema, url }
       return { schema: { ...schema, consumes: undefined, body: undefined } as typeof schema, url }
     },
     transformObject: (documentObject) => {
@@ -51,6 +52,8 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       if (post) post.requestBody = fileHashRequestBody
       const put = (spec as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths?.['/api/filehash']?.put
       if (put) put.requestBody = fileHashPutBody
+      const checksums = (spec as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths?.['/api/checksums']?.post
+      if (checksums) checksums.requestBody = checksumsRequestBody
       return spec
     },
   })

@@ -54,6 +54,10 @@ export const TOOLS = {
   'redis-server': { debian: 'redis-server', command: 'redis-server' },
   chromium: { debian: 'chromium', command: '/usr/bin/chromium' },
   promtool: { debian: 'prometheus', command: 'promtool' },
+  b2sum: { debian: 'coreutils', command: 'b2sum' },
+  minisign: { debian: 'minisign', command: 'minisign' },
+  signify: { debian: 'signify-openbsd', command: 'signify-openbsd' },
+  gpg: { debian: 'gnupg', command: 'gpg' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS

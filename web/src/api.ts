@@ -112,22 +112,32 @@ export async function api<T>(path: string, body?: unknown, signal?: AbortSignal)
 
 export interface UploadProgress { loaded: number, total: number, startedAt: number }
 
+/** One part of a multipart form: a text field, or a file (a Blob with its file name). */
+export type FormPart = readonly [name: string, value: string] | readonly [name: string, value: Blob, filename: string]
+
 /**
- * A multipart upload with progress. XMLHttpRequest, because fetch reports no upload progress; the
+ * A multipart upload with progress. XMLHttpRequest, because fetch reports no upload progress; each
  * File goes into the FormData as is, so the browser streams it from disk and the page never reads
- * it into memory. The text fields come first, as /api/filehash requires.
+ * it into memory. The parts go in the order given (the text fields first, as the upload routes require).
  */
 export function upload<T>(path: string, fields: Array<[string, string]>, file: File, onProgress: (progress: UploadProgress) => void, signal: AbortSignal): Promise<T> {
+  return uploadForm<T>(path, [...fields, ['file', file, file.name]], file.size, onProgress, signal)
+}
+
+export function uploadForm<T>(path: string, parts: readonly FormPart[], totalBytes: number, onProgress: (progress: UploadProgress) => void, signal: AbortSignal): Promise<T> {
   const send = (): Promise<{ status: number, text: string, challenge: string | null, retryAfter: string | null }> => new Promise((resolve, reject) => {
     const form = new FormData()
-    for (const [name, value] of fields) form.append(name, value)
-    form.append('file', file, file.name)
+    for (const part of parts) {
+      if (part.length === 3) form.append(part[0], part[1], part[2])
+      else form.append(part[0], part[1])
+    }
     const request = new XMLHttpRequest()
     const startedAt = performance.now()
     request.open('POST', path)
+    request.setRequestHeader('accept', 'application/json')
     const key = storedKey()
     if (key) request.setRequestHeader('authorization', `Bearer ${key}`)
-    request.upload.onprogress = (event) => onProgress({ loaded: event.loaded, total: event.lengthComputable ? event.total : file.size, startedAt })
+    request.upload.onprogress = (event) => onProgress({ loaded: event.loaded, total: event.lengthComputable ? event.total : totalBytes, startedAt })
     request.onload = () => resolve({ status: request.status, text: request.responseText, challenge: request.getResponseHeader('www-authenticate'), retryAfter: request.getResponseHeader('retry-after') })
     request.onerror = () => reject(new ApiError(0, 'The upload failed: the server could not be reached or closed the connection.'))
     request.onabort = () => reject(new DOMException('Upload cancelled', 'AbortError'))

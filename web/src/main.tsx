@@ -1,11 +1,12 @@
 /**
- * hashd's page: five tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * hashd's page: six tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
  * panel stays mounted while hidden, so its inputs survive switching tabs.
  */
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { onKeyNeeded } from './api'
 import { useAlgorithms } from './algorithms'
+import { ChecksumsTab } from './tabs/checksums'
 import { FileTab } from './tabs/file'
 import { HashTab } from './tabs/hash'
 import { HmacTab } from './tabs/hmac'
@@ -19,6 +20,8 @@ const TABS = [
   { id: 'file', label: 'File' },
   { id: 'hmac', label: 'HMAC' },
   { id: 'identify', label: 'Identify' },
+  // Last, so the five operations' tabs keep their places (and their arrow-key order).
+  { id: 'checksums', label: 'Checksums' },
 ] as const
 type TabId = typeof TABS[number]['id']
 
@@ -114,6 +117,7 @@ function App() {
             {tab.id === 'hash' && <HashTab algorithms={algorithms} />}
             {tab.id === 'verify' && <VerifyTab algorithms={algorithms} prefill={prefill} />}
             {tab.id === 'file' && <FileTab algorithms={algorithms} />}
+            {tab.id === 'checksums' && <ChecksumsTab algorithms={algorithms} />}
             {tab.id === 'hmac' && <HmacTab algorithms={algorithms} />}
             {tab.id === 'identify' && <IdentifyTab onVerify={verifyWith} />}
           </section>

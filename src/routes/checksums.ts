@@ -1,0 +1,285 @@
+/**
+ * POST /api/checksums: files checked against a published checksum list, and the list against its
+ * signature (src/checksums/ is the domain, src/upload/ the pipeline each file goes through).
+ *
+ * multipart/form-data, in this order: `checksums` (a file part or a text field), then the
+ * optional `algorithm`, `strict`, `signature` and `publicKey` (each a field or a file part), then
+ * one or more `file` parts. Everything before the first file is held in memory within its limit;
+ * each file is hashed as it streams by, once, through only the algorithms its lines name.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Readable } from 'node:stream'
+import type { Config } from '../config.js'
+import { answer, MAX_PUBLIC_KEY_BYTES, MAX_SIGNATURE_BYTES, reportAsText, startCheck, type ChecksumAnswer, type ChecksumInputs, type StartedCheck } from '../checksums/index.js'
+import { countHashedBytes } from '../observe.js'
+import { Problem, problems } from '../problem.js'
+import { hashUpload } from '../upload/pipeline.js'
+import { HashThreads } from '../upload/threads.js'
+import { errorResponses } from './schemas.js'
+
+/** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
+const MAX_BOUNDARY = 70
+/** busboy's messages for a multipart body cut short. */
+const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
+/** Room for the multipart envelope around the parts: boundaries and part headers. */
+const ENVELOPE_BYTES = 64 * 1024
+/**
+ * A refusal before the body's end (a bad signature found at the first file, say) reads and drops
+ * the rest of a body declared at most this large, so the client, still sending, gets the 4xx
+ * rather than a reset connection; a larger body is cut and the connection closed.
+ */
+const DRAIN_MAX_BYTES = 16 * 1024 * 1024
+const DRAIN_TIMEOUT_MS = 10_000
+
+const TEXT_PARTS = ['checksums', 'signature', 'publicKey'] as const
+type TextPart = typeof TEXT_PARTS[number]
+
+const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const declared = Number(request.headers['content-length'] ?? NaN)
+  return Number.isFinite(declared) ? declared : undefined
+}
+
+/** `Accept: text/plain` (and not JSON ahead of it) asks for `sha256sum -c`'s output. */
+function wantsText(request: FastifyRequest): boolean {
+  const accept = (request.headers.accept ?? '').toLowerCase()
+  const text = accept.indexOf('text/plain')
+  if (text < 0) return false
+  const json = accept.indexOf('application/json')
+  return json < 0 || text < json
+}
+
+/** A small part (the list, a signature, a key) read whole, refused with 413 past its limit. */
+async function readSmall(stream: Readable, limit: number, tooLargeDetail: string): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > limit) throw problems.tooLarge(tooLargeDetail)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+function readStrict(value: string): boolean {
+  const normalized = value.trim().toLowerCase()
+  if (['true', '1', 'yes', 'on'].includes(normalized)) return true
+  if (['false', '0', 'no', 'off', ''].includes(normalized)) return false
+  throw problems.validation('strict must be true or false', [{ pointer: '/body/strict', message: 'not a boolean' }])
+}
+
+/** Reads and drops the rest of a small body; false when it is too large, fails or takes too long. */
+async function drain(request: FastifyRequest): Promise<boolean> {
+  const raw = request.raw
+  if (raw.complete) return true
+  const declared = declaredLength(request)
+  if (declared === undefined || declared > DRAIN_MAX_BYTES || raw.destroyed) return false
+  raw.unpipe()
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => finish(false), DRAIN_TIMEOUT_MS)
+    const discard = (): void => {}
+    const finish = (drained: boolean): void => {
+      clearTimeout(timer)
+      raw.off('data', discard)
+      raw.off('end', onEnd)
+      raw.off('close', onClose)
+      resolve(drained)
+    }
+    const onEnd = (): void => finish(true)
+    const onClose = (): void => finish(raw.complete)
+    raw.on('data', discard)
+    raw.once('end', onEnd)
+    raw.once('close', onClose)
+    raw.on('error', discard)
+    raw.resume()
+  })
+}
+
+export const checksumsRequestBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['checksums'],
+        properties: {
+          checksums: { type: 'string', format: 'binary', description: `The checksum list (a file part or a text field), at most MAX_CHECKSUM_LIST_BYTES bytes (1 MiB by default) and MAX_CHECKSUM_LINES lines (20,000): GNU lines (\`<digest>  <name>\`, \`<digest> *<name>\`, a leading \`\\\` for escaped names), BSD tagged lines (\`SHA256 (<name>) = <digest>\`, as coreutils --tag, b2sum, xxhsum, rhash --bsd and openssl dgst write them), hex or base64 digests, mixed algorithms, CRLF, blank and \`#\` lines. Optional only with an embedded signify signature (\`signify -S -e\`), which carries the list.` },
+          algorithm: { type: 'string', description: 'The algorithm of untagged (GNU) lines. Without it, the list\'s file name (SHA512SUMS, B3SUMS, x.sha256) or the digest\'s length decides, and those entries say `algorithmGuessed: true`.' },
+          strict: { type: 'string', enum: ['true', 'false'], default: 'false', description: 'true: a listed file that was not sent also makes `ok` false.' },
+          signature: { type: 'string', format: 'binary', description: `A detached signature of the list, at most ${MAX_SIGNATURE_BYTES} bytes: minisign (.minisig, legacy or prehashed), signify (.sig), or OpenPGP (armored or binary). Checked before any line is read.` },
+          publicKey: { type: 'string', format: 'binary', description: `The key to check it with, at most ${MAX_PUBLIC_KEY_BYTES} bytes: minisign's RW… line or key file, signify's .pub, or an OpenPGP public key (armored or binary).` },
+          file: { type: 'array', items: { type: 'string', format: 'binary' }, description: `The files, at most MAX_CHECKSUM_FILES parts (64 by default), each at most MAX_FILE_SIZE bytes, the whole body at most MAX_CHECKSUM_BODY_BYTES. Send them after every other field. Each is matched to the list by its exact name, then by its base name.` },
+        },
+      },
+      encoding: { file: { contentType: 'application/octet-stream' } },
+    },
+  },
+}
+
+const FileResult = Type.Object({
+  name: Type.String({ description: 'The name as the list writes it (unescaped), or the uploaded name for an unlisted file' }),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('missing'), Type.Literal('unlisted')]),
+  algorithm: Type.Optional(Type.String({ description: 'Canonical algorithm name; absent for unlisted files' })),
+  algorithmGuessed: Type.Optional(Type.Boolean({ description: 'true when the algorithm came from the list\'s file name or the digest\'s length, not from a tag or the algorithm field' })),
+  line: Type.Optional(Type.Integer({ description: 'The entry\'s line in the list (1-based)' })),
+  expected: Type.Optional(Type.String({ description: 'The list\'s digest, hex (lowercase) or base64 as the list wrote it' })),
+  actual: Type.Optional(Type.String({ description: 'The computed digest, in the same encoding; absent for a missing file' })),
+  file: Type.Optional(Type.String({ description: 'The uploaded name, when the file matched by base name only' })),
+  size: Type.Optional(Type.Integer({ description: 'Bytes hashed' })),
+})
+
+const SignatureResult = Type.Object({
+  verified: Type.Literal(true),
+  scheme: Type.Union([Type.Literal('minisign'), Type.Literal('signify'), Type.Literal('openpgp')]),
+  keyId: Type.String({ description: 'minisign: the key id as minisign prints it; signify: the key number in hex; OpenPGP: the signing key\'s 16-digit key id' }),
+  trustedComment: Type.Optional(Type.String({ description: 'minisign: the trusted comment, authenticated by its global signature' })),
+  fingerprint: Type.Optional(Type.String({ description: 'OpenPGP: the primary key\'s fingerprint' })),
+  userId: Type.Optional(Type.String({ description: 'OpenPGP: the primary key\'s first user id' })),
+})
+
+const CheckResponse = Type.Object({
+  ok: Type.Boolean({ description: 'true only when at least one file was checked and every listed file sent matched; with strict, no listed file may be missing either' }),
+  strict: Type.Boolean(),
+  files: Type.Array(FileResult, { description: 'Every list entry in list order, then the unlisted files' }),
+  counts: Type.Object({ ok: Type.Integer(), failed: Type.Integer(), missing: Type.Integer(), unlisted: Type.Integer() }),
+  skipped: Type.Array(Type.Object({ line: Type.Integer(), reason: Type.String(), tag: Type.Optional(Type.String({ description: 'The tag, for "unknown algorithm tag"' })) }),
+    { description: 'Lines that were not used (malformed, or an algorithm hashd cannot check); at most 100' }),
+  skippedLines: Type.Integer({ description: 'How many lines were skipped in all' }),
+  signature: Type.Optional(SignatureResult),
+})
+
+export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+  // Registered in this route's own context (as /api/filehash does), so other routes pay nothing.
+  await app.register(multipart, { throwFileSizeLimit: true })
+  const threads = new HashThreads()
+  app.addHook('onClose', async () => { await threads.close() })
+  const limits = config.checksums
+
+  async function check(request: FastifyRequest): Promise<ChecksumAnswer> {
+    const inputs: ChecksumInputs = { strict: false }
+    let started: StartedCheck | undefined
+    let files = 0
+    let bodyBytes = 0
+    const expectedBytes = declaredLength(request)
+    const parts = request.parts({
+      preservePath: true,
+      limits: {
+        fileSize: config.maxFileSize, files: limits.maxFiles + TEXT_PARTS.length, fields: 8, parts: limits.maxFiles + 8,
+        fieldSize: Math.max(limits.maxListBytes, MAX_PUBLIC_KEY_BYTES) + 1, fieldNameSize: 64, headerPairs: 16,
+      },
+    })
+    const tooLate = (name: string) => problems.validation(`Send the "${name}" field before the first file part: checking starts with the first file`)
+    const setText = (name: TextPart, value: Buffer, filename?: string): void => {
+      if (started) throw tooLate(name)
+      if (name === 'checksums') {
+        inputs.list = value
+        if (filename) inputs.listName = filename
+      } else {
+        inputs[name] = value
+      }
+    }
+    for await (const part of parts as AsyncIterableIterator<MultipartFile | MultipartValue>) {
+      const name = part.fieldname.slice(0, 64)
+      if (part.type === 'field') {
+        if (part.valueTruncated) throw problems.tooLarge(`The "${name}" field is too large`)
+        const value = String(part.value)
+        if ((TEXT_PARTS as readonly string[]).includes(part.fieldname)) setText(part.fieldname as TextPart, Buffer.from(value, 'utf8'))
+        else if (part.fieldname === 'algorithm') { if (started) throw tooLate(name); inputs.algorithm = value }
+        else if (part.fieldname === 'strict') { if (started) throw tooLate(name); inputs.strict = readStrict(value) }
+        else throw problems.validation(`Unknown field "${name}"; the form takes checksums, algorithm, strict, signature, publicKey and file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
+        continue
+      }
+      if ((TEXT_PARTS as readonly string[]).includes(part.fieldname)) {
+        const limit = part.fieldname === 'checksums' ? limits.maxListBytes : part.fieldname === 'signature' ? MAX_SIGNATURE_BYTES : MAX_PUBLIC_KEY_BYTES
+        const detail = part.fieldname === 'checksums'
+          ? `The checksum list is larger than MAX_CHECKSUM_LIST_BYTES (${limit} bytes)`
+          : `The ${part.fieldname} part is larger than ${limit} bytes`
+        setText(part.fieldname as TextPart, await readSmall(part.file, limit, detail), part.filename)
+        continue
+      }
+      if (part.fieldname !== 'file') throw problems.validation(`Unknown part "${name}"; files go in parts named "file"`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
+      if (++files > limits.maxFiles) throw problems.tooLarge(`More than MAX_CHECKSUM_FILES (${limits.maxFiles}) file parts`)
+      // The signature and the list are checked here, before the first file's first byte is hashed.
+      started ??= await startCheck(inputs, limits)
+      const plan = started.check.plan(part.filename)
+      const room = limits.maxBodyBytes - bodyBytes
+      const maxBytes = Math.min(config.maxFileSize, room)
+      const { size, digests } = await hashUpload(part.file, plan.algorithms, {
+        maxBytes, threads, ...(expectedBytes !== undefined ? { expectedBytes } : {}),
+        tooLargeDetail: maxBytes === room
+          ? `The files together are larger than MAX_CHECKSUM_BODY_BYTES (${limits.maxBodyBytes} bytes)`
+          : `A file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`,
+      })
+      if (part.file.truncated) throw problems.tooLarge(`A file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
+      bodyBytes += size
+      // Counted with /api/filehash's bytes: the same pipeline, and the metric's operation label set stays as it is.
+      for (const algorithm of plan.algorithms) countHashedBytes('filehash', algorithm.name, size)
+      started.check.record(plan, size, digests)
+    }
+    started ??= await startCheck(inputs, limits)
+    return answer(started, inputs.strict)
+  }
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<ChecksumAnswer | string> => {
+    try {
+      const result = await check(request)
+      if (!wantsText(request)) return result
+      reply.type('text/plain; charset=utf-8')
+      return reportAsText(result)
+    } catch (error) {
+      // Refused before the body was read to its end: drop the rest of a small body, so the client
+      // reads the answer; close after the answer rather than read the rest of a large one.
+      if (!(error instanceof Problem && error.status < 500 && error.status !== 413 ? await drain(request) : request.raw.complete)) {
+        reply.header('connection', 'close')
+      }
+      if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+        throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
+      }
+      throw error
+    }
+  }
+
+  // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const declared = declaredLength(request)
+    if (declared !== undefined && declared > limits.maxBodyBytes + limits.maxListBytes + MAX_SIGNATURE_BYTES + MAX_PUBLIC_KEY_BYTES + ENVELOPE_BYTES) {
+      reply.header('connection', 'close')
+      throw problems.tooLarge(`The request declares ${declared} bytes; MAX_CHECKSUM_BODY_BYTES is ${limits.maxBodyBytes}`)
+    }
+    if (!isMultipart(request)) return
+    const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
+      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
+    }
+  }
+
+  app.post('/api/checksums', {
+    config: { accepts: 'multipart/form-data' },
+    onRequest,
+    schema: {
+      tags: ['files'],
+      summary: 'Check files against a checksum list (SHA256SUMS, B3SUMS, …) and the list against its signature',
+      description: 'multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. ' +
+        'A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. ' +
+        'Each file is streamed once, never stored, through only the algorithms its lines name. The answer is 200 whenever the request was processed; `ok` says whether the check passed. ' +
+        'With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`, `name: FAILED open or read`).',
+      consumes: ['multipart/form-data'],
+      produces: ['application/json', 'text/plain'],
+      response: {
+        200: {
+          description: 'The check, done (whether or not it passed)',
+          content: {
+            'application/json': { schema: CheckResponse },
+            'text/plain': { schema: Type.String({ description: 'sha256sum -c output' }) },
+          },
+        },
+        ...errorResponses,
+        422: { ...errorResponses[422], description: 'A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme' },
+      },
+    },
+  }, handler)
+}
