@@ -22,7 +22,7 @@ COPY scripts scripts
 COPY web web
 RUN npm run build
 # Production dependencies only, without what Node never loads at run time: TypeScript sources and
-# declarations (@types comes in with some production packages), source maps, docs. npm installs
+# declarations (prune leaves empty scope folders such as @types), source maps, docs. npm installs
 # only this platform's native packages (@node-rs/*-linux-x64-gnu and the like: optional
 # dependencies filtered by os and cpu); koffi's linux-x64 package also carries a musl build, which
 # a Debian (glibc) image never loads, so it goes too. --offline: the packages to keep are already
@@ -30,8 +30,9 @@ RUN npm run build
 RUN npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error \
  && find node_modules \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \
       -o -name '*.markdown' -o -name 'CHANGELOG*' \) ! -iname 'licen[cs]e*' -type f -delete \
- && rm -rf node_modules/koffi/src node_modules/koffi/vendor node_modules/koffi/doc node_modules/.package-lock.json \
+ && rm -rf node_modules/.package-lock.json \
       node_modules/@types node_modules/@koromix/koffi-*/musl_* \
+ && find node_modules -depth -type d -empty -delete \
  && find dist -name '*.map' -type f -delete
 
 # ── runtime: Node, the production dependencies, the compiled server and page ──────────────────
