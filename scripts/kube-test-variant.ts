@@ -4,6 +4,8 @@
  * far as `podman kube play` on a CI machine needs (scripts/container-ci.sh):
  * - host networking (no bridge or container network may be made there), so the containers listen on
  *   127.0.0.1 at free ports: PORT for hashd, REDIS_PORT for Redis, and hashd's REDIS_URL follows;
+ * - no `ports` (podman 4.3 refuses port mappings with host networking: "PortMappings can only be
+ *   used with Bridge or slirp4netns networking"), so probes name their port by number instead;
  * - one replica; the image just built, and the local Redis image, with no pull;
  * - Redis's user left to its image (Debian's redis user is not the official image's uid 999).
  * Everything else (probes, security context, resources, preStop, env) is kept as written, so kube
@@ -47,6 +49,16 @@ function setEnv(container: Container, name: string, value: string): void {
   container.env = [...(container.env ?? []).filter((entry) => entry.name !== name), { name, value }]
 }
 
+/** Drops the port list and puts the number into every probe that named a port. */
+function numberProbePorts(container: Container, port: number): void {
+  delete container.ports
+  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+    const action = container[probe] as { httpGet?: { port: unknown }, tcpSocket?: { port: unknown } } | undefined
+    if (action?.httpGet) action.httpGet.port = port
+    if (action?.tcpSocket) action.tcpSocket.port = port
+  }
+}
+
 for (const deployment of deployments) {
   deployment.spec.replicas = 1
   const pod = deployment.spec.template.spec
@@ -58,11 +70,11 @@ for (const deployment of deployments) {
       setEnv(container, 'HOST', '127.0.0.1')
       setEnv(container, 'PORT', port)
       setEnv(container, 'REDIS_URL', `redis://127.0.0.1:${redisPort}/0`)
-      container.ports = [{ name: 'http', containerPort: Number(port) }]
+      numberProbePorts(container, Number(port))
     } else if (container.name === 'redis') {
       container.image = redisImage
       container.args = [...(container.args ?? []), '--bind', '127.0.0.1', '--port', redisPort]
-      container.ports = [{ name: 'redis', containerPort: Number(redisPort) }]
+      numberProbePorts(container, Number(redisPort))
       container.readinessProbe = { exec: { command: ['redis-cli', '-p', redisPort, 'ping'] }, periodSeconds: 5 }
       delete pod.securityContext?.runAsUser
       delete pod.securityContext?.runAsGroup
