@@ -332,6 +332,6 @@ expect "kube play: runs as uid 1000 on a read-only root, /tmp writable" \
 expect "kube play: the manifest's memory limit, no capabilities, no-new-privileges" \
   "$(podman inspect hashd-pod-0-hashd --format 'mem={{.HostConfig.Memory}} ro={{.HostConfig.ReadonlyRootfs}} caps={{.EffectiveCaps}} {{.HostConfig.SecurityOpt}}')" \
   '^mem=[1-9][0-9]+ ro=true caps=\[\] .*no-new-privileges'
-podman kube down "$work/kube.yaml" >/dev/null
+podman kube down "$work/kube.yaml" >/dev/null 2>&1
 kube_files=()
-say "figures: build $build_s s, +$added_mb MB over the base, healthy in $healthy_ms ms, drain $drain_s s with an argon2id in flight"
+say "figures: build $build_s s, +$added_mb MB over the base, healthy in $healthy_ms ms, drain $drain_s s with an argon2id in flight; the whole script $SECONDS s"
