@@ -11,27 +11,11 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
-import { startHashd } from './helpers/process.js'
+import { newClientOutcome, startHashd, untilRefused } from './helpers/process.js'
 
 /** FIPS 180-2 appendix B.3: SHA-256 of 1,000,000 repetitions of "a". */
 const SHA256_MILLION_A = 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'
 const HALF = 500_000
-
-/**
- * What a new client gets: 'refused' (the listener is closed), 'reset' (accepted by the kernel just
- * before the listener closed, then dropped unanswered) or the HTTP status of GET /api/ready.
- */
-function newClientOutcome(url: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(Number(new URL(url).port), '127.0.0.1')
-    let received = ''
-    socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write('GET /api/ready HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'))
-    socket.on('data', (chunk: string) => { received += chunk })
-    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? 'refused' : error.code === 'ECONNRESET' ? 'reset' : String(error.code)))
-    socket.on('close', () => resolve(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 'reset'))
-  })
-}
 
 /** A raw connection that collects everything the server sends until it closes the connection. */
 async function rawConnection(url: string): Promise<{ socket: Socket, received: () => string, closed: Promise<void> }> {
@@ -100,11 +84,7 @@ describe('graceful drain of the process', () => {
     // The listener closes a moment after the log line; a client connecting in between is answered 503.
     assert.match(await newClientOutcome(server.url), /^(refused|reset|503)$/, 'a new client was served during the drain')
     assert.equal(hashFinished, false, 'the argon2id request ended before the new client was checked; the check proves nothing')
-    // Once the listener has closed, a new connection is refused.
-    for (let tries = 0; await newClientOutcome(server.url) !== 'refused'; tries++) {
-      assert.ok(tries < 200, 'new connections were still accepted')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await untilRefused(server.url)
 
     // The rest of the upload, then a readiness request on the same kept-alive connection.
     await write(upload.socket, 'a'.repeat(HALF) + 'GET /api/ready HTTP/1.1\r\nHost: localhost\r\n\r\n')
