@@ -1,7 +1,11 @@
 /**
- * `npm run apikey -- <name> [<requests per window>]`: mints an API key and prints it once, with the
+ * `npm run apikey --silent -- <name> [<requests per window>]` (in the container image, where there is
+ * no build step: `node dist/scripts/apikey.js <name>`): mints an API key and prints it once, with the
  * line for API_KEYS_FILE. The key is `hk_` and 256 bits from the CSPRNG in base64url; the file
  * keeps only its sha256 (plugins/auth.ts), so a lost key is replaced, never recovered.
+ *
+ * stdout carries exactly two lines, the key and then the file line, so the output can be piped
+ * (`… | tail -n 1 >> keys`); the advice for a person goes to stderr.
  */
 import { randomBytes } from 'node:crypto'
 import { KEY_NAME, keyLine } from '../src/plugins/auth.js'
@@ -13,7 +17,6 @@ if (name === undefined || !KEY_NAME.test(name) || (max !== undefined && !/^[1-9]
   process.exit(2)
 }
 const key = `hk_${randomBytes(32).toString('base64url')}`
-process.stdout.write(`key:  ${key}\n` +
-  `line: ${keyLine(name, key, max === undefined ? undefined : Number(max))}\n\n` +
-  'Give the key to its user; add the line to API_KEYS_FILE and send SIGHUP to hashd (kill -HUP <pid>).\n' +
-  'The key is shown only now: the file keeps its sha256.\n')
+process.stdout.write(`${key}\n${keyLine(name, key, max === undefined ? undefined : Number(max))}\n`)
+process.stderr.write('Line 1 is the key: give it to its user; it is shown only now (the file keeps its sha256).\n' +
+  'Line 2 goes into API_KEYS_FILE; then send SIGHUP to hashd (kill -HUP <pid>) to load it.\n')

@@ -81,6 +81,9 @@ export const problems = {
     new Problem(503, 'about:blank', 'Service Unavailable', 'The server is busy with other hashing work; retry shortly', { headers: { 'retry-after': String(retryAfterSeconds) } }),
   shuttingDown: () =>
     new Problem(503, 'about:blank', 'Service Unavailable', 'The server is shutting down; retry shortly', { headers: { 'retry-after': '1', connection: 'close' } }),
+  notReady: (state: 'starting' | 'draining') =>
+    new Problem(503, 'about:blank', 'Service Unavailable',
+      state === 'starting' ? 'The server is starting; retry shortly' : 'The server is shutting down; retry shortly', { headers: { 'retry-after': '1' } }),
   notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
   /** nginx's 499: the client went away before the answer; only the access log ever sees it. */
   clientClosed: () => new Problem(499, 'about:blank', 'Client Closed Request', 'The client closed the connection before the work was done'),

@@ -1,6 +1,6 @@
 /**
- * Entry point: read the configuration, start listening, and on SIGTERM/SIGINT stop accepting,
- * finish in-flight requests, then exit.
+ * Entry point: read the configuration, start listening, and on SIGTERM/SIGINT turn unready, stop
+ * accepting, finish in-flight requests, then exit 0 (docs/deployment.md, "Shutdown").
  */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
@@ -18,18 +18,40 @@ async function main(): Promise<void> {
   }
   const app = await buildApp(config)
   await app.listen({ host: config.host, port: config.port })
+  // Counted only for the warning when a drain is cut off.
+  let connectionCount = 0
+  app.server.on('connection', (socket) => {
+    connectionCount++
+    socket.once('close', () => { connectionCount-- })
+  })
+  const openConnections = () => connectionCount
 
+  // Graceful drain (Kubernetes sends SIGTERM, docker stop too; SIGINT is Ctrl-C). app.close() runs
+  // the preClose hooks at once (readiness turns 503, requests still arriving on a kept-alive
+  // connection get 503 with Retry-After), closes the listener (new connections are refused) and idle
+  // keep-alive connections, waits for every request in flight (a password hash on a thread, an
+  // upload still streaming in), then stops the worker threads; only then does the process exit 0.
+  // SHUTDOWN_TIMEOUT_MS bounds the wait: when it passes, the requests still open are cut off (their
+  // connections are destroyed, the threads stop with the process) and the exit code is 1, so a
+  // supervisor's record shows the drain did not complete. A repeated signal changes nothing: a
+  // Ctrl-C under `npm start` reaches node twice (from the terminal and forwarded by npm).
   let closing = false
+  const abandon = (reason: string) => {
+    app.log.warn({ openConnections: openConnections() }, `${reason}; exiting with requests still open`)
+    app.server.closeAllConnections()
+    process.exit(1)
+  }
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) return
     closing = true
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
-    const deadline = setTimeout(() => {
-      app.log.warn('shutdown deadline passed; exiting with requests still open')
-      process.exit(1)
-    }, config.shutdownTimeoutMs)
+    app.log.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: finishing in-flight requests')
+    const deadline = setTimeout(() => abandon('shutdown deadline (SHUTDOWN_TIMEOUT_MS) passed'), config.shutdownTimeoutMs)
     deadline.unref()
-    app.close().then(() => process.exit(0), (error: unknown) => {
+    const started = performance.now()
+    app.close().then(() => {
+      app.log.info({ drainMs: Math.round(performance.now() - started) }, 'shut down: every request finished')
+      process.exit(0)
+    }, (error: unknown) => {
       app.log.error({ err: error }, 'error while closing')
       process.exit(1)
     })

@@ -268,11 +268,14 @@ describe('npm run apikey', () => {
   const script = fileURLToPath(new URL('../scripts/apikey.js', import.meta.url))
 
   it('prints a fresh hk_ key of 256 bits and its file line, which the server accepts', { skip: skipUnless('sha256sum') }, async () => {
-    const outputs = [0, 1].map(() => execFileSync(process.execPath, [script, 'deploy-bot', '50'], { encoding: 'utf8' }))
-    const parsed = outputs.map((output) => ({
-      key: /^key: +(\S+)$/m.exec(output)?.[1] ?? '',
-      line: /^line: +(.+)$/m.exec(output)?.[1] ?? '',
-    }))
+    const outputs = [0, 1].map(() => execFileSync(process.execPath, [script, 'deploy-bot', '50'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }))
+    // stdout is exactly the key and the line, so it can be piped.
+    const parsed = outputs.map((output) => {
+      const lines = output.split('\n')
+      assert.equal(lines.length, 3, output)
+      assert.equal(lines[2], '', output)
+      return { key: lines[0] ?? '', line: lines[1] ?? '' }
+    })
     const [a, b] = parsed as [{ key: string, line: string }, { key: string, line: string }]
     assert.match(a.key, /^hk_[A-Za-z0-9_-]{43}$/)
     assert.notEqual(a.key, b.key)

@@ -104,8 +104,8 @@ export function unauthorized(reason: 'missing' | 'invalid'): Problem {
       { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } })
 }
 
-/** API paths anyone may GET: liveness and the API description. */
-const PUBLIC_API = new Set(['/api/health', '/api/openapi.json'])
+/** API paths anyone may GET: liveness, readiness (probes carry no key) and the API description. */
+const PUBLIC_API = new Set(['/api/health', '/api/ready', '/api/openapi.json'])
 
 /**
  * What needs no key: GET (and HEAD) of the listed API paths, and of everything outside /api/ and

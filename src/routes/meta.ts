@@ -1,6 +1,12 @@
-/** GET /api/algorithms and GET /api/health. */
+/**
+ * GET /api/algorithms, GET /api/health (liveness) and GET /api/ready (readiness), with the meaning
+ * Kubernetes gives its probes: liveness says "the process works, do not restart it"; readiness says
+ * "send this instance traffic". Readiness turns false while draining, Redis does not enter it.
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { problems } from '../problem.js'
+import { Problem } from './schemas.js'
 import type { Config } from '../config.js'
 import { algorithms, operationsFor } from '../algorithms/registry.js'
 import type { Algorithm, OptionSpec } from '../algorithms/types.js'
@@ -57,7 +63,23 @@ const Health = Type.Object({
   }, { description: 'The worker pool that runs password hashing and large digests' }),
 })
 
+const Ready = Type.Object({ status: Type.Literal('ready') })
+
 export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
+  // Readiness: false until the server listens, and again from the moment a shutdown starts (SIGTERM
+  // calls app.close(), which runs preClose before the listener closes), so a load balancer stops
+  // sending traffic while the requests in flight finish. Nothing else enters it: an instance whose
+  // Redis is down still serves (limits fail open), and one whose pool is busy answers 503 per request.
+  let state: 'starting' | 'ready' | 'draining' = 'starting'
+  app.addHook('onListen', (done) => {
+    if (state === 'starting') state = 'ready'
+    done()
+  })
+  app.addHook('preClose', (done) => {
+    state = 'draining'
+    done()
+  })
+
   // Built once: the registry and the caps do not change while the server runs.
   const catalogue = { algorithms: algorithms.map((algorithm) => describe(algorithm, config)) }
   app.get('/api/algorithms', {
@@ -72,4 +94,16 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
     work: engine.stats(),
   }))
+
+  app.get('/api/ready', {
+    config: { rateLimit: false },
+    schema: {
+      tags: ['meta'],
+      summary: 'Readiness: whether this instance should get traffic (503 while starting or shutting down; Redis does not enter it)',
+      response: { 200: Ready, 503: { ...Problem, description: 'Not ready: starting, or draining after SIGTERM; see Retry-After' } },
+    },
+  }, async () => {
+    if (state !== 'ready') throw problems.notReady(state)
+    return { status: 'ready' as const }
+  })
 }

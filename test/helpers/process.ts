@@ -4,6 +4,7 @@
  * status. It binds an ephemeral loopback port; the URL is read from its "listening at" log line.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const SERVER = fileURLToPath(new URL('../../src/server.js', import.meta.url))
@@ -68,4 +69,32 @@ export async function startHashd(env: Record<string, string> = {}): Promise<Hash
   const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(hashd.stdout())?.[1]
   if (!url) throw new Error(hashd.stdout())
   return { ...hashd, url }
+}
+
+/**
+ * What a new client gets: 'refused' (the listener is closed), 'reset' (accepted by the kernel just
+ * before the listener closed, then dropped unanswered) or the HTTP status of GET /api/ready.
+ */
+export function newClientOutcome(url: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    let received = ''
+    socket.setEncoding('utf8')
+    socket.on('connect', () => socket.write('GET /api/ready HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'))
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? 'refused' : error.code === 'ECONNRESET' ? 'reset' : String(error.code)))
+    socket.on('close', () => resolve(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 'reset'))
+  })
+}
+
+/**
+ * Waits until new connections are refused: the listener closes a few event-loop turns after the
+ * "shutting down" log line (Fastify runs the preClose hooks first), so a client connecting in
+ * between is still answered, with 503.
+ */
+export async function untilRefused(url: string): Promise<void> {
+  for (let tries = 0; await newClientOutcome(url) !== 'refused'; tries++) {
+    if (tries >= 500) throw new Error('new connections were still accepted')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }

@@ -1,0 +1,59 @@
+# syntax=docker/dockerfile:1
+# hashd's container image: `docker build -t hashd .` (or `podman build --format docker -t hashd .`,
+# so that the HEALTHCHECK is kept), then `docker run --rm -p 3000:3000 hashd`. docs/deployment.md
+# has the compose and Kubernetes forms and the figures measured for this file.
+#
+# NODE_IMAGE may name any Debian-based Node image that has npm and a `node` user (uid 1000); CI
+# builds a local stand-in (scripts/container-ci.sh) because no registry is reachable there.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# ── build: every dependency (tsc, vite), the compiled server and the page ─────────────────────
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# A CA bundle for a TLS-intercepting proxy can be passed as a build secret (CI does:
+# --secret id=npm_ca,src=$NODE_EXTRA_CA_CERTS); without it the build uses Node's own CAs.
+RUN --mount=type=secret,id=npm_ca \
+    if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
+    npm ci --no-audit --no-fund --loglevel=error
+COPY tsconfig.json ./
+COPY src src
+COPY scripts scripts
+COPY web web
+RUN npm run build
+# Production dependencies only, without what Node never loads at run time: TypeScript sources and
+# declarations (prune leaves empty scope folders such as @types), source maps, docs. npm installs
+# only this platform's native packages (@node-rs/*-linux-x64-gnu and the like: optional
+# dependencies filtered by os and cpu); koffi's linux-x64 package also carries a musl build, which
+# a Debian (glibc) image never loads, so it goes too. --offline: the packages to keep are already
+# here; asking the registry again only adds retries.
+RUN npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error \
+ && find node_modules \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \
+      -o -name '*.markdown' -o -name 'CHANGELOG*' \) ! -iname 'licen[cs]e*' -type f -delete \
+ && rm -rf node_modules/.package-lock.json \
+      node_modules/@types node_modules/@koromix/koffi-*/musl_* \
+ && find node_modules -depth -type d -empty -delete \
+ && find dist -name '*.map' -type f -delete
+
+# ── runtime: Node, the production dependencies, the compiled server and page ──────────────────
+FROM ${NODE_IMAGE}
+WORKDIR /app
+# Listen on every interface of the container; the port is the one EXPOSEd.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+# Owned by root and read-only to the `node` user that runs the server: the image works with a
+# read-only root filesystem (nothing is written outside /tmp, and hashd itself writes nothing).
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist/src dist/src
+COPY --from=build /app/dist/web dist/web
+# `docker run --rm hashd node dist/scripts/apikey.js NAME` mints an API key without a build step.
+COPY --from=build /app/dist/scripts/apikey.js dist/scripts/apikey.js
+USER node
+EXPOSE 3000
+# Liveness: GET /api/health on the container's own loopback, with Node (slim images have no curl).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# The Node flags of `npm start` (package.json "start"); test/deploy-files.test.ts fails when the two
+# differ. Node runs as PID 1 and handles SIGTERM itself: it drains (docs/deployment.md, "Shutdown").
+STOPSIGNAL SIGTERM
+CMD ["node", "--max-semi-space-size=2", "dist/src/server.js"]

@@ -1,0 +1,153 @@
+/**
+ * The deployment files, read as a cluster or an engine would read them, and checked against the
+ * server they run: the Dockerfile's Node flags are npm start's, the Kubernetes manifests hang
+ * together (selectors, ports, the HPA's and the PDB's targets, Redis's address), their hardening
+ * and probes are there, the environment they give hashd is one its own configuration accepts, and
+ * the memory limit, the work budget and the drain times agree. scripts/container-ci.sh runs the
+ * image and the Deployments for real (podman); this test is what every machine checks, including
+ * the kinds `podman kube play` does not run (Service, HorizontalPodAutoscaler, PodDisruptionBudget).
+ */
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { parseAllDocuments } from 'yaml'
+import { loadConfig } from '../src/config.js'
+import { parseKeysFile } from '../src/plugins/auth.js'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
+const MiB = 1024 * 1024
+
+/**
+ * The process outside the work budget: the main thread's heap, upload buffers and the threads'
+ * isolates. docs/deployment.md ("Sizing") gives the same figures; the lead reconciles them with the
+ * speed issue's measured peak.
+ */
+const PROCESS_BYTES = 256 * MiB
+const PER_THREAD_BYTES = 32 * MiB
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are untyped YAML trees */
+type Doc = any
+const kubeDir = 'deploy/kubernetes/'
+const kustomization = parseAllDocuments(read(`${kubeDir}kustomization.yaml`))[0]?.toJS() as Doc
+const docs: Doc[] = (kustomization.resources as string[]).flatMap((file) => parseAllDocuments(read(`${kubeDir}${file}`)).map((d) => d.toJS() as Doc))
+const find = (kind: string, name: string): Doc => {
+  const found = docs.find((d) => d.kind === kind && d.metadata?.name === name)
+  assert.ok(found, `${kind}/${name} is not in the manifests`)
+  return found
+}
+const labelsMatch = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([key, value]) => labels[key] === value)
+
+function quantityBytes(quantity: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity)
+  assert.ok(match, `memory quantity ${quantity}`)
+  return Number(match[1]) * ({ Ki: 1024, Mi: MiB, Gi: 1024 * MiB }[match[2] ?? ''] ?? 1)
+}
+
+/** The limit a process with this configuration needs (docs/deployment.md, "Sizing"). */
+function neededBytes(env: Record<string, string>): number {
+  const config = loadConfig(env)
+  return config.maxWorkMemoryBytes + config.workerThreads * PER_THREAD_BYTES + PROCESS_BYTES
+}
+
+describe('deployment files', () => {
+  it('the Dockerfile runs with npm start\'s Node flags, as node, on 0.0.0.0:3000, with a HEALTHCHECK', () => {
+    const dockerfile = read('Dockerfile')
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start ?? ''
+    const startFlags = /\bnode((?: --\S+)*) dist\/src\/server\.js/.exec(start)?.[1]?.trim().split(' ').filter(Boolean) ?? []
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[]
+    assert.deepEqual(cmd, ['node', ...startFlags, 'dist/src/server.js'], 'the image\'s CMD and npm start differ in their Node flags')
+    assert.match(dockerfile, /^ARG NODE_IMAGE=node:24-bookworm-slim$/m)
+    assert.match(dockerfile, /^USER node$/m)
+    assert.match(dockerfile, /^ENV .*\bHOST=0\.0\.0\.0\b.*\bPORT=3000\b/m)
+    assert.match(dockerfile, /^EXPOSE 3000$/m)
+    assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/api\/health/m)
+    assert.match(dockerfile, /npm prune --omit=dev/)
+  })
+
+  it('kustomization.yaml lists every manifest, and only the example is left out', () => {
+    const files = readdirSync(`${root}${kubeDir}`).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
+    const listed = kustomization.resources as string[]
+    assert.deepEqual([...files].filter((file) => !file.includes('.example.')).sort(), [...listed].sort())
+    for (const doc of docs) assert.ok(doc.apiVersion && doc.kind && doc.metadata?.name, JSON.stringify(doc).slice(0, 200))
+  })
+
+  it('the hashd Deployment: replicas, probes, resources, hardening, a drain that fits the grace period', () => {
+    const deployment = find('Deployment', 'hashd')
+    assert.ok(deployment.spec.replicas >= 2)
+    assert.ok(labelsMatch(deployment.spec.selector.matchLabels, deployment.spec.template.metadata.labels))
+    const pod = deployment.spec.template.spec
+    const container = pod.containers.find((c: Doc) => c.name === 'hashd')
+    assert.equal(pod.securityContext.runAsNonRoot, true)
+    assert.equal(container.securityContext.readOnlyRootFilesystem, true)
+    assert.equal(container.securityContext.allowPrivilegeEscalation, false)
+    assert.deepEqual(container.securityContext.capabilities.drop, ['ALL'])
+    assert.equal(container.livenessProbe.httpGet.path, '/api/health')
+    assert.equal(container.readinessProbe.httpGet.path, '/api/ready')
+    for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+      assert.ok(container.ports.some((port: Doc) => port.name === probe.httpGet.port), 'a probe names a port the container has')
+    }
+    for (const kind of ['requests', 'limits']) {
+      assert.ok(container.resources[kind].cpu && container.resources[kind].memory, `resources.${kind}`)
+    }
+
+    const env = Object.fromEntries(container.env.map((e: Doc) => [e.name, String(e.value)])) as Record<string, string>
+    const config = loadConfig(env)
+    assert.equal(config.port, container.ports[0].containerPort)
+    assert.equal(config.host, '0.0.0.0')
+    const preStopSeconds = Number(container.lifecycle?.preStop?.exec?.command?.[1] ?? 0)
+    assert.ok(pod.terminationGracePeriodSeconds * 1000 > preStopSeconds * 1000 + config.shutdownTimeoutMs,
+      'terminationGracePeriodSeconds must be longer than the preStop pause plus SHUTDOWN_TIMEOUT_MS')
+    // The budget is set: os.totalmem() in a pod is the node's memory, not the limit.
+    assert.ok(env.MAX_WORK_MEMORY_BYTES && env.WORKER_THREADS)
+    assert.ok(quantityBytes(container.resources.limits.memory) >= neededBytes(env),
+      `the memory limit ${container.resources.limits.memory} is below MAX_WORK_MEMORY_BYTES + threads + the process (${neededBytes(env) / MiB} MiB)`)
+  })
+
+  it('the Service, HPA and PDB point at the Deployment; REDIS_URL at the Redis Service', () => {
+    const deployment = find('Deployment', 'hashd')
+    const labels = deployment.spec.template.metadata.labels
+    const service = find('Service', 'hashd')
+    assert.ok(labelsMatch(service.spec.selector, labels))
+    const ports = deployment.spec.template.spec.containers[0].ports.map((port: Doc) => port.name)
+    for (const port of service.spec.ports) assert.ok(ports.includes(port.targetPort), `targetPort ${port.targetPort}`)
+
+    const hpa = find('HorizontalPodAutoscaler', 'hashd')
+    assert.deepEqual([hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.name], ['Deployment', 'hashd'])
+    assert.ok(hpa.spec.minReplicas >= 2 && hpa.spec.maxReplicas >= hpa.spec.minReplicas)
+    const pdb = find('PodDisruptionBudget', 'hashd')
+    assert.ok(labelsMatch(pdb.spec.selector.matchLabels, labels))
+    assert.ok(pdb.spec.minAvailable < deployment.spec.replicas)
+
+    const redisUrl = new URL(deployment.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'REDIS_URL').value as string)
+    const redisService = find('Service', redisUrl.hostname)
+    assert.ok(redisService.spec.ports.some((port: Doc) => String(port.port) === redisUrl.port))
+    const redis = find('Deployment', redisUrl.hostname)
+    assert.ok(labelsMatch(redisService.spec.selector, redis.spec.template.metadata.labels))
+    assert.match(read(`${kubeDir}redis.yaml`), /managed Redis/)
+  })
+
+  it('the Secret example holds a keys file hashd accepts', () => {
+    const [secret] = parseAllDocuments(read(`${kubeDir}api-keys-secret.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(secret.kind, 'Secret')
+    const keys = parseKeysFile(secret.stringData['api-keys'] as string, 'api-keys')
+    assert.equal(keys.size, 1)
+  })
+
+  it('compose.yaml: hashd and Redis wired, restart policies, healthchecks, a limit that holds the budget', () => {
+    const compose = parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc
+    const { hashd, redis } = compose.services
+    for (const service of [hashd, redis]) {
+      assert.ok(service.restart, 'restart policy')
+      assert.ok(service.healthcheck?.test, 'healthcheck')
+    }
+    assert.equal(new URL(hashd.environment.REDIS_URL as string).hostname, 'redis')
+    assert.equal(hashd.depends_on.redis.condition, 'service_healthy')
+    const config = loadConfig(hashd.environment as Record<string, string>)
+    assert.ok(Number(/^(\d+)s$/.exec(hashd.stop_grace_period as string)?.[1]) * 1000 > config.shutdownTimeoutMs)
+    assert.ok(Number(/^(\d+)m$/.exec(hashd.mem_limit as string)?.[1]) * MiB >= neededBytes(hashd.environment as Record<string, string>))
+    assert.match(read('compose.yaml'), /^ *# API_KEYS_FILE: \/run\/secrets\/api_keys$/m)
+  })
+})
