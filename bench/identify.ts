@@ -18,7 +18,7 @@
  * `--ceiling` prints the bounds no ordering of today's matches can pass (see below).
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,8 +33,19 @@ interface CorpusEntry {
 }
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const corpusPath = resolve(repoRoot, '..', 'shared', 'data', 'hashcat-examples.json')
+/** `../shared/data` beside the checkout, or beside a parent folder of it (a git worktree under wt/). */
+const corpusPath = findCorpus(repoRoot)
 const corpus = JSON.parse(readFileSync(corpusPath, 'utf8')) as CorpusEntry[]
+
+function findCorpus(from: string): string {
+  const tried: string[] = []
+  for (let directory = resolve(from, '..'); ; directory = dirname(directory)) {
+    const candidate = join(directory, 'shared', 'data', 'hashcat-examples.json')
+    tried.push(candidate)
+    if (existsSync(candidate)) return candidate
+    if (dirname(directory) === directory) throw new Error(`hashcat-examples.json not found (tried ${tried.join(', ')})`)
+  }
+}
 
 const TOPS = [1, 3, 10] as const
 
