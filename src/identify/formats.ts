@@ -115,6 +115,7 @@ interface Extra {
   parse?: FormatSpec['parse']
   variants?: FormatSpec['variants']
   typical?: FormatSpec['typical']
+  verifyAs?: string
 }
 
 /** A row for a hashcat mode. */
@@ -127,6 +128,7 @@ function hc(hashcat: number, name: string, displayName: string, category: Catego
     ...(extra.parse ? { parse: extra.parse } : {}),
     ...(extra.variants ? { variants: extra.variants } : {}),
     ...(extra.typical ? { typical: extra.typical } : {}),
+    ...(extra.verifyAs ? { verifyAs: extra.verifyAs } : {}),
   }
 }
 
@@ -221,7 +223,7 @@ export const formatSpecs: FormatSpec[] = [
     hc(18500, 'sha1-md5-md5-pass', 'sha1(md5(md5($pass)))', SALTED, hex(40), 2),
   ]),
   hc(6000, 'ripemd160', 'RIPEMD-160', RAW, hex(40), 40, { john: 'ripemd-160', description: 'RIPEMD-160 digest, hex' }),
-  hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex' }),
+  hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, verifyAs: 'mysql41', description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex; /api/verify reads it as mysql41' }),
   other('has160', 'HAS-160', RAW, hex(40), 1, { description: 'HAS-160 digest (TTAS.KO-12.0011), hex' }),
   other('tiger160', 'Tiger/160', RAW, hex(40), 0.5, { description: 'Tiger truncated to 160 bits, hex' }),
 
@@ -284,7 +286,8 @@ export const formatSpecs: FormatSpec[] = [
   // 4.0 sql/password.c hash_password), so each 8-hex half starts with 0-7.
   hc(200, 'mysql323', 'MySQL323', DB, R`[0-7]${hex(7)}[0-7]${hex(7)}`, 40, { john: 'mysql', description: 'MySQL before 4.1 OLD_PASSWORD(), 16 hex (two 31-bit words)' }),
   hc(5100, 'half-md5', 'Half MD5', RAW, hex(16), 10, { description: 'One half (8 bytes) of an MD5 digest, 16 hex' }),
-  other('xxh64', 'XXH64', CHECKSUM, lhex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1)' }),
+  // xxhsum prints lowercase, but the same value pasted from a tool or a log that uppercases is still XXH64.
+  other('xxh64', 'XXH64', CHECKSUM, hex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1), either case' }),
   other('xxh3', 'XXH3-64', CHECKSUM, lhex(16), 10, { description: 'xxHash XXH3 64-bit checksum, hex (xxhsum -H3)' }),
   other('crc64', 'CRC-64', CHECKSUM, hex(16), 8, { description: 'CRC-64 checksum, hex' }),
   other('crc32', 'CRC-32', CHECKSUM, hex(8), 100, { description: 'CRC-32 (ISO-HDLC, as zlib/zip/PNG use it), hex' }),

@@ -90,6 +90,11 @@ export interface FormatSpec {
    * registry has `name`.
    */
   unverifiable?: string
+  /**
+   * The registry name /api/verify reads this syntax under, where it is not `name`: a bare 40-hex
+   * MySQL 4.1 hash (`mysql41-bare`) is verified as `mysql41`.
+   */
+  verifyAs?: string
 }
 
 export interface TypicalShape {
