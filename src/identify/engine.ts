@@ -59,7 +59,8 @@ const PARAM_GROUPS = new Set(['salt', 'rounds', 'cost', 'user', 'N', 'r', 'p', '
 function groupsAsParams(groups: Record<string, string | undefined>): Params {
   const params: Params = {}
   for (const [key, value] of Object.entries(groups)) {
-    if (value === undefined || !PARAM_GROUPS.has(key)) continue
+    // An anonymous NetNTLM capture has an empty user field: no user, rather than a user ''.
+    if (value === undefined || !PARAM_GROUPS.has(key) || (key === 'user' && value === '')) continue
     params[key] = /^\d{1,15}$/.test(value) ? Number(value) : value
   }
   return params

@@ -576,8 +576,8 @@ export const formatSpecs: FormatSpec[] = [
   hc(24600, 'sqlcipher', 'SQLCipher', DB, R`SQLCIPHER\*[0-9]\*(?<rounds>\d{1,8})\*${hex(32)}\*${hex(32)}\*${hex(32)}`, 3, { parse: parseIterated }),
 
   // ---- Network protocols ----
-  hc(5500, 'netntlmv1', 'NetNTLMv1 / NetNTLMv1+ESS', NET, R`[^:\s]{0,64}::[^:\s]{0,64}:${hex(48)}:${hex(48)}:${hex(16)}`, 60, { john: 'netntlm', signature: true, description: 'NetNTLMv1 challenge-response as Responder writes it: user::domain:lm:nt:challenge' }),
-  hc(5600, 'netntlmv2', 'NetNTLMv2', NET, R`[^:\s]{0,64}::[^:\s]{0,64}:${hex(16)}:${hex(32)}:${hex(64, 4096)}`, 80, { john: 'netntlmv2', signature: true, description: 'NetNTLMv2 challenge-response as Responder writes it: user::domain:challenge:ntproofstr:blob' }),
+  hc(5500, 'netntlmv1', 'NetNTLMv1 / NetNTLMv1+ESS', NET, R`(?<user>[^:\s]{0,64})::[^:\s]{0,64}:${hex(48)}:${hex(48)}:${hex(16)}`, 60, { john: 'netntlm', signature: true, description: 'NetNTLMv1 challenge-response as Responder writes it: user::domain:lm:nt:challenge' }),
+  hc(5600, 'netntlmv2', 'NetNTLMv2', NET, R`(?<user>[^:\s]{0,64})::[^:\s]{0,64}:${hex(16)}:${hex(32)}:${hex(64, 4096)}`, 80, { john: 'netntlmv2', signature: true, description: 'NetNTLMv2 challenge-response as Responder writes it: user::domain:challenge:ntproofstr:blob' }),
   hc(5300, 'ike-psk-md5', 'IKE-PSK MD5', NET, R`${hex(2, 1024)}:${hex(2, 1024)}:${hex(16)}:${hex(16)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(32)}`, 4, { john: 'ike', signature: true }),
   hc(5400, 'ike-psk-sha1', 'IKE-PSK SHA1', NET, R`${hex(2, 1024)}:${hex(2, 1024)}:${hex(16)}:${hex(16)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(40)}`, 4, { john: 'ike', signature: true }),
   hc(7300, 'ipmi2-rakp-hmac-sha1', 'IPMI2 RAKP HMAC-SHA1', NET, R`(?<salt>${hex(100, 1024)}):${hex(40)}`, 4, { john: 'rakp' }),
@@ -585,7 +585,7 @@ export const formatSpecs: FormatSpec[] = [
   hc(13100, 'krb5tgs-23', 'Kerberos 5, etype 23, TGS-REP', NET, R`\$krb5tgs\$23\$(?:\*[^*]{1,512}\*\$)?${hex(32)}\$${hex(64, 16384)}`, 60, { john: 'krb5tgs', description: 'Kerberoasting: RC4-HMAC TGS-REP ticket ($krb5tgs$23$)' }),
   hc(19600, 'krb5tgs-17', 'Kerberos 5, etype 17, TGS-REP', NET, R`\$krb5tgs\$17\$${field(128)}\$${field(128)}\$(?:\*[^*]{1,512}\*\$)?${hex(24)}\$${hex(64, 16384)}`, 10, { john: 'krb5tgs-sha1' }),
   hc(19700, 'krb5tgs-18', 'Kerberos 5, etype 18, TGS-REP', NET, R`\$krb5tgs\$18\$${field(128)}\$${field(128)}\$(?:\*[^*]{1,512}\*\$)?${hex(24)}\$${hex(64, 16384)}`, 15, { john: 'krb5tgs-sha1' }),
-  hc(18200, 'krb5asrep-23', 'Kerberos 5, etype 23, AS-REP', NET, R`\$krb5asrep\$23\$[^:$\s]{1,256}:${hex(32)}\$${hex(64, 16384)}`, 40, { john: 'krb5asrep', description: 'AS-REP roasting: RC4-HMAC AS-REP ($krb5asrep$23$)' }),
+  hc(18200, 'krb5asrep-23', 'Kerberos 5, etype 23, AS-REP', NET, R`\$krb5asrep\$23\$(?<user>[^:$\s]{1,256}):${hex(32)}\$${hex(64, 16384)}`, 40, { john: 'krb5asrep', description: 'AS-REP roasting: RC4-HMAC AS-REP ($krb5asrep$23$)' }),
   hc(32100, 'krb5asrep-17', 'Kerberos 5, etype 17, AS-REP', NET, R`\$krb5asrep\$17\$${field(128)}\$${field(128)}\$${hex(24)}\$${hex(64, 16384)}`, 5, { john: 'krb5asrep' }),
   hc(32200, 'krb5asrep-18', 'Kerberos 5, etype 18, AS-REP', NET, R`\$krb5asrep\$18\$${field(128)}\$${field(128)}\$${hex(24)}\$${hex(64, 16384)}`, 6, { john: 'krb5asrep' }),
   hc(19800, 'krb5pa-17', 'Kerberos 5, etype 17, Pre-Auth', NET, R`\$krb5pa\$17\$${field(128)}\$${field(128)}\$(?:${field(128)}\$)?${hex(104, 112)}`, 5, { john: 'krb5pa-sha1' }),

@@ -14,6 +14,8 @@
 export type Normalization =
   | 'quotes' | 'brackets' | 'trailing-comma' | 'trailing-semicolon' | 'bullet'
   | 'json-field' | 'yaml-field' | 'sql-values' | 'log-prefix'
+  /** Set by batch.ts on potfile lines: the plaintext after the last colon, dropped unread. */
+  | 'potfile-plaintext'
 
 export interface Unwrapped {
   text: string
