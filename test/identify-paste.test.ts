@@ -121,7 +121,7 @@ describe('/api/identify: what people paste', () => {
     }
   })
 
-  it('keeps formats that contain quotes, braces, brackets or commas whole', async () => {
+  it('keeps formats that contain quotes, braces, brackets or commas whole', { skip: skipUnless('openssl') }, async () => {
     // RFC 2307 schemes (OpenLDAP slappasswd), Lotus Notes' parenthesised hash, hashcat's {x-issha, N} form.
     const sha = run('sh', ['-c', 'printf %s abc | openssl dgst -sha1 -binary | base64'])
     const ldap = await single({ hash: `{SHA}${sha}` })
@@ -265,7 +265,8 @@ describe('/api/identify: what people paste', () => {
     assert.equal(tgs!.matches[0]!.hashcat, 13100)
     assert.equal(asrep!.matches[0]!.hashcat, 18200)
     assert.equal(asrep!.user, 'jdoe@CORP.LOCAL')
-    assert.deepEqual(answer.summary.map((row) => [row.hashcat, row.count]), [[5600, 2], [13100, 1], [18200, 1]])
+    // Most frequent first, then by name (krb5asrep-23 before krb5tgs-23).
+    assert.deepEqual(answer.summary.map((row) => [row.hashcat, row.count]), [[5600, 2], [18200, 1], [13100, 1]])
   })
 
   it('counts a 10,000-line dump per format, within the documented limits', { skip: skipUnless('passlib') }, async () => {
