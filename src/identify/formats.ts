@@ -116,6 +116,7 @@ interface Extra {
   variants?: FormatSpec['variants']
   typical?: FormatSpec['typical']
   verifyAs?: string
+  example?: string
 }
 
 /** A row for a hashcat mode. */
@@ -129,6 +130,7 @@ function hc(hashcat: number, name: string, displayName: string, category: Catego
     ...(extra.variants ? { variants: extra.variants } : {}),
     ...(extra.typical ? { typical: extra.typical } : {}),
     ...(extra.verifyAs ? { verifyAs: extra.verifyAs } : {}),
+    ...(extra.example ? { example: extra.example } : {}),
   }
 }
 
@@ -655,7 +657,9 @@ export const formatSpecs: FormatSpec[] = [
   hc(24900, 'dahua-md5', 'Dahua Authentication MD5', OS, R`[A-Za-z0-9]{8}`, 2),
   hc(26200, 'openedge-encode', 'OpenEdge Progress Encode', DB, R`[a-zA-Z]{16}`, 2),
   hc(29100, 'flask-session', 'Flask Session Cookie ($salt.$salt.$pass)', FRAMEWORK, R`\.?eyJ${b64u(1, 4096)}\.${b64u(4, 8)}\.${b64u(27)}`, 10, { signature: true }),
-  hc(16500, 'jwt', 'JWT (JSON Web Token)', TOKEN, R`(?<header>eyJ${b64u(8, 1024)})\.${b64u(0, 8192)}\.${b64u(0, 1024)}`, 200, { john: 'HMAC-SHA256', signature: true, parse: parseJwt, description: 'JSON Web Token (RFC 7519); hashcat -m 16500 cracks HS256/384/512 secrets' }),
+  hc(16500, 'jwt', 'JWT (JSON Web Token)', TOKEN, R`(?<header>eyJ${b64u(8, 1024)})\.${b64u(0, 8192)}\.${b64u(0, 1024)}`, 200, { john: 'HMAC-SHA256', signature: true, parse: parseJwt, description: 'JSON Web Token (RFC 7519); hashcat -m 16500 cracks HS256/384/512 secrets',
+    // RFC 7519 §3.1's example (HS256); a generated string would not carry a JSON header.
+    example: 'eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }),
   hc(31400, 'securecrt-v2', 'SecureCRT MasterPassphrase v2', EAS, R`S:"Config Passphrase"=02:${hex(64, 512)}`, 2),
   hc(12500, 'rar3-hp', 'RAR3-hp', ARCHIVE, R`\$RAR3\$\*0\*${hex(16)}\*${hex(32)}`, 10, { john: 'rar' }),
   hc(23700, 'rar3-p-uncompressed', 'RAR3-p (Uncompressed)', ARCHIVE, R`\$RAR3\$\*1\*${hex(16)}\*${hex(8)}\*\d{1,10}\*\d{1,10}\*1\*${hex(2, 16384)}\*30`, 4, { john: 'rar' }),

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { entriesOf, identifyBatch, MAX_IDENTIFY_ENTRIES, MAX_RESPONSE_MATCHES } from '../identify/batch.js'
+import { catalog } from '../identify/catalog.js'
 import { AMBIGUOUS_RATIO, POPULAR_PRIOR } from '../identify/ranking.js'
 import { identify } from '../identify/engine.js'
 import { problems } from '../problem.js'
@@ -107,7 +108,44 @@ function checkLines(text: string, pointer: string): void {
   text.split(/\r\n|\r|\n/).forEach((line, index) => checkSize(line, `${pointer} line ${index + 1}`))
 }
 
+const FormatInfo = Type.Object({
+  name: Type.String({ description: 'The `algorithm` a match of this format reports' }),
+  displayName: Type.String(),
+  category: Type.String(),
+  hashcat: Type.Union([Type.Integer(), Type.Null()], { description: 'hashcat mode (-m)' }),
+  john: Type.Union([Type.String(), Type.Null()], { description: 'John the Ripper --format' }),
+  variants: Type.Optional(Type.Array(Type.Object({ hashcat: Type.Integer(), displayName: Type.String() }), { description: 'Other hashcat modes that read the same syntax' })),
+  format: Type.Optional(Type.String({ description: 'The text form around the digest (base64, sri, oci-digest…), as in a match' })),
+  description: Type.String(),
+  syntax: Type.String({ description: 'The syntax in words, read from the pattern the engine matches: literals in backticks, then each field with its alphabet, length and name' }),
+  example: Type.Union([Type.String(), Type.Null()], { description: 'A string POST /api/identify lists this format for (generated from the pattern, or a published example where the format needs one)' }),
+  verifiable: Type.Boolean({ description: 'POST /api/verify accepts strings of this format' }),
+  verifyAlgorithm: Type.Optional(Type.String({ description: 'The `algorithm` to give POST /api/verify' })),
+  popular: Type.Boolean({ description: `Kept by \`popular: true\` (a prior of ${POPULAR_PRIOR} or more)` }),
+})
+
 export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/identify/formats', {
+    schema: {
+      tags: ['identify'],
+      summary: 'Every hash format /api/identify knows: name, hashcat mode, John format, an example and the syntax in words',
+      description: 'The list is versioned: `version` (also the ETag) changes whenever the identify table does, so a client can cache it.',
+      response: {
+        200: Type.Object({
+          version: Type.String({ description: 'A digest of the list: equal versions, equal lists' }),
+          count: Type.Integer(),
+          formats: Type.Array(FormatInfo),
+        }),
+        429: errorResponses[429],
+        503: errorResponses[503],
+      },
+    },
+  }, async (_request, reply) => {
+    const list = await catalog()
+    void reply.header('etag', `"${list.version}"`)
+    return list
+  })
+
   app.post('/api/identify', {
     config: { accepts: 'application/json' },
     bodyLimit: IDENTIFY_BODY_LIMIT,
