@@ -14,6 +14,10 @@
  * strict figures, counting only a match's own `hashcat`, are printed too: they are the ones to
  * set beside hashID, which prints every mode on a line of its own.
  *
+ * - A 10,000-line dump (pwdump lines, potfile-free md5 and sha1 lines, `user:bcrypt` lines,
+ *   NetNTLMv2 captures) read as one `hashes` string: its time, and the longest event-loop stall
+ *   while it runs, beside the stall of the same work done in one go (the peer), in the same run.
+ *
  * `--misses` lists every corpus entry whose mode is not in hashd's top 3, with the top 3 it got;
  * `--ceiling` prints the bounds no ordering of today's matches can pass (see below).
  */
@@ -22,6 +26,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { entriesOf, identifyBatch } from '../src/identify/batch.js'
 import { identify, type IdentifyMatch } from '../src/identify/engine.js'
 import { formats, hashcatModes } from '../src/identify/table.js'
 
@@ -132,6 +137,55 @@ function throughput(): { perSecond: number, iterations: number } {
 
 const percent = (value: number): string => value.toFixed(3)
 
+/** A 10,000-line dump of the shapes people paste, deterministic (hex from a counter, not random). */
+function dumpLines(): string[] {
+  const hex = (seed: number, length: number): string => {
+    let text = ''
+    for (let index = 0; text.length < length; index += 1) text += ((seed * 2654435761 + index * 40503) >>> 0).toString(16).padStart(8, '0')
+    return text.slice(0, length)
+  }
+  return Array.from({ length: 10_000 }, (_, index) => {
+    switch (index % 5) {
+      case 0: return `CORP\\user${index}:${1000 + index}:aad3b435b51404eeaad3b435b51404ee:${hex(index, 32)}:::`
+      case 1: return hex(index, 32)
+      case 2: return hex(index, 40)
+      case 3: return `user${index}:$2b$10$${'N9qo8uLOickgx2ZMRZoMye'}IjZAgcfl7p92ldGxad68LJZdL17lhWy`
+      default: return `user${index}::CORP:1122334455667788:${hex(index, 32)}:${hex(index + 1, 160)}`
+    }
+  })
+}
+
+/** The 10,000-line dump through identifyBatch (yielding), and the same lines identified in one go. */
+async function dumpFigures(): Promise<{ milliseconds: number, stall: number, inOneGo: number, inOneGoStall: number }> {
+  const text = dumpLines().join('\n')
+  const read = entriesOf([text])
+  if ('tooMany' in read) throw new Error('the bench dump is over the limit')
+  // The longest gap between the ticks of a 1 ms interval timer while the work runs: what any other
+  // request would have waited for the event loop.
+  const measure = async (work: () => Promise<unknown>): Promise<{ milliseconds: number, stall: number }> => {
+    let last = performance.now()
+    let stall = 0
+    const ticker = setInterval(() => {
+      const now = performance.now()
+      stall = Math.max(stall, now - last)
+      last = now
+    }, 1)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    stall = 0
+    last = performance.now()
+    const started = performance.now()
+    await work()
+    const milliseconds = performance.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    clearInterval(ticker)
+    return { milliseconds, stall }
+  }
+  await identifyBatch(read.entries, read.skipped) // warm-up
+  const yielding = await measure(() => identifyBatch(read.entries, read.skipped))
+  const oneGo = await measure(async () => { for (const entry of read.entries) identify(entry.text) })
+  return { milliseconds: yielding.milliseconds, stall: yielding.stall, inOneGo: oneGo.milliseconds, inOneGoStall: oneGo.stall }
+}
+
 const speed = throughput()
 const expectedModes = new Set(corpus.map((entry) => entry.hashcat))
 const covered = [...expectedModes].filter((mode) => hashcatModes.has(mode) || formats.some((format) => (format.variants ?? []).some((variant) => variant.hashcat === mode))).length
@@ -139,9 +193,11 @@ const hashd = hitRates(hashdRanks(false))
 const hashdStrict = hitRates(hashdRanks(true))
 const hashdFlat = hitRates(flattenedRanks)
 const hashIdRankOf = hashIdRanks()
+const dump = await dumpFigures()
 
 console.log(`identify bench (corpus: ${corpusPath}, ${corpus.length} entries; table: ${formats.length} formats, ${covered}/${expectedModes.size} corpus modes covered)`)
 console.log(`throughput: ${Math.round(speed.perSecond).toLocaleString('en-US')} identifications/s in process (${speed.iterations.toLocaleString('en-US')} over ${typicalInputs.length} typical inputs)`)
+console.log(`10,000-line dump (one hashes string): ${dump.milliseconds.toFixed(0)} ms, longest event-loop stall ${dump.stall.toFixed(1)} ms; the same lines in one go: ${dump.inOneGo.toFixed(0)} ms, stall ${dump.inOneGoStall.toFixed(1)} ms`)
 console.log('')
 const row = (label: string, rates: HitRates): string => `${label.padEnd(40)}${percent(rates.top1)}   ${percent(rates.top3)}   ${percent(rates.top10)}`
 const variantRows = formats.filter((format) => (format.variants ?? []).length > 0)
