@@ -21,16 +21,18 @@ import { identify, type Identification, type IdentifyOptions } from './engine.js
 export const MAX_IDENTIFY_ENTRIES = 10_000
 /**
  * At most this many matches per response, all results together: each result lists at most
- * max(1, ⌊MAX_RESPONSE_MATCHES / entries⌋) (50 for 1,000 entries, more than any string has today;
- * 5 for 10,000), and says how many it left out in `omitted`.
+ * max(1, ⌊MAX_RESPONSE_MATCHES / entries⌋) (30 for 1,000 entries, more than any string has today,
+ * whose most is 13; 3 for 10,000, about 10 MB of JSON), and says how many it left out in `omitted`.
  */
-export const MAX_RESPONSE_MATCHES = 50_000
+export const MAX_RESPONSE_MATCHES = 30_000
 /** Identify this long before yielding to the event loop. */
 const SLICE_MILLISECONDS = 5
 
 export interface BatchOptions extends IdentifyOptions {
   /** Every line is `hash:plain`: the part after the last colon is a plaintext, dropped unread. */
   potfile?: boolean
+  /** At most this many matches per result (within the MAX_RESPONSE_MATCHES budget). */
+  top?: number
 }
 
 export interface BatchResult extends Identification {
@@ -143,7 +145,7 @@ function summarize(results: readonly BatchResult[]): { summary: SummaryRow[], un
 
 /** Identifies every entry in order, yielding to the event loop between slices of work. */
 export async function identifyBatch(entries: readonly Entry[], skipped: number, options: BatchOptions = {}): Promise<Batch> {
-  const cap = Math.max(1, Math.floor(MAX_RESPONSE_MATCHES / Math.max(1, entries.length)))
+  const cap = Math.min(options.top ?? Number.MAX_SAFE_INTEGER, Math.max(1, Math.floor(MAX_RESPONSE_MATCHES / Math.max(1, entries.length))))
   const results: BatchResult[] = []
   let sliceStart = performance.now()
   for (const entry of entries) {
@@ -154,4 +156,21 @@ export async function identifyBatch(entries: readonly Entry[], skipped: number, 
     }
   }
   return { results, ...summarize(results), skipped }
+}
+
+/** Results serialized per this many, with a turn of the event loop between: a 10 MB answer does not stall it. */
+const RESULTS_PER_CHUNK = 250
+
+/**
+ * The batch as JSON text in pieces, the same text JSON.stringify gives: the route streams it, so
+ * serializing 10,000 results never holds the event loop for more than one piece.
+ */
+export async function * batchJson(batch: Batch): AsyncGenerator<string> {
+  yield '{"results":['
+  for (let start = 0; start < batch.results.length; start += RESULTS_PER_CHUNK) {
+    const piece = batch.results.slice(start, start + RESULTS_PER_CHUNK).map((result) => JSON.stringify(result)).join(',')
+    yield start === 0 ? piece : `,${piece}`
+    await nextTurn()
+  }
+  yield `],"summary":${JSON.stringify(batch.summary)},"unidentified":${batch.unidentified},"skipped":${batch.skipped}}`
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { entriesOf, identifyBatch, MAX_IDENTIFY_ENTRIES, MAX_RESPONSE_MATCHES } from '../identify/batch.js'
+import { Readable } from 'node:stream'
+import { batchJson, entriesOf, identifyBatch, MAX_IDENTIFY_ENTRIES, MAX_RESPONSE_MATCHES } from '../identify/batch.js'
 import { catalog } from '../identify/catalog.js'
 import { AMBIGUOUS_RATIO, POPULAR_PRIOR } from '../identify/ranking.js'
 import { identify } from '../identify/engine.js'
@@ -74,7 +75,7 @@ const BatchResult = Type.Object({
   ...identificationFields,
   item: Type.Optional(Type.Integer({ description: 'For a line of a multi-line string: the index of that string in `hashes`' })),
   line: Type.Optional(Type.Integer({ description: 'For a line of a multi-line string: its line number, from 1' })),
-  omitted: Type.Optional(Type.Integer({ description: `Matches left out: a response lists at most ${MAX_RESPONSE_MATCHES} in all, so each result at most ${MAX_RESPONSE_MATCHES} ÷ entries (5 for 10,000 lines)` })),
+  omitted: Type.Optional(Type.Integer({ description: `Matches left out, by \`top\` or because a response lists at most ${MAX_RESPONSE_MATCHES} in all (each result at most ${MAX_RESPONSE_MATCHES} ÷ entries: 3 for 10,000 lines)` })),
 })
 
 const Batch = Type.Object({
@@ -159,6 +160,7 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
         hash: Type.Optional(HashText),
         hashes: Type.Optional(Type.Array(Type.String({ minLength: 1, description: 'A hash or line as for `hash`, or a whole file of them (one per line)' }), { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })),
         popular: Type.Optional(Type.Boolean({ default: false, description: `Keep only the common formats (a prior of ${POPULAR_PRIOR} or more in the identify table: the raw digests, crypt schemes and Windows, web and database formats people meet); confidences are those of the full ranking` })),
+        top: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `With \`hashes\`: at most this many matches per result. A response lists at most ${MAX_RESPONSE_MATCHES} matches in all in any case (3 per result for 10,000 lines); \`omitted\` counts those left out` })),
         potfile: Type.Optional(Type.Boolean({ default: false, description: 'Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it' })),
       }, { additionalProperties: false }),
       response: {
@@ -173,8 +175,8 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
         body.hashes.forEach((hash, index) => { if (typeof hash === 'string') checkLines(hash, `hashes[${index}]`) })
       }
     },
-  }, async (request) => {
-    const { hash, hashes, popular, potfile } = request.body
+  }, async (request, reply) => {
+    const { hash, hashes, popular, potfile, top } = request.body
     if ((hash === undefined) === (hashes === undefined)) {
       throw problems.validation('send exactly one of hash or hashes', [{ pointer: '/body', message: 'exactly one of hash, hashes' }])
     }
@@ -186,6 +188,9 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
     }
     const read = entriesOf(hashes)
     if ('tooMany' in read) throw problems.tooLarge(`hashes hold more than ${MAX_IDENTIFY_ENTRIES} lines; send at most ${MAX_IDENTIFY_ENTRIES} per request`)
-    return identifyBatch(read.entries, read.skipped, { popular: popular === true, potfile: potfile === true })
+    const batch = await identifyBatch(read.entries, read.skipped, { popular: popular === true, potfile: potfile === true, ...(top === undefined ? {} : { top }) })
+    // Streamed in pieces (batch.ts batchJson): the text the schema describes, without one long serialization.
+    // (The typed reply takes schema-shaped objects; a stream of that JSON is cast to it.)
+    return reply.type('application/json; charset=utf-8').send(Readable.from(batchJson(batch)) as never)
   })
 }
