@@ -42,7 +42,7 @@ export interface Identification {
   matches: IdentifyMatch[]
   /** The first two candidates are close to tied (ranking.ts AMBIGUOUS_RATIO): do not trust the first blindly. */
   ambiguous: boolean
-  /** The wrappers removed before matching (quotes, a trailing comma…), outermost first; absent when none. */
+  /** The wrappers removed before matching (quotes, a trailing comma…), in the order peeled from the outside in; absent when none. */
   normalized?: Normalization[]
   /** The account name the line gives (pwdump, shadow, `user:hash`, NetNTLM, Kerberos). */
   user?: string

@@ -141,7 +141,7 @@ function peel(text: string): Unwrapped[] {
 
 /**
  * Every form reachable by peeling layers off `text` (not `text` itself), breadth first, so the
- * forms with fewer layers removed come first; each lists its layers outermost first.
+ * forms with fewer layers removed come first; each lists its layers in the order they were peeled (from the outside in).
  */
 export function unwrappings(text: string): Unwrapped[] {
   if (text.length > MAX_UNWRAP_LENGTH) return []

@@ -61,7 +61,7 @@ const identificationFields = {
   matches: Type.Array(Match, { description: 'Most likely first; ties break the same way every time' }),
   ambiguous: Type.Boolean({ description: `True when the second match's confidence is at least ${AMBIGUOUS_RATIO} times the first's (32 hex digits: MD5, NTLM or MD4): do not take the first blindly` }),
   normalized: Type.Optional(Type.Array(Type.Union(NORMALIZATIONS.map((name) => Type.Literal(name))), {
-    description: 'What was removed before matching, outermost first: surrounding quotes (ASCII, backtick, typographic, a one-line code fence), brackets, '
+    description: 'What was removed before matching, in the order peeled from the outside in: surrounding quotes (ASCII, backtick, typographic, a one-line code fence), brackets, '
       + 'a trailing comma or semicolon, a list bullet, a JSON member `"hash": "…"`, a YAML line `hash: …`, a quoted field of an SQL `VALUES (…)` tuple, '
       + 'a log label such as Responder\'s `[SMB] NTLMv2-SSP Hash : `, a potfile plaintext. A wrapper is only removed where the string does not identify better as it is, '
       + 'so formats that contain quotes, braces or commas are read whole. The answer is the one the bare string gets',
