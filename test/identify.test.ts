@@ -318,6 +318,10 @@ describe('/api/identify', () => {
       '$'.repeat(65000), 'a'.repeat(65536), '$2b$' + 'a'.repeat(65000), '0x' + 'f'.repeat(65534),
       ':'.repeat(65536), 'a:'.repeat(32768), '$krb5tgs$23$*' + '*'.repeat(65000), 'eyJ' + 'a.'.repeat(32000),
       'user:' + '$6$'.repeat(21000), '{SSHA}' + 'A'.repeat(65000), 'x'.repeat(32) + ':' + 'y'.repeat(65000),
+      // Wrappers people paste (unwrap.ts peels strings up to 16 KiB): nested brackets, an SQL tuple
+      // of thousands of fields, an unclosed code fence, quotes within quotes.
+      '('.repeat(8000) + ')'.repeat(8000), 'INSERT INTO t VALUES (' + '1,'.repeat(8000) + "'x')", '```' + ' '.repeat(16000),
+      '"' + '\\"'.repeat(8000) + '"', '- '.repeat(8000) + '"' + 'a'.repeat(100) + '",',
     ]
     for (const input of adversarial) {
       identify(input) // warm-up: the first call compiles the regexes involved

@@ -36,7 +36,7 @@ const BRACKETS: ReadonlyMap<string, string> = new Map([['[', ']'], ['(', ')'], [
 /** `- `, `* `, `+ `, `• `, `1. `, `2) `, Markdown task boxes `- [ ] `. */
 const BULLET = /^(?:[-*+•‣◦▪·–—]|\d{1,6}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?/
 /** A Markdown code fence around one line: ```text … ```. */
-const FENCE = /^```(?:[A-Za-z0-9_-]{1,16}[ \t]+)?([^`]{1,16384}?)[ \t]*```$/
+const FENCE = /^```(?:[A-Za-z0-9_-]{1,16}[ \t]+)?([^`]{1,16384})```$/
 /** `"key": "value"` (a JSON object member), optionally inside `{…}`; the value is a JSON string. */
 const JSON_MEMBER = /^\{?[ \t]*"(?:[^"\\]|\\.){1,64}"[ \t]*:[ \t]*("(?:[^"\\]|\\.){1,16384}")[ \t]*\}?$/
 /** `key: value` (a YAML mapping line); the space after the colon tells it from `user:hash`. */
@@ -78,10 +78,11 @@ function sqlTupleFields(text: string): string[] | null {
       fields.push(value)
       quoted += 1
     } else {
-      const end = body.slice(index).search(/[,)]/)
-      if (end < 0) return null
-      fields.push(body.slice(index, index + end).trim())
-      index += end
+      let end = index
+      while (end < body.length && body[end] !== ',' && body[end] !== ')') end += 1
+      if (end === body.length) return null
+      fields.push(body.slice(index, end).trim())
+      index = end
     }
     while (body[index] === ' ' || body[index] === '\t') index += 1
     if (body[index] === ',') {
