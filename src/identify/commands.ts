@@ -30,8 +30,20 @@ function hashcatCommand(mode: number, kind: ReadingKind | undefined): string {
   return `hashcat -m ${mode} -a 0 ${kind === 'user' ? '--username ' : ''}${HASHES_FILE} ${WORDLIST}`
 }
 
+/** Built once per row and reading kind, and shared (frozen): a response only serializes them. */
+const built = new WeakMap<HashFormat, Map<ReadingKind | undefined, NextCommands | undefined>>()
+
 /** The commands for one match; a tool without a mode or format for it is left out. */
 export function nextCommands(format: HashFormat, kind: ReadingKind | undefined): NextCommands | undefined {
+  let byKind = built.get(format)
+  if (byKind === undefined) built.set(format, byKind = new Map())
+  if (byKind.has(kind)) return byKind.get(kind)
+  const commands = buildCommands(format, kind)
+  byKind.set(kind, commands === undefined ? undefined : Object.freeze(commands))
+  return byKind.get(kind)
+}
+
+function buildCommands(format: HashFormat, kind: ReadingKind | undefined): NextCommands | undefined {
   if (kind === 'fingerprint') return undefined
   const commands: NextCommands = {}
   if (format.hashcat !== null) commands.hashcat = hashcatCommand(format.hashcat, kind)

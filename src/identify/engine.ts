@@ -103,11 +103,7 @@ function candidatesFor(trimmed: string): Candidate[] {
       const weight = baseWeight(format, reading.text) * reading.factor
       const existing = best.get(format)
       if (!existing || existing.weight < weight) {
-        best.set(format, {
-          format, weight, params, hash: reading.text,
-          ...(reading.kind === undefined ? {} : { kind: reading.kind }),
-          ...(reading.user === undefined ? {} : { user: reading.user }),
-        })
+        best.set(format, { format, weight, params, hash: reading.text, kind: reading.kind, user: reading.user })
       }
     }
     if (reading.only !== undefined) continue

@@ -106,8 +106,15 @@ export function rank(candidates: Candidate[]): RankedCandidate[] {
   const sorted = [...candidates].sort(compareCandidates)
   const total = sorted.reduce((sum, candidate) => sum + candidate.weight, 0)
   const denominator = total * (1 + UNKNOWN_SHARE) + UNKNOWN_FLOOR
+  // Objects of one shape (no spread): this runs for every match of every request.
   return sorted.map((candidate) => ({
-    ...candidate,
+    format: candidate.format,
+    weight: candidate.weight,
+    params: candidate.params,
+    hash: candidate.hash,
+    problem: candidate.problem,
+    kind: candidate.kind,
+    user: candidate.user,
     confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
   }))
 }

@@ -144,8 +144,14 @@ function peel(text: string): Unwrapped[] {
  * Every form reachable by peeling layers off `text` (not `text` itself), breadth first, so the
  * forms with fewer layers removed come first; each lists its layers in the order they were peeled (from the outside in).
  */
+/**
+ * A cheap test that some peel may apply (every rule of `peel` needs one of these), so that the
+ * bare digests and crypt strings most requests carry skip the rules altogether.
+ */
+const MAY_BE_WRAPPED = /^(?:["'`“”‘’„‚«»‹「[({<*+•‣◦▪·–—-]|\d{1,6}[.)][ \t]|INSERT)|[,;]$|:[ \t]/i
+
 export function unwrappings(text: string): Unwrapped[] {
-  if (text.length > MAX_UNWRAP_LENGTH) return []
+  if (text.length > MAX_UNWRAP_LENGTH || !MAY_BE_WRAPPED.test(text)) return []
   const found: Unwrapped[] = []
   const seen = new Set<string>([text])
   let frontier: Unwrapped[] = [{ text, normalized: [] }]
