@@ -217,9 +217,10 @@ describe('/api/identify: what people paste', () => {
     assert.equal(answer.results[0]!.matches[0]!.commands?.hashcat, 'hashcat -m 3200 -a 0 --username hashes.txt wordlist.txt')
   })
 
-  it('reads Responder NetNTLMv2 captures (log file and console) and Kerberoast / AS-REP roast output', { skip: skipUnless('passlib') }, async () => {
-    // NetNTLMv2 per MS-NLMP §3.3.2 (NTOWFv2, NTProofStr, the blob), printed as Responder writes
-    // it (user::domain:challenge:NTProofStr:blob); RC4-HMAC per RFC 4757 §4 (K1 from the key
+  it('reads Responder NetNTLMv1/v2 captures (log file and console) and Kerberoast / AS-REP roast output', { skip: skipUnless('passlib') }, async () => {
+    // NetNTLMv2 per MS-NLMP §3.3.2 (NTOWFv2, NTProofStr, the blob) and NetNTLMv1 per §3.3.1,
+    // printed as Responder writes them (user::domain:challenge:NTProofStr:blob and
+    // user::domain:lm:nt:challenge); RC4-HMAC per RFC 4757 §4 (K1 from the key
     // usage, checksum, K3, RC4) over a dummy ticket, printed as impacket's GetUserSPNs and
     // GetNPUsers print it.
     const made = JSON.parse(python([
@@ -243,9 +244,14 @@ describe('/api/identify: what people paste', () => {
       '  data = os.urandom(8) + plain',
       '  checksum = hmac.new(k1, data, "md5").digest()',
       '  return checksum.hex(), rc4(hmac.new(k1, checksum, "md5").digest(), data).hex()',
+      '# NetNTLMv1 (MS-NLMP §3.3.1): DES of the server challenge under the NT (LM) hash padded to 21 bytes, in three 7-byte keys',
+      'from passlib.crypto.des import des_encrypt_block',
+      'from passlib.hash import lmhash',
+      'lm = bytes.fromhex(lmhash.hash("Spring2025!"))',
+      'v1 = lambda h: b"".join(des_encrypt_block((h + bytes(5))[i:i + 7], server) for i in (0, 7, 14)).hex()',
       'tgs = rc4hmac(nt, 2, os.urandom(600))',
       'asrep = rc4hmac(nt, 3, os.urandom(300))',
-      'print(json.dumps({"v2": f"{user}::{domain}:{server.hex()}:{proof.hex()}:{blob.hex()}",',
+      'print(json.dumps({"v2": f"{user}::{domain}:{server.hex()}:{proof.hex()}:{blob.hex()}", "v1": f"{user}::{domain}:{v1(lm)}:{v1(nt)}:{server.hex()}",',
       '  "tgs": f"$krb5tgs$23$*sqlsvc$CORP.LOCAL$CORP.LOCAL/sqlsvc*${tgs[0]}${tgs[1]}",',
       '  "asrep": f"$krb5asrep$23$jdoe@CORP.LOCAL:{asrep[0]}${asrep[1]}"}))',
     ].join('\n'))) as Record<string, string>
@@ -254,9 +260,9 @@ describe('/api/identify: what people paste', () => {
       '[SMB] NTLMv2-SSP Username : CORP\\jdoe',
       `[SMB] NTLMv2-SSP Hash     : ${made.v2}`,
     ].join('\n')
-    const answer = await batch({ hashes: [responder, made.v2, `${made.tgs}\n${made.asrep}\n`] })
+    const answer = await batch({ hashes: [responder, made.v2, `${made.tgs}\n${made.asrep}\n`, made.v1] })
     assert.equal(answer.skipped, 3, 'Responder\'s Client and Username lines, and the blank line after the final newline')
-    const [fromConsole, fromLog, tgs, asrep] = answer.results
+    const [fromConsole, fromLog, tgs, asrep, v1] = answer.results
     assert.equal(fromConsole!.matches[0]!.algorithm, 'netntlmv2')
     assert.deepEqual(fromConsole!.normalized, ['log-prefix'])
     assert.equal(fromConsole!.user, 'jdoe')
@@ -265,8 +271,10 @@ describe('/api/identify: what people paste', () => {
     assert.equal(tgs!.matches[0]!.hashcat, 13100)
     assert.equal(asrep!.matches[0]!.hashcat, 18200)
     assert.equal(asrep!.user, 'jdoe@CORP.LOCAL')
-    // Most frequent first, then by name (krb5asrep-23 before krb5tgs-23).
-    assert.deepEqual(answer.summary.map((row) => [row.hashcat, row.count]), [[5600, 2], [18200, 1], [13100, 1]])
+    assert.equal(v1!.matches[0]!.hashcat, 5500)
+    assert.equal(v1!.user, 'jdoe')
+    // Most frequent first, then by name (krb5asrep-23, krb5tgs-23, netntlmv1).
+    assert.deepEqual(answer.summary.map((row) => [row.hashcat, row.count]), [[5600, 2], [18200, 1], [13100, 1], [5500, 1]])
   })
 
   it('counts a 10,000-line dump per format, within the documented limits', { skip: skipUnless('passlib') }, async () => {

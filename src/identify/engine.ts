@@ -4,7 +4,7 @@
  * The format table (formats.ts) is data; this module reads the input's plausible readings
  * (input.ts), tries only the rows whose prefix and length range admit each reading (table.ts),
  * validates structured matches with their parsers, and ranks what is left (ranking.ts).
- * No HTTP here: routes/identify.ts calls `identify` / `identifyMany`.
+ * No HTTP here: routes/identify.ts calls `identify`, and batch.ts calls it per line of a file.
  */
 import { nextCommands, type NextCommands } from './commands.js'
 import { interpretations } from './input.js'
@@ -188,6 +188,3 @@ export function identify(text: string, options: IdentifyOptions = {}): Identific
   return identification
 }
 
-export function identifyMany(texts: readonly string[], options: IdentifyOptions = {}): Identification[] {
-  return texts.map((text) => identify(text, options))
-}

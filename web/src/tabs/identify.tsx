@@ -128,20 +128,28 @@ function Summary(props: { batch: Batch }) {
   )
 }
 
-function LineTable(props: { batch: Batch }) {
+/** A line as shown in the per-line table: without a potfile plaintext, cut to a readable width. */
+function shownLine(result: Identification, lines: string[]): string {
+  const original = result.line === undefined ? '' : (lines[result.line - 1] ?? '').trim()
+  const hash = result.normalized?.[0] === 'potfile-plaintext' ? original.slice(0, Math.max(0, original.lastIndexOf(':'))) : original
+  return hash.length > 48 ? `${hash.slice(0, 47)}…` : hash
+}
+
+function LineTable(props: { batch: Batch, lines: string[] }) {
   const [shown, setShown] = useState(ROWS_SHOWN)
   const rows = props.batch.results.slice(0, shown)
   return (
     <section class="identify-lines" aria-labelledby="identify-lines-heading">
       <h3 id="identify-lines-heading">First match per line</h3>
       <table class="digests identify-table">
-        <thead><tr><th scope="col">Line</th><th scope="col">User</th><th scope="col">First match</th><th scope="col">Confidence</th><th scope="col">hashcat mode</th></tr></thead>
+        <thead><tr><th scope="col">Line</th><th scope="col">Text</th><th scope="col">User</th><th scope="col">First match</th><th scope="col">Confidence</th><th scope="col">hashcat mode</th></tr></thead>
         <tbody>
           {rows.map((result, index) => {
             const first = result.matches[0]
             return (
               <tr key={`${result.item ?? 0}-${result.line ?? index}`}>
                 <th scope="row">{result.line ?? index + 1}</th>
+                <td class="mono identify-text">{shownLine(result, props.lines)}</td>
                 <td class="mono">{result.user ?? ''}</td>
                 <td>{first ? first.displayName : 'not identified'}{result.ambiguous ? ' (ambiguous)' : ''}</td>
                 <td>{first ? `${percentOf(first.confidence)}%` : '—'}</td>
@@ -227,7 +235,7 @@ export function IdentifyTab(props: { onVerify: (hash: string, algorithm: string 
             ? batch.batch.results.map((identification, index) => (
               <Candidates key={`${index}-${identification.line}`} input={lineText(identification, batch.lines)} identification={identification} index={index} onVerify={props.onVerify} />
             ))
-            : <LineTable batch={batch.batch} />}
+            : <LineTable batch={batch.batch} lines={batch.lines} />}
         </div>
       )}
     </form>
