@@ -84,6 +84,18 @@ describe('/api/identify options, next commands and the format list', () => {
     assert.equal(shadow.commands?.john, 'john --format=sha512crypt --wordlist=wordlist.txt hashes.txt')
   })
 
+  it('lists at most `top` matches per result of hashes, counting the rest in omitted', { skip: skipUnless('openssl') }, async () => {
+    const hash = run('openssl', ['dgst', '-md5', '-r'], PASSWORD).split(' ')[0]!
+    const all = (await identify({ hash })).matches.length
+    const response = await server.post('/api/identify', { hashes: [hash, `${hash}\n${hash}`], top: 2 })
+    assert.equal(response.status, 200)
+    for (const result of response.body.results as Array<{ matches: Match[], omitted?: number }>) {
+      assert.equal(result.matches.length, 2)
+      assert.equal(result.omitted, all - 2)
+    }
+    assert.equal((await server.post('/api/identify', { hashes: [hash], top: 0 })).status, 400)
+  })
+
   describe('GET /api/identify/formats', () => {
     let formats: FormatInfo[] = []
     let version = ''

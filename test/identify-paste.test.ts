@@ -196,13 +196,22 @@ describe('/api/identify: what people paste', () => {
     const response = await server.post('/api/identify', { hashes: [potfile], potfile: true })
     assert.equal(response.status, 200)
     for (const plain of plains) {
-      assert.ok(!response.text.includes(plain), 'no plaintext in the response')
+      assert.ok(!response.text.includes(plain) && !response.text.includes(Buffer.from(plain).toString('hex')), 'no plaintext in the response')
       assert.ok(!server.logs().includes(plain), 'no plaintext in the logs')
     }
     const answer = response.body as Batch
     assert.deepEqual(answer.results.map((result) => result.matches[0]!.algorithm), ['md5', 'sha1', 'sha512-crypt', 'md5'])
     assert.ok(answer.results.every((result) => result.normalized?.[0] === 'potfile-plaintext'))
     assert.deepEqual(answer.results.map((result) => result.length), [32, 40, sha512crypt.length, 32])
+    // One line as `hash`, with the option: the same reading. A plaintext with the separator is
+    // written $HEX[…] by hashcat (src/convert.c need_hexify: matches_separator).
+    const one = await server.post('/api/identify', { hash: `${md5(plains[1]!)}:$HEX[${Buffer.from(plains[1]!).toString('hex')}]`, potfile: true })
+    assert.equal(one.status, 200)
+    assert.ok(!one.text.includes(Buffer.from(plains[1]!).toString('hex')), 'no $HEX plaintext either')
+    assert.equal(one.body.matches[0].algorithm, 'md5')
+    const bare = await server.post('/api/identify', { hash: `${md5(plains[0]!)}:${plains[0]}`, potfile: true })
+    assert.ok(!bare.text.includes(plains[0]!))
+    assert.equal(bare.body.matches[0].algorithm, 'md5')
     // Without the option, only the $HEX[…] line is known to be a potfile line.
     const guessed = await batch({ hashes: [potfile] })
     assert.equal(guessed.results[3]!.normalized?.[0], 'potfile-plaintext')

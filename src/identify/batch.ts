@@ -7,9 +7,10 @@
  *
  * Potfile lines (`hash:plain`, hashcat's --potfile-path format) lose their plaintext before
  * anything else happens: it is never identified, returned or logged. Lines are potfile lines when
- * the request says `potfile: true`, or when the plaintext is written `$HEX[…]` (which hashcat
- * writes for plaintexts it cannot print as they are, including those with a colon), which no
- * hash format ends with.
+ * the request says `potfile: true`, or when the plaintext is written `$HEX[…]`, which no hash
+ * format ends with. hashcat writes `$HEX[…]` for every plaintext that is not printable, that
+ * contains the separator `:` or that looks like `$HEX[…]` itself (src/convert.c need_hexify), so
+ * the plaintext is always what follows the last colon.
  *
  * The work yields to the event loop every few milliseconds, so a large file does not hold up the
  * other requests (bench/identify.ts measures the longest stall).
