@@ -4,7 +4,8 @@
  * - the whole (trimmed) string;
  * - without a `0x` prefix;
  * - the second field of an /etc/shadow line (`user:hash:lastchg:min:max:warn:inactive:expire:`);
- * - the NT and LM fields of a pwdump line (`user:rid:LM:NT:::`);
+ * - the NT and LM fields of a pwdump or impacket secretsdump line (`user:rid:LM:NT:::`, with
+ *   secretsdump's `(status=…)` notes), and the key of secretsdump's `user:rc4_hmac:NT`;
  * - the part after `user:` (htpasswd lines, `user:hash` dumps);
  * - the fingerprint in `openssl x509 -fingerprint` output (`SHA256 Fingerprint=AB:CD:…`) and in an
  *   `ssh-keygen -l` line (`256 SHA256:… comment (ED25519)`).
