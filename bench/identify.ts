@@ -14,14 +14,25 @@
  * strict figures, counting only a match's own `hashcat`, are printed too: they are the ones to
  * set beside hashID, which prints every mode on a line of its own.
  *
+ * - A 10,000-line dump (pwdump lines, potfile-free md5 and sha1 lines, `user:bcrypt` lines,
+ *   NetNTLMv2 captures) read as one `hashes` string: its time, and the longest event-loop stall
+ *   while it runs, beside the stall of the same work done in one go (the peer), in the same run;
+ *   and over HTTP (the real app on loopback, in this process), 10,000 bare 32-hex lines, the
+ *   heaviest answer (3 matches each), with the longest stall of the server's event loop (the
+ *   client is another process).
+ *
  * `--misses` lists every corpus entry whose mode is not in hashd's top 3, with the top 3 it got;
  * `--ceiling` prints the bounds no ordering of today's matches can pass (see below).
  */
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Writable } from 'node:stream'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { entriesOf, identifyBatch } from '../src/identify/batch.js'
 import { identify, type IdentifyMatch } from '../src/identify/engine.js'
 import { formats, hashcatModes } from '../src/identify/table.js'
 
@@ -33,8 +44,19 @@ interface CorpusEntry {
 }
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const corpusPath = resolve(repoRoot, '..', 'shared', 'data', 'hashcat-examples.json')
+/** `../shared/data` beside the checkout, or beside a parent folder of it (a git worktree under wt/). */
+const corpusPath = findCorpus(repoRoot)
 const corpus = JSON.parse(readFileSync(corpusPath, 'utf8')) as CorpusEntry[]
+
+function findCorpus(from: string): string {
+  const tried: string[] = []
+  for (let directory = resolve(from, '..'); ; directory = dirname(directory)) {
+    const candidate = join(directory, 'shared', 'data', 'hashcat-examples.json')
+    tried.push(candidate)
+    if (existsSync(candidate)) return candidate
+    if (dirname(directory) === directory) throw new Error(`hashcat-examples.json not found (tried ${tried.join(', ')})`)
+  }
+}
 
 const TOPS = [1, 3, 10] as const
 
@@ -121,6 +143,87 @@ function throughput(): { perSecond: number, iterations: number } {
 
 const percent = (value: number): string => value.toFixed(3)
 
+/** A 10,000-line dump of the shapes people paste, deterministic (hex from a counter, not random). */
+function dumpLines(): string[] {
+  const hex = (seed: number, length: number): string => {
+    let text = ''
+    for (let index = 0; text.length < length; index += 1) text += ((seed * 2654435761 + index * 40503) >>> 0).toString(16).padStart(8, '0')
+    return text.slice(0, length)
+  }
+  return Array.from({ length: 10_000 }, (_, index) => {
+    switch (index % 5) {
+      case 0: return `CORP\\user${index}:${1000 + index}:aad3b435b51404eeaad3b435b51404ee:${hex(index, 32)}:::`
+      case 1: return hex(index, 32)
+      case 2: return hex(index, 40)
+      case 3: return `user${index}:$2b$10$${'N9qo8uLOickgx2ZMRZoMye'}IjZAgcfl7p92ldGxad68LJZdL17lhWy`
+      default: return `user${index}::CORP:1122334455667788:${hex(index, 32)}:${hex(index + 1, 160)}`
+    }
+  })
+}
+
+/** The longest gap between the ticks of a 1 ms interval timer while `work` runs. */
+async function measure(work: () => Promise<unknown>): Promise<{ milliseconds: number, stall: number }> {
+  let last = performance.now()
+  let stall = 0
+  const ticker = setInterval(() => {
+    const now = performance.now()
+    stall = Math.max(stall, now - last)
+    last = now
+  }, 1)
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  stall = 0
+  last = performance.now()
+  const started = performance.now()
+  await work()
+  const milliseconds = performance.now() - started
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  clearInterval(ticker)
+  return { milliseconds, stall }
+}
+
+/** POST /api/identify with 10,000 bare 32-hex lines to the real app on loopback. */
+async function httpDumpFigures(): Promise<{ milliseconds: number, stall: number, bytes: number }> {
+  const config = loadConfig({ RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0' })
+  const app = await buildApp(config, { logStream: new Writable({ write(_chunk, _encoding, done) { done() } }) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  try {
+    const address = app.server.address()
+    if (address === null || typeof address === 'string') throw new Error('no port')
+    const lines = Array.from({ length: 10_000 }, (_, index) => ((index * 2654435761) >>> 0).toString(16).padStart(8, '0').repeat(4))
+    const body = JSON.stringify({ hashes: [lines.join('\n')] })
+    // The client is another node process, so the stall measured is the server's alone.
+    const client = `const body = require('node:fs').readFileSync(0, 'utf8');
+      fetch(process.argv[1], { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        .then(async (response) => { const text = await response.text(); console.log(response.status, text.length) })`
+    const send = async (): Promise<number> => {
+      const output = await new Promise<string>((resolve, reject) => {
+        const child = execFile(process.execPath, ['-e', client, `http://127.0.0.1:${address.port}/api/identify`], { maxBuffer: 1 << 20 }, (error, stdout) => (error ? reject(error) : resolve(stdout)))
+        child.stdin!.end(body)
+      })
+      const [status, length] = output.trim().split(' ')
+      if (status !== '200') throw new Error(`HTTP ${status}`)
+      return Number(length)
+    }
+    await send() // warm-up
+    let bytes = 0
+    const figures = await measure(async () => { bytes = await send() })
+    return { ...figures, bytes }
+  } finally {
+    await app.close()
+  }
+}
+
+/** The 10,000-line dump through identifyBatch (yielding), and the same lines identified in one go. */
+async function dumpFigures(): Promise<{ milliseconds: number, stall: number, inOneGo: number, inOneGoStall: number }> {
+  const text = dumpLines().join('\n')
+  const read = entriesOf([text])
+  if ('tooMany' in read) throw new Error('the bench dump is over the limit')
+  await identifyBatch(read.entries, read.skipped) // warm-up
+  const yielding = await measure(() => identifyBatch(read.entries, read.skipped))
+  const oneGo = await measure(async () => { for (const entry of read.entries) identify(entry.text) })
+  return { milliseconds: yielding.milliseconds, stall: yielding.stall, inOneGo: oneGo.milliseconds, inOneGoStall: oneGo.stall }
+}
+
 const speed = throughput()
 const expectedModes = new Set(corpus.map((entry) => entry.hashcat))
 const covered = [...expectedModes].filter((mode) => hashcatModes.has(mode) || formats.some((format) => (format.variants ?? []).some((variant) => variant.hashcat === mode))).length
@@ -128,9 +231,13 @@ const hashd = hitRates(hashdRanks(false))
 const hashdStrict = hitRates(hashdRanks(true))
 const hashdFlat = hitRates(flattenedRanks)
 const hashIdRankOf = hashIdRanks()
+const dump = await dumpFigures()
+const httpDump = await httpDumpFigures()
 
 console.log(`identify bench (corpus: ${corpusPath}, ${corpus.length} entries; table: ${formats.length} formats, ${covered}/${expectedModes.size} corpus modes covered)`)
 console.log(`throughput: ${Math.round(speed.perSecond).toLocaleString('en-US')} identifications/s in process (${speed.iterations.toLocaleString('en-US')} over ${typicalInputs.length} typical inputs)`)
+console.log(`10,000-line dump (one hashes string): ${dump.milliseconds.toFixed(0)} ms, longest event-loop stall ${dump.stall.toFixed(1)} ms; the same lines in one go: ${dump.inOneGo.toFixed(0)} ms, stall ${dump.inOneGoStall.toFixed(1)} ms`)
+console.log(`over HTTP, 10,000 bare 32-hex lines: ${httpDump.milliseconds.toFixed(0)} ms for ${(httpDump.bytes / 1e6).toFixed(1)} MB of JSON (client in another process), longest server event-loop stall ${httpDump.stall.toFixed(1)} ms`)
 console.log('')
 const row = (label: string, rates: HitRates): string => `${label.padEnd(40)}${percent(rates.top1)}   ${percent(rates.top3)}   ${percent(rates.top10)}`
 const variantRows = formats.filter((format) => (format.variants ?? []).length > 0)

@@ -115,6 +115,8 @@ interface Extra {
   parse?: FormatSpec['parse']
   variants?: FormatSpec['variants']
   typical?: FormatSpec['typical']
+  verifyAs?: string
+  example?: string
 }
 
 /** A row for a hashcat mode. */
@@ -127,6 +129,8 @@ function hc(hashcat: number, name: string, displayName: string, category: Catego
     ...(extra.parse ? { parse: extra.parse } : {}),
     ...(extra.variants ? { variants: extra.variants } : {}),
     ...(extra.typical ? { typical: extra.typical } : {}),
+    ...(extra.verifyAs ? { verifyAs: extra.verifyAs } : {}),
+    ...(extra.example ? { example: extra.example } : {}),
   }
 }
 
@@ -221,7 +225,7 @@ export const formatSpecs: FormatSpec[] = [
     hc(18500, 'sha1-md5-md5-pass', 'sha1(md5(md5($pass)))', SALTED, hex(40), 2),
   ]),
   hc(6000, 'ripemd160', 'RIPEMD-160', RAW, hex(40), 40, { john: 'ripemd-160', description: 'RIPEMD-160 digest, hex' }),
-  hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex' }),
+  hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, verifyAs: 'mysql41', description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex; /api/verify reads it as mysql41' }),
   other('has160', 'HAS-160', RAW, hex(40), 1, { description: 'HAS-160 digest (TTAS.KO-12.0011), hex' }),
   other('tiger160', 'Tiger/160', RAW, hex(40), 0.5, { description: 'Tiger truncated to 160 bits, hex' }),
 
@@ -284,7 +288,8 @@ export const formatSpecs: FormatSpec[] = [
   // 4.0 sql/password.c hash_password), so each 8-hex half starts with 0-7.
   hc(200, 'mysql323', 'MySQL323', DB, R`[0-7]${hex(7)}[0-7]${hex(7)}`, 40, { john: 'mysql', description: 'MySQL before 4.1 OLD_PASSWORD(), 16 hex (two 31-bit words)' }),
   hc(5100, 'half-md5', 'Half MD5', RAW, hex(16), 10, { description: 'One half (8 bytes) of an MD5 digest, 16 hex' }),
-  other('xxh64', 'XXH64', CHECKSUM, lhex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1)' }),
+  // xxhsum prints lowercase, but the same value pasted from a tool or a log that uppercases is still XXH64.
+  other('xxh64', 'XXH64', CHECKSUM, hex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1), either case' }),
   other('xxh3', 'XXH3-64', CHECKSUM, lhex(16), 10, { description: 'xxHash XXH3 64-bit checksum, hex (xxhsum -H3)' }),
   other('crc64', 'CRC-64', CHECKSUM, hex(16), 8, { description: 'CRC-64 checksum, hex' }),
   other('crc32', 'CRC-32', CHECKSUM, hex(8), 100, { description: 'CRC-32 (ISO-HDLC, as zlib/zip/PNG use it), hex' }),
@@ -573,8 +578,8 @@ export const formatSpecs: FormatSpec[] = [
   hc(24600, 'sqlcipher', 'SQLCipher', DB, R`SQLCIPHER\*[0-9]\*(?<rounds>\d{1,8})\*${hex(32)}\*${hex(32)}\*${hex(32)}`, 3, { parse: parseIterated }),
 
   // ---- Network protocols ----
-  hc(5500, 'netntlmv1', 'NetNTLMv1 / NetNTLMv1+ESS', NET, R`[^:\s]{0,64}::[^:\s]{0,64}:${hex(48)}:${hex(48)}:${hex(16)}`, 60, { john: 'netntlm', signature: true, description: 'NetNTLMv1 challenge-response as Responder writes it: user::domain:lm:nt:challenge' }),
-  hc(5600, 'netntlmv2', 'NetNTLMv2', NET, R`[^:\s]{0,64}::[^:\s]{0,64}:${hex(16)}:${hex(32)}:${hex(64, 4096)}`, 80, { john: 'netntlmv2', signature: true, description: 'NetNTLMv2 challenge-response as Responder writes it: user::domain:challenge:ntproofstr:blob' }),
+  hc(5500, 'netntlmv1', 'NetNTLMv1 / NetNTLMv1+ESS', NET, R`(?<user>[^:\s]{0,64})::[^:\s]{0,64}:${hex(48)}:${hex(48)}:${hex(16)}`, 60, { john: 'netntlm', signature: true, description: 'NetNTLMv1 challenge-response as Responder writes it: user::domain:lm:nt:challenge' }),
+  hc(5600, 'netntlmv2', 'NetNTLMv2', NET, R`(?<user>[^:\s]{0,64})::[^:\s]{0,64}:${hex(16)}:${hex(32)}:${hex(64, 4096)}`, 80, { john: 'netntlmv2', signature: true, description: 'NetNTLMv2 challenge-response as Responder writes it: user::domain:challenge:ntproofstr:blob' }),
   hc(5300, 'ike-psk-md5', 'IKE-PSK MD5', NET, R`${hex(2, 1024)}:${hex(2, 1024)}:${hex(16)}:${hex(16)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(32)}`, 4, { john: 'ike', signature: true }),
   hc(5400, 'ike-psk-sha1', 'IKE-PSK SHA1', NET, R`${hex(2, 1024)}:${hex(2, 1024)}:${hex(16)}:${hex(16)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(2, 1024)}:${hex(40)}`, 4, { john: 'ike', signature: true }),
   hc(7300, 'ipmi2-rakp-hmac-sha1', 'IPMI2 RAKP HMAC-SHA1', NET, R`(?<salt>${hex(100, 1024)}):${hex(40)}`, 4, { john: 'rakp' }),
@@ -582,7 +587,7 @@ export const formatSpecs: FormatSpec[] = [
   hc(13100, 'krb5tgs-23', 'Kerberos 5, etype 23, TGS-REP', NET, R`\$krb5tgs\$23\$(?:\*[^*]{1,512}\*\$)?${hex(32)}\$${hex(64, 16384)}`, 60, { john: 'krb5tgs', description: 'Kerberoasting: RC4-HMAC TGS-REP ticket ($krb5tgs$23$)' }),
   hc(19600, 'krb5tgs-17', 'Kerberos 5, etype 17, TGS-REP', NET, R`\$krb5tgs\$17\$${field(128)}\$${field(128)}\$(?:\*[^*]{1,512}\*\$)?${hex(24)}\$${hex(64, 16384)}`, 10, { john: 'krb5tgs-sha1' }),
   hc(19700, 'krb5tgs-18', 'Kerberos 5, etype 18, TGS-REP', NET, R`\$krb5tgs\$18\$${field(128)}\$${field(128)}\$(?:\*[^*]{1,512}\*\$)?${hex(24)}\$${hex(64, 16384)}`, 15, { john: 'krb5tgs-sha1' }),
-  hc(18200, 'krb5asrep-23', 'Kerberos 5, etype 23, AS-REP', NET, R`\$krb5asrep\$23\$[^:$\s]{1,256}:${hex(32)}\$${hex(64, 16384)}`, 40, { john: 'krb5asrep', description: 'AS-REP roasting: RC4-HMAC AS-REP ($krb5asrep$23$)' }),
+  hc(18200, 'krb5asrep-23', 'Kerberos 5, etype 23, AS-REP', NET, R`\$krb5asrep\$23\$(?<user>[^:$\s]{1,256}):${hex(32)}\$${hex(64, 16384)}`, 40, { john: 'krb5asrep', description: 'AS-REP roasting: RC4-HMAC AS-REP ($krb5asrep$23$)' }),
   hc(32100, 'krb5asrep-17', 'Kerberos 5, etype 17, AS-REP', NET, R`\$krb5asrep\$17\$${field(128)}\$${field(128)}\$${hex(24)}\$${hex(64, 16384)}`, 5, { john: 'krb5asrep' }),
   hc(32200, 'krb5asrep-18', 'Kerberos 5, etype 18, AS-REP', NET, R`\$krb5asrep\$18\$${field(128)}\$${field(128)}\$${hex(24)}\$${hex(64, 16384)}`, 6, { john: 'krb5asrep' }),
   hc(19800, 'krb5pa-17', 'Kerberos 5, etype 17, Pre-Auth', NET, R`\$krb5pa\$17\$${field(128)}\$${field(128)}\$(?:${field(128)}\$)?${hex(104, 112)}`, 5, { john: 'krb5pa-sha1' }),
@@ -652,7 +657,9 @@ export const formatSpecs: FormatSpec[] = [
   hc(24900, 'dahua-md5', 'Dahua Authentication MD5', OS, R`[A-Za-z0-9]{8}`, 2),
   hc(26200, 'openedge-encode', 'OpenEdge Progress Encode', DB, R`[a-zA-Z]{16}`, 2),
   hc(29100, 'flask-session', 'Flask Session Cookie ($salt.$salt.$pass)', FRAMEWORK, R`\.?eyJ${b64u(1, 4096)}\.${b64u(4, 8)}\.${b64u(27)}`, 10, { signature: true }),
-  hc(16500, 'jwt', 'JWT (JSON Web Token)', TOKEN, R`(?<header>eyJ${b64u(8, 1024)})\.${b64u(0, 8192)}\.${b64u(0, 1024)}`, 200, { john: 'HMAC-SHA256', signature: true, parse: parseJwt, description: 'JSON Web Token (RFC 7519); hashcat -m 16500 cracks HS256/384/512 secrets' }),
+  hc(16500, 'jwt', 'JWT (JSON Web Token)', TOKEN, R`(?<header>eyJ${b64u(8, 1024)})\.${b64u(0, 8192)}\.${b64u(0, 1024)}`, 200, { john: 'HMAC-SHA256', signature: true, parse: parseJwt, description: 'JSON Web Token (RFC 7519); hashcat -m 16500 cracks HS256/384/512 secrets',
+    // RFC 7519 §3.1's example (HS256); a generated string would not carry a JSON header.
+    example: 'eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }),
   hc(31400, 'securecrt-v2', 'SecureCRT MasterPassphrase v2', EAS, R`S:"Config Passphrase"=02:${hex(64, 512)}`, 2),
   hc(12500, 'rar3-hp', 'RAR3-hp', ARCHIVE, R`\$RAR3\$\*0\*${hex(16)}\*${hex(32)}`, 10, { john: 'rar' }),
   hc(23700, 'rar3-p-uncompressed', 'RAR3-p (Uncompressed)', ARCHIVE, R`\$RAR3\$\*1\*${hex(16)}\*${hex(8)}\*\d{1,10}\*\d{1,10}\*1\*${hex(2, 16384)}\*30`, 4, { john: 'rar' }),

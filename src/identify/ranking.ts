@@ -14,6 +14,7 @@
  * noticeable next to a lone generic match. Rounded down to 4 decimals, so a response's
  * confidences sum to at most 1.
  */
+import type { ReadingKind } from './input.js'
 import type { HashFormat, Params } from './types.js'
 
 export const SIGNATURE_FACTOR = 1000
@@ -60,6 +61,10 @@ export interface Candidate {
   hash: string
   /** Set on a near miss: what keeps the string from being this format (near-miss.ts). */
   problem?: string
+  /** The part of the line the reading took (input.ts), where it is not the whole string. */
+  kind?: ReadingKind
+  /** The account name of the line the reading took it from. */
+  user?: string
 }
 
 export interface RankedCandidate extends Candidate {
@@ -101,12 +106,34 @@ export function rank(candidates: Candidate[]): RankedCandidate[] {
   const sorted = [...candidates].sort(compareCandidates)
   const total = sorted.reduce((sum, candidate) => sum + candidate.weight, 0)
   const denominator = total * (1 + UNKNOWN_SHARE) + UNKNOWN_FLOOR
+  // Objects of one shape (no spread): this runs for every match of every request.
   return sorted.map((candidate) => ({
     format: candidate.format,
     weight: candidate.weight,
     params: candidate.params,
     hash: candidate.hash,
-    ...(candidate.problem === undefined ? {} : { problem: candidate.problem }),
+    problem: candidate.problem,
+    kind: candidate.kind,
+    user: candidate.user,
     confidence: Math.floor((candidate.weight / denominator) * 10_000) / 10_000,
   }))
 }
+
+/**
+ * The first answer is a coin toss when the second candidate's confidence is at least this share
+ * of the first's: 32 hex digits (MD5 about 0.70, NTLM 0.20: a ratio of 0.28) is one, a SHA-256
+ * digest (0.83 against SHA3-256's 0.05) or any structured format is not. A quarter is where
+ * trusting the first answer blindly fails at least one time in five among the two.
+ */
+export const AMBIGUOUS_RATIO = 0.25
+
+export function isAmbiguous(ranked: readonly RankedCandidate[]): boolean {
+  const [first, second] = ranked
+  return first !== undefined && second !== undefined && second.confidence >= AMBIGUOUS_RATIO * first.confidence
+}
+
+/**
+ * `popular: true` keeps the formats of this prior or above: on the table's scale (types.ts), the
+ * digests everyone meets (1000) and the widespread formats (100), not the niche ones.
+ */
+export const POPULAR_PRIOR = 100

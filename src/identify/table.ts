@@ -19,7 +19,8 @@ export function compileFormat(spec: FormatSpec): HashFormat {
   const range = lengthRange(spec.pattern)
   const prefix = literalPrefix(spec.pattern)
   // Names other engineers are still adding to the registry become verifiable when they land.
-  const registered = findAlgorithm(spec.name)
+  const registered = findAlgorithm(spec.verifyAs ?? spec.name)
+  if (spec.verifyAs !== undefined && registered === undefined) throw new Error(`identify table: ${spec.name} verifies as ${spec.verifyAs}, which the registry lacks`)
   if (!(spec.prior > 0)) throw new Error(`identify table: ${spec.name} needs a positive prior`)
   if (spec.typical) {
     lengthRange(spec.typical.pattern) // bounded quantifiers only, as for patterns

@@ -90,6 +90,16 @@ export interface FormatSpec {
    * registry has `name`.
    */
   unverifiable?: string
+  /**
+   * The registry name /api/verify reads this syntax under, where it is not `name`: a bare 40-hex
+   * MySQL 4.1 hash (`mysql41-bare`) is verified as `mysql41`.
+   */
+  verifyAs?: string
+  /**
+   * An example for GET /api/identify/formats, where one generated from the pattern would not pass
+   * the row's parser (a JWT's JSON header); otherwise catalog.ts derives it.
+   */
+  example?: string
 }
 
 export interface TypicalShape {
