@@ -52,13 +52,18 @@ const urn = (slug: string): string => `urn:hashd:problem:${slug}`
 export const problems = {
   validation: (detail: string, errors: ValidationIssue[] = []) =>
     new Problem(400, urn('validation'), 'Invalid request', detail, { extensions: { errors } }),
-  unknownAlgorithm: (name: string, field = 'algorithm') =>
+  /**
+   * The name is echoed (cut to 64 characters): it is an algorithm name the client chose, never a
+   * secret. `suggestions` are canonical names close to it ("did you mean").
+   */
+  unknownAlgorithm: (name: string, pointer = '/body/algorithm', suggestions: string[] = []) =>
     new Problem(400, urn('unknown-algorithm'), 'Unknown algorithm',
-      `"${name.slice(0, 64)}" is not an algorithm hashd knows; GET /api/algorithms lists them all`,
-      { extensions: { errors: [{ pointer: `/body/${field}`, message: 'unknown algorithm' }], algorithms: '/api/algorithms' } }),
-  wrongOperation: (name: string, operation: string, why: string) =>
+      `"${name.slice(0, 64)}" is not an algorithm hashd knows; ${suggestions.length ? `did you mean ${suggestions.join(' or ')}? ` : ''}GET /api/algorithms lists them all`,
+      { extensions: { errors: [{ pointer, message: 'unknown algorithm' }], algorithms: '/api/algorithms', ...(suggestions.length ? { suggestions } : {}) } }),
+  wrongOperation: (name: string, operation: string, why: string, pointer = '/body/algorithm') =>
     new Problem(400, urn('algorithm-not-allowed'), 'Algorithm not allowed here',
-      `${name} cannot be used with ${operation}: ${why}; GET /api/algorithms lists what each operation accepts`),
+      `${name} cannot be used with ${operation}: ${why}; GET /api/algorithms lists what each operation accepts`,
+      { extensions: { errors: [{ pointer, message: 'not allowed with this operation' }] } }),
   invalidEncoding: (field: string, encoding: string) =>
     new Problem(400, urn('validation'), 'Invalid request', `${field} is not valid ${encoding}`,
       { extensions: { errors: [{ pointer: `/body/${field}`, message: `not valid ${encoding}` }] } }),

@@ -1,8 +1,27 @@
 import { clientGone } from './client-gone.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { algorithms, refusal } from '../algorithms/registry.js'
+import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponses, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
+import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+
+/**
+ * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
+ * cannot tie options to the algorithm named beside them, so the description states it.
+ */
+function optionBounds(caps: CostCaps): string {
+  const groups = new Map<string, string[]>()
+  for (const algorithm of algorithms) {
+    if (refusal(algorithm, 'hash') !== null) continue
+    const specs = algorithm.kind === 'password' ? algorithm.options : digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength)
+    const bounds = describeOptionBounds(specs, caps)
+    if (bounds === '') continue
+    groups.set(bounds, [...groups.get(bounds) ?? [], algorithm.name])
+  }
+  return [...groups].map(([bounds, names]) => `${names.join(', ')}: ${bounds}`).join('; ')
+}
 
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
   app.post('/api/hash', {
@@ -10,15 +29,20 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
     schema: {
       tags: ['hashing'],
       summary: 'Digest or password hash of an input',
-      description: 'Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt.',
+      description: 'Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. '
+        + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
+        + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
+        + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
+        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.',
       body: Type.Object({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
-        algorithm: Type.Optional(AlgorithmName('sha256', 'Algorithm to use.')),
+        algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
         encoding: Type.Optional(OutputEncoding),
         inputEncoding: Type.Optional(InputEncoding('input')),
-        options: Type.Optional(Type.Record(Type.String({ maxLength: 32 }), Type.Integer(), {
+        options: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 32 }), Type.Integer(), {
           maxProperties: 8,
-          description: 'Per-family parameters. bcrypt {cost}; argon2 {memoryCost, timeCost, parallelism, hashLength, saltLength}; scrypt {N, r, p, keyLength, saltLength}; pbkdf2 {iterations, keyLength, saltLength}; XOFs {outputLength} (bytes). GET /api/algorithms gives defaults and bounds.',
+          description: `Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): ${optionBounds(engine.config.caps)}. `
+            + 'Algorithms not listed take no options. GET /api/algorithms gives each option\'s default and bounds too.',
         })),
       }, { additionalProperties: false }),
       response: {
@@ -27,9 +51,12 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           length: Type.Integer({ description: 'hash.length' }),
           processingTimeMs: ProcessingTime,
           algorithm: CanonicalAlgorithm,
-          encoding: Type.String({ description: 'hex, base64, base64url, or standard for formats with their own text form' }),
+          encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
         }),
-        ...errorResponses,
+        ...errorResponsesWith({
+          400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
+          422: 'an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+        }),
       },
     },
   }, (request, reply) => hash(engine, request.body, () => clientGone(reply)))

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { identify, identifyMany } from '../identify/engine.js'
 import { problems } from '../problem.js'
-import { errorResponses } from './schemas.js'
+import { errorResponsesWith } from './schemas.js'
 
 /** Inputs longer than this are 413: no hash format is anywhere near it. */
 export const MAX_IDENTIFY_BYTES = 64 * 1024
@@ -43,7 +43,9 @@ const Identification = Type.Object({
   matches: Type.Array(Match, { description: 'Most likely first; ties break the same way every time' }),
 })
 
-const HashText = Type.String({ minLength: 1, description: `A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most ${MAX_IDENTIFY_BYTES} bytes` })
+const HashText = Type.String({ minLength: 1, pattern: '\\S', description: `Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most ${MAX_IDENTIFY_BYTES} bytes` })
+
+const HashList = Type.Array(HashText, { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })
 
 function checkSize(hash: string, pointer: string): void {
   if (hash.length * 3 > MAX_IDENTIFY_BYTES && Buffer.byteLength(hash) > MAX_IDENTIFY_BYTES) {
@@ -57,14 +59,16 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['identify'],
       summary: 'The likely formats of a hash string, ranked by confidence',
-      description: `Send exactly one of \`hash\` (one string) or \`hashes\` (up to ${MAX_IDENTIFY_BATCH} strings, answered in order as \`results\`).`,
+      description: `Send exactly one of \`hash\` (one string) or \`hashes\` (up to ${MAX_IDENTIFY_BATCH} strings, answered in order as \`results\`). A string longer than ${MAX_IDENTIFY_BYTES} bytes is 413.`,
+      // Exactly one of the two: oneOf of two `required`s beside the properties, which JSON Schema
+      // can state and a generated client can type.
       body: Type.Object({
         hash: Type.Optional(HashText),
-        hashes: Type.Optional(Type.Array(HashText, { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })),
-      }, { additionalProperties: false }),
+        hashes: Type.Optional(HashList),
+      }, { additionalProperties: false, oneOf: [{ properties: { hash: HashText }, required: ['hash'] }, { properties: { hashes: HashList }, required: ['hashes'] }] }),
       response: {
         200: Type.Union([Identification, Type.Object({ results: Type.Array(Identification) })]),
-        ...errorResponses,
+        ...errorResponsesWith({ 400: 'neither or both of hash and hashes; an empty or white-space-only string' }),
       },
     },
     preValidation: async (request) => {
