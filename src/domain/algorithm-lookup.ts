@@ -12,29 +12,29 @@ export function algorithmFor(name: string, operation: Operation, pointer = '/bod
   return algorithm
 }
 
-/** Levenshtein distance, stopping early past `limit` (names are at most 64 characters). */
-function distance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
+/**
+ * Edit distance with adjacent transpositions (optimal string alignment), so that sha265 is one
+ * step from sha256; names are at most 64 characters.
+ */
+function distance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
   for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    let best = i
     for (let j = 1; j <= b.length; j++) {
+      const row = rows[i] as number[]
+      const above = rows[i - 1] as number[]
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      const value = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost)
-      current.push(value)
-      best = Math.min(best, value)
+      let value = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      row[j] = value
     }
-    if (best > limit) return limit + 1
-    previous = current
   }
-  return previous[b.length] ?? limit + 1
+  return (rows[a.length] as number[])[b.length] as number
 }
 
 /**
  * "Did you mean": canonical names of algorithms this operation takes whose name, display name or
- * an alias is within a small edit distance of the one given (after the same normalisation the
- * lookup uses), nearest first, at most three. `sha-265` → sha256.
+ * an alias is nearest to the one given (within 1 edit for short names, 2 otherwise, after the
+ * same normalisation the lookup uses), at most three. `sha-265` → sha256.
  */
 export function suggestAlgorithms(name: string, operation: Operation): string[] {
   const wanted = normalizeName(name.slice(0, 64))
@@ -43,8 +43,10 @@ export function suggestAlgorithms(name: string, operation: Operation): string[] 
   const scored: Array<[number, string]> = []
   for (const algorithm of algorithms) {
     if (refusal(algorithm, operation) !== null) continue
-    const best = Math.min(...[algorithm.name, algorithm.displayName, ...algorithm.aliases].map((spelling) => distance(wanted, normalizeName(spelling), limit)))
+    const best = Math.min(...[algorithm.name, algorithm.displayName, ...algorithm.aliases].map((spelling) => distance(wanted, normalizeName(spelling))))
     if (best <= limit) scored.push([best, algorithm.name])
   }
-  return scored.sort((a, b) => a[0] - b[0]).slice(0, 3).map(([, canonical]) => canonical)
+  // Only the nearest: sha265 is one step from sha256 and two from sha224.
+  const nearest = Math.min(...scored.map(([score]) => score))
+  return scored.filter(([score]) => score === nearest).slice(0, 3).map(([, canonical]) => canonical)
 }

@@ -44,11 +44,15 @@ function validationIssues(error: FastifyError): ValidationIssue[] {
   const issues = error.validation as AjvIssue[] | undefined ?? []
   const groups = issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '')
   const inGroup = (issue: AjvIssue) => groups.find((path) => path !== '' && issue.schemaPath?.startsWith(`${path}/`))
-  return issues.filter((issue) => inGroup(issue) === undefined).map((issue) => {
-    const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
-    const alternatives = issues.filter((each) => issue.schemaPath !== undefined && inGroup(each) === issue.schemaPath)
-    return { pointer: `/${context}${issue.instancePath}${extra}`, message: issueMessage(issue, alternatives) }
-  })
+  const alternativesOf = (issue: AjvIssue) => issues.filter((each) => issue.schemaPath !== undefined && inGroup(each) === issue.schemaPath)
+  return issues
+    .filter((issue) => inGroup(issue) === undefined)
+    // A oneOf that failed because a field inside it is invalid says nothing the field's own entry does not.
+    .filter((issue) => issue.keyword !== 'oneOf' || alternativesOf(issue).every((each) => each.keyword === 'required'))
+    .map((issue) => {
+      const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
+      return { pointer: `/${context}${issue.instancePath}${extra}`, message: issueMessage(issue, alternativesOf(issue)) }
+    })
 }
 
 /** Maps Fastify's, @fastify/multipart's and busboy's errors to problems with safe details. */

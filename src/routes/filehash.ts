@@ -95,8 +95,9 @@ function lengthWarning(expected: ExpectedDigest, hashes: Record<string, string>,
   })
   const fits = digestLengths.some(([, length]) => length === null || expected.readings.some((reading) => reading.length === length))
   if (fits) return null
-  const readings = [...new Set(expected.readings.map((reading) => reading.length))].join(' or ')
-  return `expected is ${readings} bytes long, which none of the requested digests is (${digestLengths.map(([algorithm, length]) => `${algorithm}: ${length}`).join(', ')}); name the algorithm that made it in algorithms`
+  // The first reading is the one the text is read as (hex where it is hex); the others are fallbacks.
+  const length = expected.readings[0]?.length ?? 0
+  return `expected is a ${length}-byte digest, and no requested digest has that length (${digestLengths.map(([algorithm, bytes]) => `${algorithm}: ${bytes}`).join(', ')}), so none can match; add the algorithm that made it to algorithms`
 }
 
 const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
