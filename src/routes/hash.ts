@@ -55,6 +55,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         }),
         ...errorResponsesWith({
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
+          501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
           422: 'an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
         }),
       },

@@ -128,8 +128,9 @@ const DEFAULT_ERRORS = {
  * the 400 and 422 descriptions (rules a schema cannot state: a key that is not valid base64, options
  * to an algorithm that takes none, a malformed hash…).
  */
-export function errorResponsesWith(rules: { 400?: string, 422?: string } = {}) {
+export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: string } = {}) {
   return {
+    ...(rules[501] ? { 501: problemResponse(rules[501]) } : {}),
     400: problemResponse(rules[400] ? `${DEFAULT_ERRORS[400]}; ${rules[400]}` : DEFAULT_ERRORS[400]),
     413: problemResponse(DEFAULT_ERRORS[413]),
     415: problemResponse(DEFAULT_ERRORS[415]),

@@ -34,6 +34,7 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         }),
         ...errorResponsesWith({
           400: 'an input not valid in its inputEncoding (/body/input)',
+          501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
           422: 'a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
         }),
       },
