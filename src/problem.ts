@@ -94,11 +94,16 @@ export const problems = {
 
 /**
  * The problem a thrown error stands for when it is the request's fault rather than a bug, or null.
- * Text that is not UTF-8 reaching an algorithm defined on text (NTLM) is the input's fault.
+ * Text that is not UTF-8 reaching an algorithm defined on text (NTLM) is the input's fault, and a
+ * request body cut off by the client's going away is the client's.
  */
 export function knownProblem(error: unknown): Problem | null {
   if (error instanceof Problem) return error
-  if ((error as { code?: string } | null)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
+  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
+  // Node's IncomingMessage fails a body the client stopped sending with ECONNRESET "aborted"
+  // (abortIncoming); @fastify/multipart passes it on. The client left: 499, not a bug.
+  if (code === 'ECONNRESET' && message === 'aborted') return problems.clientClosed()
+  if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
     return problems.unprocessable('not-text', 'Input is not text', 'This algorithm is defined on text, and the input bytes are not valid UTF-8')
   }
   return null
