@@ -5,8 +5,11 @@
  * Expected values come from the registry's own data and RFCs, not from the document itself.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core'
 import { OpenApiChecker, type OpenApiDocument } from './helpers/openapi.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
@@ -24,6 +27,25 @@ before(async () => {
 after(async () => { await server.close() })
 
 describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 by an independent linter (Redocly, recommended rules), with API keys off and on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-openapi-'))
+    const keys = join(dir, 'keys')
+    writeFileSync(keys, `lint ${'0'.repeat(64)}\n`)
+    const secured = await startServer({ API_KEYS_FILE: keys })
+    try {
+      for (const served of [document, (await secured.get('/api/openapi.json')).body]) {
+        const config = await createConfig({ extends: ['recommended'] })
+        const results = await lintDocument({ document: makeDocumentFromString(JSON.stringify(served), '/api/openapi.json'), config: config.styleguide, externalRefResolver: new BaseResolver() })
+        // GET /api/health has no 4xx by design: it is public and not rate-limited.
+        const findings = results.filter((result) => !(result.ruleId === 'operation-4xx-response' && result.location[0]?.pointer === '#/paths/~1api~1health/get/responses'))
+        assert.deepEqual(findings.map((result) => `${result.severity} ${result.ruleId} ${result.message} ${result.location[0]?.pointer}`), [])
+      }
+    } finally {
+      await secured.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('follows package.json in info.version and is titled hashd API', () => {
     assert.equal(document.info.version, packageVersion)
     assert.equal(document.info.title, 'hashd API')

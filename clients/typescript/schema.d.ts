@@ -14,69 +14,7 @@ export interface paths {
             cookie?: never;
         };
         /** This document (OpenAPI 3.1) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            openapi: string;
-                            info: {
-                                version: string;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
         delete?: never;
@@ -93,75 +31,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics (text exposition format); absent with METRICS=off or METRICS_PORT */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Prometheus text format 0.0.4 */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -183,182 +53,7 @@ export interface paths {
          * Digest or password hash of an input
          * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The text (or, with inputEncoding, binary data) to hash */
-                        input: string;
-                        /**
-                         * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @default sha256
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
-                        /**
-                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
-                         * @default hex
-                         * @enum {string}
-                         */
-                        encoding?: "hex" | "base64" | "base64url";
-                        /**
-                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input.
-                         * @default utf8
-                         * @enum {string}
-                         */
-                        inputEncoding?: "utf8" | "hex" | "base64";
-                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
-                        options?: {
-                            [key: string]: number;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            hash: string;
-                            /** @description hash.length */
-                            length: number;
-                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
-                            processingTimeMs: number;
-                            /**
-                             * @description Canonical algorithm name
-                             * @enum {string}
-                             */
-                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
-                            /** @description hex, base64, base64url, or standard for formats with their own text form */
-                            encoding: ("hex" | "base64" | "base64url") | "standard";
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input) */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
-                501: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["postHash"];
         delete?: never;
         options?: never;
         head?: never;
@@ -378,170 +73,7 @@ export interface paths {
          * Check an input against an existing digest or password hash
          * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        input: string;
-                        hash: string;
-                        /**
-                         * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
-                        /**
-                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input.
-                         * @default utf8
-                         * @enum {string}
-                         */
-                        inputEncoding?: "utf8" | "hex" | "base64";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            match: boolean;
-                            /** @description The algorithm checked or detected; null when no candidate matched */
-                            algorithm: ("md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt") | null;
-                            /** @description The variant read from the hash, e.g. $2y$ or Django */
-                            format?: string;
-                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
-                            processingTimeMs: number;
-                            /** @description The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums */
-                            rehashRecommended: boolean;
-                            reason?: string;
-                            warnings: string[];
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an input not valid in its inputEncoding (/body/input) */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
-                501: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["postVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -561,174 +93,7 @@ export interface paths {
          * HMAC (RFC 2104) of a message
          * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. Rules the schema cannot state: a `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        message: string;
-                        /** @description The secret key; never logged */
-                        key: string;
-                        /**
-                         * @description Hash function of the HMAC. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @default sha256
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
-                        /**
-                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
-                         * @default hex
-                         * @enum {string}
-                         */
-                        encoding?: "hex" | "base64" | "base64url";
-                        /**
-                         * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key.
-                         * @default utf8
-                         * @enum {string}
-                         */
-                        keyEncoding?: "utf8" | "hex" | "base64";
-                        /**
-                         * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message.
-                         * @default utf8
-                         * @enum {string}
-                         */
-                        inputEncoding?: "utf8" | "hex" | "base64";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            hmac: string;
-                            /**
-                             * @description Canonical algorithm name
-                             * @enum {string}
-                             */
-                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
-                            /**
-                             * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
-                             * @default hex
-                             * @enum {string}
-                             */
-                            encoding: "hex" | "base64" | "base64url";
-                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
-                            processingTimeMs: number;
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message) */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["postHmac"];
         delete?: never;
         options?: never;
         head?: never;
@@ -747,328 +112,12 @@ export interface paths {
          * Hash a file sent as the raw request body (what `curl -T file URL` sends)
          * @description The same as POST /api/filehash in its raw form: the body is the file, with or without `Content-Type: application/octet-stream`; algorithms, encoding and name go in the query string.
          */
-        put: {
-            parameters: {
-                query?: {
-                    /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
-                    algorithms?: string;
-                    /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
-                    encoding?: "hex" | "base64" | "base64url";
-                    /** @description The file name to echo back, for the raw-body form */
-                    name?: string;
-                    /** @description A checksum to compare against every digest; see the form field */
-                    expected?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/octet-stream": string;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none) */
-                            name: string;
-                            /** @description Bytes hashed */
-                            size: number;
-                            /** @description Canonical algorithm name → digest */
-                            hashes: {
-                                [key: string]: string;
-                            };
-                            /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
-                            matches?: {
-                                [key: string]: boolean;
-                            };
-                            /** @description Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason */
-                            warnings?: string[];
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["putFilehash"];
         /**
          * Hash an uploaded file with several algorithms in one pass
          * @description The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). With several algorithms and a large file, the hashers run on several threads.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
-                    algorithms?: string;
-                    /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
-                    encoding?: "hex" | "base64" | "base64url";
-                    /** @description The file name to echo back, for the raw-body form */
-                    name?: string;
-                    /** @description A checksum to compare against every digest; see the form field */
-                    expected?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "multipart/form-data": {
-                        /**
-                         * @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Send before the file part.
-                         * @default sha256
-                         */
-                        algorithms?: string;
-                        /**
-                         * @description Send before the file part; lowercase as written.
-                         * @default hex
-                         * @enum {string}
-                         */
-                        encoding?: "hex" | "base64" | "base64url";
-                        /** @description Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum's length fits none of the requested algorithms. Send before the file part. */
-                        expected?: string;
-                        /**
-                         * Format: binary
-                         * @description Exactly one file, at most MAX_FILE_SIZE bytes
-                         */
-                        file: string;
-                    };
-                    "application/octet-stream": string;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none) */
-                            name: string;
-                            /** @description Bytes hashed */
-                            size: number;
-                            /** @description Canonical algorithm name → digest */
-                            hashes: {
-                                [key: string]: string;
-                            };
-                            /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
-                            matches?: {
-                                [key: string]: boolean;
-                            };
-                            /** @description Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason */
-                            warnings?: string[];
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["postFilehash"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1088,206 +137,7 @@ export interface paths {
          * The likely formats of a hash string, ranked by confidence
          * @description Send exactly one of `hash` (one string) or `hashes` (up to 1000 strings, answered in order as `results`). A string longer than 65536 bytes is 413.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
-                        hash?: string;
-                        hashes?: string[];
-                    } & ({
-                        /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
-                        hash: string;
-                    } | {
-                        hashes: string[];
-                    });
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Length of the trimmed input */
-                            length: number;
-                            /** @description Most likely first; ties break the same way every time */
-                            matches: {
-                                /** @description Canonical name; the registry name where /api/verify accepts the format */
-                                algorithm: string;
-                                displayName: string;
-                                /** @description Probability in [0, 1]; a response's confidences sum to at most 1 */
-                                confidence: number;
-                                /** @description hashcat mode (-m) */
-                                hashcat: number | null;
-                                /** @description John the Ripper --format */
-                                john: string | null;
-                                category: string;
-                                description: string;
-                                /** @description Parameters the string carries: cost, memory, rounds, salt… */
-                                params?: {
-                                    [key: string]: number | string;
-                                };
-                                /** @description True where POST /api/verify accepts this string */
-                                verifiable: boolean;
-                                /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
-                                variants?: {
-                                    hashcat: number;
-                                    displayName: string;
-                                }[];
-                                /** @description The text form or wrapper around the digest named by `algorithm`, where the string is not its bare hex: `base64` (base64 or base64url, padded or not), `colon-hex` (X.509 and legacy SSH fingerprints), `sri` (Subresource Integrity, npm/yarn `integrity`, Nix SRI), `oci-digest` (OCI/Docker `sha256:` + hex), `nix-base32`, `openssh-fingerprint` (`SHA256:` base64, `MD5:` colon hex), `go-sum-h1`, `git-object-id`, `s3-multipart-etag`. Where `verifiable` is true, POST /api/verify takes the string as it is and checks the digest of the input against the one it holds */
-                                format?: string;
-                                /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
-                                problem?: string;
-                            }[];
-                        } | {
-                            results: {
-                                /** @description Length of the trimmed input */
-                                length: number;
-                                /** @description Most likely first; ties break the same way every time */
-                                matches: {
-                                    /** @description Canonical name; the registry name where /api/verify accepts the format */
-                                    algorithm: string;
-                                    displayName: string;
-                                    /** @description Probability in [0, 1]; a response's confidences sum to at most 1 */
-                                    confidence: number;
-                                    /** @description hashcat mode (-m) */
-                                    hashcat: number | null;
-                                    /** @description John the Ripper --format */
-                                    john: string | null;
-                                    category: string;
-                                    description: string;
-                                    /** @description Parameters the string carries: cost, memory, rounds, salt… */
-                                    params?: {
-                                        [key: string]: number | string;
-                                    };
-                                    /** @description True where POST /api/verify accepts this string */
-                                    verifiable: boolean;
-                                    /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
-                                    variants?: {
-                                        hashcat: number;
-                                        displayName: string;
-                                    }[];
-                                    /** @description The text form or wrapper around the digest named by `algorithm`, where the string is not its bare hex: `base64` (base64 or base64url, padded or not), `colon-hex` (X.509 and legacy SSH fingerprints), `sri` (Subresource Integrity, npm/yarn `integrity`, Nix SRI), `oci-digest` (OCI/Docker `sha256:` + hex), `nix-base32`, `openssh-fingerprint` (`SHA256:` base64, `MD5:` colon hex), `go-sum-h1`, `git-object-id`, `s3-multipart-etag`. Where `verifiable` is true, POST /api/verify takes the string as it is and checks the digest of the input against the one it holds */
-                                    format?: string;
-                                    /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
-                                    problem?: string;
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-                /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; neither or both of hash and hashes; an empty or white-space-only string */
-                400: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
-                413: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Wrong Content-Type */
-                415: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Well-formed but unprocessable */
-                422: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["postIdentify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1302,100 +152,7 @@ export interface paths {
             cookie?: never;
         };
         /** Every algorithm and password-hash format, with aliases, kind, operations and option bounds */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            algorithms: {
-                                name: string;
-                                displayName: string;
-                                aliases: string[];
-                                kind: "digest" | "xof" | "checksum" | "password";
-                                family?: string;
-                                /** @description Output size (for XOFs, the default); null for password hashes */
-                                outputBits: number | null;
-                                /** @description The operations that accept it: hash, verify, filehash, hmac */
-                                operations: string[];
-                                reads?: string[];
-                                writes?: string | null;
-                                /** @description Options of /api/hash with their defaults and bounds (max includes the server cap) */
-                                options: {
-                                    [key: string]: {
-                                        default: number;
-                                        min: number;
-                                        max: number;
-                                        description: string;
-                                    };
-                                };
-                                reference: string;
-                                implementation: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
-                401: {
-                    headers: {
-                        /** @description Bearer challenge (RFC 6750 §3) */
-                        "WWW-Authenticate": string;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Rate limited; see Retry-After */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        RateLimit?: string;
-                        /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
-                        "RateLimit-Policy"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getAlgorithms"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1412,57 +169,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness, where rate-limit counters live, and the worker pool's load */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                            /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
-                            rateLimitStore: "memory" | "redis" | "degraded" | "off";
-                            /** @description The worker pool that runs password hashing and large digests */
-                            work: {
-                                /** @description Worker threads (WORKER_THREADS) */
-                                threads: number;
-                                /** @description Tasks running on the threads now */
-                                running: number;
-                                /** @description Tasks waiting for a thread or for memory, in arrival order */
-                                queued: number;
-                                /** @description MAX_WORK_MEMORY_BYTES: the memory running tasks may declare together */
-                                memoryBudgetBytes: number;
-                                /** @description Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB) */
-                                memoryInUseBytes: number;
-                                /** @description Tasks handed to a thread since start */
-                                started: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Overloaded or shutting down; see Retry-After */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
-                        "Retry-After": number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1503,4 +210,1308 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getOpenapiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        openapi: string;
+                        info: {
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format 0.0.4 */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postHash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The text (or, with inputEncoding, binary data) to hash */
+                    input: string;
+                    /**
+                     * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                     * @default sha256
+                     * @enum {string}
+                     */
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                    /**
+                     * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
+                     * @default hex
+                     * @enum {string}
+                     */
+                    encoding?: "hex" | "base64" | "base64url";
+                    /**
+                     * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    inputEncoding?: "utf8" | "hex" | "base64";
+                    /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                    options?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hash: string;
+                        /** @description hash.length */
+                        length: number;
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                        /**
+                         * @description Canonical algorithm name
+                         * @enum {string}
+                         */
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /** @description hex, base64, base64url, or standard for formats with their own text form */
+                        encoding: ("hex" | "base64" | "base64url") | "standard";
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input) */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
+            501: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    input: string;
+                    hash: string;
+                    /**
+                     * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                     * @enum {string}
+                     */
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                    /**
+                     * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    inputEncoding?: "utf8" | "hex" | "base64";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        match: boolean;
+                        /** @description The algorithm checked or detected; null when no candidate matched */
+                        algorithm: ("md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt") | null;
+                        /** @description The variant read from the hash, e.g. $2y$ or Django */
+                        format?: string;
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                        /** @description The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums */
+                        rehashRecommended: boolean;
+                        reason?: string;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an input not valid in its inputEncoding (/body/input) */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
+            501: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postHmac: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message: string;
+                    /** @description The secret key; never logged */
+                    key: string;
+                    /**
+                     * @description Hash function of the HMAC. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                     * @default sha256
+                     * @enum {string}
+                     */
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                    /**
+                     * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
+                     * @default hex
+                     * @enum {string}
+                     */
+                    encoding?: "hex" | "base64" | "base64url";
+                    /**
+                     * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    keyEncoding?: "utf8" | "hex" | "base64";
+                    /**
+                     * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    inputEncoding?: "utf8" | "hex" | "base64";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hmac: string;
+                        /**
+                         * @description Canonical algorithm name
+                         * @enum {string}
+                         */
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /**
+                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
+                         * @default hex
+                         * @enum {string}
+                         */
+                        encoding: "hex" | "base64" | "base64url";
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message) */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putFilehash: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                algorithms?: string;
+                /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
+                encoding?: "hex" | "base64" | "base64url";
+                /** @description The file name to echo back, for the raw-body form */
+                name?: string;
+                /** @description A checksum to compare against every digest; see the form field */
+                expected?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none) */
+                        name: string;
+                        /** @description Bytes hashed */
+                        size: number;
+                        /** @description Canonical algorithm name → digest */
+                        hashes: {
+                            [key: string]: string;
+                        };
+                        /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
+                        matches?: {
+                            [key: string]: boolean;
+                        };
+                        /** @description Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason */
+                        warnings?: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postFilehash: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                algorithms?: string;
+                /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
+                encoding?: "hex" | "base64" | "base64url";
+                /** @description The file name to echo back, for the raw-body form */
+                name?: string;
+                /** @description A checksum to compare against every digest; see the form field */
+                expected?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Send before the file part.
+                     * @default sha256
+                     */
+                    algorithms?: string;
+                    /**
+                     * @description Send before the file part; lowercase as written.
+                     * @default hex
+                     * @enum {string}
+                     */
+                    encoding?: "hex" | "base64" | "base64url";
+                    /** @description Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum's length fits none of the requested algorithms. Send before the file part. */
+                    expected?: string;
+                    /**
+                     * Format: binary
+                     * @description Exactly one file, at most MAX_FILE_SIZE bytes
+                     */
+                    file: string;
+                };
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none) */
+                        name: string;
+                        /** @description Bytes hashed */
+                        size: number;
+                        /** @description Canonical algorithm name → digest */
+                        hashes: {
+                            [key: string]: string;
+                        };
+                        /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
+                        matches?: {
+                            [key: string]: boolean;
+                        };
+                        /** @description Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason */
+                        warnings?: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postIdentify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
+                    hash?: string;
+                    hashes?: string[];
+                } & ({
+                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
+                    hash: string;
+                } | {
+                    hashes: string[];
+                });
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Length of the trimmed input */
+                        length: number;
+                        /** @description Most likely first; ties break the same way every time */
+                        matches: {
+                            /** @description Canonical name; the registry name where /api/verify accepts the format */
+                            algorithm: string;
+                            displayName: string;
+                            /** @description Probability in [0, 1]; a response's confidences sum to at most 1 */
+                            confidence: number;
+                            /** @description hashcat mode (-m) */
+                            hashcat: number | null;
+                            /** @description John the Ripper --format */
+                            john: string | null;
+                            category: string;
+                            description: string;
+                            /** @description Parameters the string carries: cost, memory, rounds, salt… */
+                            params?: {
+                                [key: string]: number | string;
+                            };
+                            /** @description True where POST /api/verify accepts this string */
+                            verifiable: boolean;
+                            /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
+                            variants?: {
+                                hashcat: number;
+                                displayName: string;
+                            }[];
+                            /** @description The text form or wrapper around the digest named by `algorithm`, where the string is not its bare hex: `base64` (base64 or base64url, padded or not), `colon-hex` (X.509 and legacy SSH fingerprints), `sri` (Subresource Integrity, npm/yarn `integrity`, Nix SRI), `oci-digest` (OCI/Docker `sha256:` + hex), `nix-base32`, `openssh-fingerprint` (`SHA256:` base64, `MD5:` colon hex), `go-sum-h1`, `git-object-id`, `s3-multipart-etag`. Where `verifiable` is true, POST /api/verify takes the string as it is and checks the digest of the input against the one it holds */
+                            format?: string;
+                            /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
+                            problem?: string;
+                        }[];
+                    } | {
+                        results: {
+                            /** @description Length of the trimmed input */
+                            length: number;
+                            /** @description Most likely first; ties break the same way every time */
+                            matches: {
+                                /** @description Canonical name; the registry name where /api/verify accepts the format */
+                                algorithm: string;
+                                displayName: string;
+                                /** @description Probability in [0, 1]; a response's confidences sum to at most 1 */
+                                confidence: number;
+                                /** @description hashcat mode (-m) */
+                                hashcat: number | null;
+                                /** @description John the Ripper --format */
+                                john: string | null;
+                                category: string;
+                                description: string;
+                                /** @description Parameters the string carries: cost, memory, rounds, salt… */
+                                params?: {
+                                    [key: string]: number | string;
+                                };
+                                /** @description True where POST /api/verify accepts this string */
+                                verifiable: boolean;
+                                /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
+                                variants?: {
+                                    hashcat: number;
+                                    displayName: string;
+                                }[];
+                                /** @description The text form or wrapper around the digest named by `algorithm`, where the string is not its bare hex: `base64` (base64 or base64url, padded or not), `colon-hex` (X.509 and legacy SSH fingerprints), `sri` (Subresource Integrity, npm/yarn `integrity`, Nix SRI), `oci-digest` (OCI/Docker `sha256:` + hex), `nix-base32`, `openssh-fingerprint` (`SHA256:` base64, `MD5:` colon hex), `go-sum-h1`, `git-object-id`, `s3-multipart-etag`. Where `verifiable` is true, POST /api/verify takes the string as it is and checks the digest of the input against the one it holds */
+                                format?: string;
+                                /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
+                                problem?: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; neither or both of hash and hashes; an empty or white-space-only string */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAlgorithms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        algorithms: {
+                            name: string;
+                            displayName: string;
+                            aliases: string[];
+                            kind: "digest" | "xof" | "checksum" | "password";
+                            family?: string;
+                            /** @description Output size (for XOFs, the default); null for password hashes */
+                            outputBits: number | null;
+                            /** @description The operations that accept it: hash, verify, filehash, hmac */
+                            operations: string[];
+                            reads?: string[];
+                            writes?: string | null;
+                            /** @description Options of /api/hash with their defaults and bounds (max includes the server cap) */
+                            options: {
+                                [key: string]: {
+                                    default: number;
+                                    min: number;
+                                    max: number;
+                                    description: string;
+                                };
+                            };
+                            reference: string;
+                            implementation: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
+                        rateLimitStore: "memory" | "redis" | "degraded" | "off";
+                        /** @description The worker pool that runs password hashing and large digests */
+                        work: {
+                            /** @description Worker threads (WORKER_THREADS) */
+                            threads: number;
+                            /** @description Tasks running on the threads now */
+                            running: number;
+                            /** @description Tasks waiting for a thread or for memory, in arrival order */
+                            queued: number;
+                            /** @description MAX_WORK_MEMORY_BYTES: the memory running tasks may declare together */
+                            memoryBudgetBytes: number;
+                            /** @description Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB) */
+                            memoryInUseBytes: number;
+                            /** @description Tasks handed to a thread since start */
+                            started: number;
+                        };
+                    };
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+}

@@ -46,7 +46,11 @@ const DESCRIPTION = 'Digests, password hashes, HMACs, file checksums and hash id
   + 'a breaking change would go under a new prefix. CHANGELOG.md records every API change.'
 
 type Responses = Record<string, { description?: string, content?: Record<string, { schema?: unknown }>, headers?: Record<string, unknown> }>
-type Operation = { responses?: Responses }
+type Operation = { responses?: Responses, operationId?: string, security?: unknown[] }
+
+/** `post` `/api/identify/formats` → postIdentifyFormats. */
+const operationId = (method: string, path: string): string => method.toLowerCase() + path.replace(/^\/api(?=\/)/, '')
+  .split(/[^A-Za-z0-9]+/).filter((part) => part !== '').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')
 
 /** The rules above, applied to one operation of the generated document. */
 function completeOperation(operation: Operation, rateLimited: boolean): void {
@@ -111,9 +115,18 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       const upload = spec.paths?.['/api/filehash']
       if (upload?.post) upload.post.requestBody = fileHashRequestBody
       if (upload?.put) upload.put.requestBody = fileHashPutBody
+      const secured = Object.values(spec.paths ?? {}).some((operations) => Object.values(operations).some((operation) => 'security' in operation))
       for (const [path, operations] of Object.entries(spec.paths ?? {})) {
-        for (const [method, operation] of Object.entries(operations)) completeOperation(operation, rateLimited.has(`${method} ${path}`))
+        for (const [method, operation] of Object.entries(operations)) {
+          completeOperation(operation, rateLimited.has(`${method} ${path}`))
+          // A stable name for generated clients: postHash, putFilehash, getOpenapiJson…
+          operation.operationId ??= operationId(method, path)
+          // With API keys on, the operations that need none say so (an empty requirement).
+          if (secured && !('security' in operation)) operation.security = []
+        }
       }
+      // Without API keys nothing needs one: say so at the root rather than leave it unstated.
+      if (!secured) spec.security = []
       spec.components = { ...spec.components, schemas: { ...spec.components?.schemas, Problem } }
       spec['x-hashd-algorithm-aliases'] = aliases
       return spec as ReturnType<swagger.SwaggerTransformObject>
