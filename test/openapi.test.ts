@@ -149,6 +149,12 @@ describe('the OpenAPI document', () => {
     assert.equal(aboveCap.status, 422)
     assert.match(aboveCap.body.detail, /cap of 65536/)
     assert.match(String((jsonBody('/api/hash').properties!.options as { description?: string }).description), /argon2id[^;]*memoryCost 8–65536/)
+    type Rule = { if: { properties?: { algorithm?: { enum?: string[] } } }, then: { properties: { options: { properties?: Record<string, { minimum: number, maximum: number }>, maxProperties?: number } } } }
+    const rules = (jsonBody('/api/hash') as { allOf?: Rule[] }).allOf ?? []
+    const argon2id = rules.find((rule) => rule.if.properties?.algorithm?.enum?.includes('argon2id'))
+    assert.deepEqual(argon2id?.then.properties.options.properties?.memoryCost && { ...argon2id.then.properties.options.properties.memoryCost }, { ...argon2id?.then.properties.options.properties?.memoryCost, minimum: 8, maximum: 65536 })
+    const sha1 = rules.find((rule) => rule.if.properties?.algorithm?.enum?.includes('sha1'))
+    assert.equal(sha1?.then.properties.options.maxProperties, 0, 'sha1 takes no options')
   })
 
   it('answers QUERY, with or without a body, like any other method a path does not list: 405 with Allow', async () => {

@@ -377,7 +377,7 @@ export interface operations {
                     options?: {
                         [key: string]: number;
                     };
-                };
+                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
             };
         };
         responses: {

@@ -5,7 +5,7 @@ import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -23,6 +23,37 @@ function optionBounds(caps: CostCaps): string {
   return [...groups].map(([bounds, names]) => `${names.join(', ')}: ${bounds}`).join('; ')
 }
 
+/**
+ * The same bounds as JSON Schema, for the document only: one if/then per group of algorithms with
+ * the same options, so that a client or fuzzer reading the document knows each algorithm's options,
+ * their ranges with this server's caps, and that the others take none. The server checks them
+ * itself (domain/options.ts), with messages that name the algorithm: 400 outside the format's
+ * range, 422 above a cap.
+ */
+function optionSchemas(caps: CostCaps): unknown[] {
+  const groups = new Map<string, { names: string[], properties: Record<string, unknown> }>()
+  for (const algorithm of algorithms) {
+    if (refusal(algorithm, 'hash') !== null) continue
+    const specs = algorithm.kind === 'password' ? algorithm.options : digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength)
+    const properties = Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, {
+      type: 'integer', minimum: spec.min, maximum: Math.min(spec.max, spec.cap?.(caps) ?? spec.max), default: spec.default, description: spec.description,
+    }]))
+    const key = JSON.stringify(properties)
+    const group = groups.get(key) ?? { names: [], properties }
+    group.names.push(algorithm.name)
+    groups.set(key, group)
+  }
+  const none = { type: 'object', maxProperties: 0 }
+  return [
+    // No algorithm: sha256, which takes no options.
+    { if: { not: { required: ['algorithm'] } }, then: { properties: { options: none } } },
+    ...[...groups.values()].map(({ names, properties }) => ({
+      if: { required: ['algorithm'], properties: { algorithm: { enum: names } } },
+      then: { properties: { options: Object.keys(properties).length === 0 ? none : { type: 'object', properties, additionalProperties: false } } },
+    })),
+  ]
+}
+
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
   app.post('/api/hash', {
     config: { accepts: 'application/json' },
@@ -34,7 +65,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
         + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
         + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.',
-      body: Type.Object({
+      body: documentedAs(Type.Object({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
         algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
         encoding: Type.Optional(OutputEncoding),
@@ -44,7 +75,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           description: `Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): ${optionBounds(engine.config.caps)}. `
             + 'Algorithms not listed take no options. GET /api/algorithms gives each option\'s default and bounds too.',
         })),
-      }, { additionalProperties: false }),
+      }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
       response: {
         200: Type.Object({
           hash: Type.String(),
