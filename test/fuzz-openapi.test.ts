@@ -37,6 +37,7 @@ type Schema = {
   minItems?: number, maxItems?: number, items?: Schema, minProperties?: number, maxProperties?: number
   properties?: Record<string, Schema>, required?: string[], additionalProperties?: boolean | Schema
   patternProperties?: Record<string, Schema>, oneOf?: Schema[], anyOf?: Schema[], 'x-hashd-case-insensitive'?: boolean
+  allOf?: Array<{ if?: Schema & { not?: Schema }, then?: Schema }>
 }
 interface Parameter { name: string, in: string, required?: boolean, schema: Schema }
 interface Operation { parameters?: Parameter[], requestBody?: { content: Record<string, { schema: Schema }> }, responses: Record<string, unknown> }
@@ -99,7 +100,31 @@ function valid(raw: Schema, depth = 0): fc.Arbitrary<unknown> {
   }
 }
 
+/** Whether `body` meets an `if` of the kinds the document uses: required keys, enums, `not: {required}`. */
+function meets(condition: Schema & { not?: Schema }, body: Record<string, unknown>): boolean {
+  if (condition.not?.required && condition.not.required.every((key) => key in body)) return false
+  if (condition.required && !condition.required.every((key) => key in body)) return false
+  return Object.entries(condition.properties ?? {}).every(([key, property]) => !(key in body) || !property.enum || property.enum.includes(body[key]))
+}
+
+/** Applies the first allOf if/then rule a generated object meets: its `then` properties are generated anew. */
+function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  const rules = (schema.allOf ?? []).filter((rule) => rule.if && rule.then)
+  if (rules.length === 0) return objects
+  return objects.chain((value) => {
+    const body = value as Record<string, unknown>
+    const rule = rules.find((each) => meets(each.if!, body))
+    const overrides = Object.entries(rule?.then?.properties ?? {}).filter(([key]) => key in body)
+    if (overrides.length === 0) return fc.constant(body)
+    return fc.record(Object.fromEntries(overrides.map(([key, property]) => [key, valid(property)]))).map((replaced) => ({ ...body, ...replaced }))
+  })
+}
+
 function validObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {
+  return withRules(schema, plainObject(schema, depth))
+}
+
+function plainObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {
   const branches = schema.oneOf && schema.oneOf.length > 0 ? schema.oneOf.map(resolve) : [{}]
   return fc.oneof(...branches.map((branch) => {
     // Exactly one branch of a oneOf: its required fields present, the others' required fields absent.
