@@ -4,7 +4,7 @@
 # finds and skips the others with a reason; after this script it skips none. .ci/run uses it too.
 set -euo pipefail
 packages=(
-  openssl coreutils rhash b3sum xxhash xz-utils whois apache2-utils argon2 hashid
+  openssl coreutils curl rhash b3sum xxhash xz-utils whois apache2-utils argon2 hashid
   python3 python3-passlib python3-bcrypt python3-argon2 python3-pycryptodome libcrypt1
   openssh-client redis-server chromium prometheus minisign signify-openbsd gnupg
 )

@@ -21,15 +21,17 @@ const files = process.argv.length > 2
   : readdirSync(testDir).filter((name) => name.endsWith('.test.js')).sort().map((name) => join(testDir, name))
 
 const reportDir = mkdtempSync(join(tmpdir(), 'hashd-tools-'))
-const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files], {
+// Two reporters: spec for people on stdout, and test-counter.ts's JSON lines to a file, from
+// which the closing counts are taken.
+const eventsFile = join(mkdtempSync(join(tmpdir(), 'hashd-events-')), 'events.jsonl')
+const counterReporter = join(dirname(fileURLToPath(import.meta.url)), 'test-counter.js')
+const child = spawn(process.execPath, ['--test', '--test-concurrency=1',
+  '--test-reporter=spec', '--test-reporter-destination=stdout',
+  `--test-reporter=${counterReporter}`, `--test-reporter-destination=${eventsFile}`, ...files], {
   env: { ...process.env, HASHD_TOOL_REPORT_DIR: reportDir },
   stdio: ['ignore', 'pipe', 'inherit'],
 })
-let tail = ''
-child.stdout.on('data', (chunk: Buffer) => {
-  process.stdout.write(chunk)
-  tail = (tail + chunk.toString('utf8')).slice(-4096)
-})
+child.stdout.on('data', (chunk: Buffer) => { process.stdout.write(chunk) })
 const code: number = await new Promise((resolve) => child.on('close', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))))
 
 const used = new Set<string>()
@@ -44,7 +46,16 @@ for (const file of readdirSync(reportDir)) {
 }
 rmSync(reportDir, { recursive: true, force: true })
 
-const count = (label: string): number => Number(new RegExp(`^\\S*\\s*${label} (\\d+)$`, 'm').exec(tail)?.[1] ?? 0)
+const outcomes = new Map<string, number>()
+let eventsText = ''
+try { eventsText = readFileSync(eventsFile, 'utf8') } catch { /* no test ran */ }
+rmSync(dirname(eventsFile), { recursive: true, force: true })
+for (const line of eventsText.split('\n')) {
+  if (line === '') continue
+  const { outcome } = JSON.parse(line) as { outcome: string }
+  outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+}
+const count = (outcome: 'pass' | 'fail' | 'skip' | 'todo' | 'cancelled'): number => outcomes.get(outcome) ?? 0
 const skippedTools = [...missing].map(([name, debian]) => `${name} (Debian: ${debian})`)
 console.log(`tools: used ${[...used].sort().join(', ') || 'none'}; skipped ${skippedTools.sort().join(', ') || 'none'}`
   + (skippedTools.length ? ' — bash scripts/install-test-tools.sh installs them' : ''))
@@ -55,5 +66,6 @@ if (requireAll && missing.size > 0) {
 }
 // A hook that throws cancels the tests after it: counted apart, and said only when it happened.
 const cancelled = count('cancelled')
-console.log(`tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skipped')} skipped${cancelled ? `, ${cancelled} cancelled` : ''}`)
+const todo = count('todo')
+console.log(`tests: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped${todo ? `, ${todo} todo` : ''}${cancelled ? `, ${cancelled} cancelled` : ''}`)
 process.exitCode = code !== 0 ? code : process.exitCode ?? 0

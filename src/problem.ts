@@ -52,13 +52,18 @@ const urn = (slug: string): string => `urn:hashd:problem:${slug}`
 export const problems = {
   validation: (detail: string, errors: ValidationIssue[] = []) =>
     new Problem(400, urn('validation'), 'Invalid request', detail, { extensions: { errors } }),
-  unknownAlgorithm: (name: string, field = 'algorithm') =>
+  /**
+   * The name is echoed (cut to 64 characters): it is an algorithm name the client chose, never a
+   * secret. `suggestions` are canonical names close to it ("did you mean").
+   */
+  unknownAlgorithm: (name: string, pointer = '/body/algorithm', suggestions: string[] = []) =>
     new Problem(400, urn('unknown-algorithm'), 'Unknown algorithm',
-      `"${name.slice(0, 64)}" is not an algorithm hashd knows; GET /api/algorithms lists them all`,
-      { extensions: { errors: [{ pointer: `/body/${field}`, message: 'unknown algorithm' }], algorithms: '/api/algorithms' } }),
-  wrongOperation: (name: string, operation: string, why: string) =>
+      `"${name.slice(0, 64)}" is not an algorithm hashd knows; ${suggestions.length ? `did you mean ${suggestions.join(' or ')}? ` : ''}GET /api/algorithms lists them all`,
+      { extensions: { errors: [{ pointer, message: 'unknown algorithm' }], algorithms: '/api/algorithms', ...(suggestions.length ? { suggestions } : {}) } }),
+  wrongOperation: (name: string, operation: string, why: string, pointer = '/body/algorithm') =>
     new Problem(400, urn('algorithm-not-allowed'), 'Algorithm not allowed here',
-      `${name} cannot be used with ${operation}: ${why}; GET /api/algorithms lists what each operation accepts`),
+      `${name} cannot be used with ${operation}: ${why}; GET /api/algorithms lists what each operation accepts`,
+      { extensions: { errors: [{ pointer, message: 'not allowed with this operation' }] } }),
   invalidEncoding: (field: string, encoding: string) =>
     new Problem(400, urn('validation'), 'Invalid request', `${field} is not valid ${encoding}`,
       { extensions: { errors: [{ pointer: `/body/${field}`, message: `not valid ${encoding}` }] } }),
@@ -92,11 +97,16 @@ export const problems = {
 
 /**
  * The problem a thrown error stands for when it is the request's fault rather than a bug, or null.
- * Text that is not UTF-8 reaching an algorithm defined on text (NTLM) is the input's fault.
+ * Text that is not UTF-8 reaching an algorithm defined on text (NTLM) is the input's fault, and a
+ * request body cut off by the client's going away is the client's.
  */
 export function knownProblem(error: unknown): Problem | null {
   if (error instanceof Problem) return error
-  if ((error as { code?: string } | null)?.code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
+  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
+  // Node's IncomingMessage fails a body the client stopped sending with ECONNRESET "aborted"
+  // (abortIncoming); @fastify/multipart passes it on. The client left: 499, not a bug.
+  if (code === 'ECONNRESET' && message === 'aborted') return problems.clientClosed()
+  if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
     return problems.unprocessable('not-text', 'Input is not text', 'This algorithm is defined on text, and the input bytes are not valid UTF-8')
   }
   return null

@@ -141,7 +141,8 @@ describe('API keys: 401 and the public paths', () => {
       assert.deepEqual(spec.paths[path].post.security, [{ apiKey: [] }], path)
       assert.ok(spec.paths[path].post.responses['401'], path)
     }
-    assert.equal(spec.paths['/api/health'].get.security, undefined)
+    // Public: an explicit empty requirement (OpenAPI 3.1 §4.8.10.1: no security needed).
+    assert.deepEqual(spec.paths['/api/health'].get.security, [])
     assert.equal(spec.paths['/api/health'].get.responses['401'], undefined)
   })
 })

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
+import { whichever } from './helpers/events.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 import { run, skipUnless } from './helpers/tools.js'
 
@@ -29,7 +30,7 @@ function send(url: string, method: string, headers: Record<string, string>, chun
     void (async () => {
       for (const chunk of chunks) {
         if (answered) return
-        if (!request.write(chunk)) await new Promise((drained) => { request.once('drain', drained); request.once('close', drained) })
+        if (!request.write(chunk)) await whichever(request, 'drain', 'close')
       }
       request.end()
     })().catch(() => {})

@@ -11,6 +11,7 @@ import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { whichever } from './helpers/events.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 import { hasTool, python, run, skipUnless, type ToolName } from './helpers/tools.js'
 
@@ -99,7 +100,7 @@ function rawUpload(url: string, options: { fields: Record<string, string>, file:
           await new Promise((wait) => setTimeout(wait, options.delayMs))
           options.whileSending?.()
         } else if (!more) {
-          await new Promise((drained) => { req.once('drain', drained); req.once('close', drained) })
+          await whichever(req, 'drain', 'close')
         }
       }
       if (!answered) req.end()

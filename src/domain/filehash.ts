@@ -10,15 +10,15 @@ import { encodeOutput, type OutputEncoding } from './encoding.js'
 export const MAX_FILE_ALGORITHMS = 16
 
 /** Parses `algorithms=sha256,md5,SHA-256`: canonical names, duplicates collapsed, order kept. */
-export function parseAlgorithmList(list: string | undefined): DigestAlgorithm[] {
+export function parseAlgorithmList(list: string | undefined, pointer = '/body/algorithms'): DigestAlgorithm[] {
   const names = (list ?? 'sha256').split(',').map((name) => name.trim()).filter((name) => name.length > 0)
-  if (names.length === 0) throw problems.validation('algorithms must name at least one algorithm', [{ pointer: '/body/algorithms', message: 'empty' }])
+  if (names.length === 0) throw problems.validation('algorithms must name at least one algorithm', [{ pointer, message: 'empty' }])
   const chosen = new Map<string, DigestAlgorithm>()
   for (const name of names) {
-    const algorithm = algorithmFor(name, 'filehash', 'algorithms') as DigestAlgorithm
+    const algorithm = algorithmFor(name, 'filehash', pointer) as DigestAlgorithm
     chosen.set(algorithm.name, algorithm)
     if (chosen.size > MAX_FILE_ALGORITHMS) {
-      throw problems.validation(`at most ${MAX_FILE_ALGORITHMS} algorithms per request`, [{ pointer: '/body/algorithms', message: `more than ${MAX_FILE_ALGORITHMS}` }])
+      throw problems.validation(`at most ${MAX_FILE_ALGORITHMS} algorithms per request`, [{ pointer, message: `more than ${MAX_FILE_ALGORITHMS}` }])
     }
   }
   return [...chosen.values()]

@@ -19,10 +19,13 @@ export function resolveOptions(algorithmName: string, specs: Record<string, Opti
   }
   for (const [key, spec] of Object.entries(specs)) {
     const value = given !== undefined && Object.hasOwn(given, key) ? given[key] as number : spec.default
-    if (!Number.isSafeInteger(value) || value < spec.min || value > spec.max) {
-      throw problems.invalidOption(key, `${algorithmName} ${key} must be an integer from ${spec.min} to ${spec.max}`)
-    }
     const cap = spec.cap?.(caps)
+    if (!Number.isSafeInteger(value) || value < spec.min || value > spec.max) {
+      // The range this server takes, so that the next attempt is not refused at the cap instead.
+      throw problems.invalidOption(key, cap !== undefined && cap < spec.max
+        ? `${algorithmName} ${key} must be an integer from ${spec.min} to ${cap} (this server's cap; the format allows up to ${spec.max})`
+        : `${algorithmName} ${key} must be an integer from ${spec.min} to ${spec.max}`)
+    }
     if (cap !== undefined && value > cap) {
       throw problems.costAboveCap(`${algorithmName} ${key} ${value} is above this server's cap of ${cap}`)
     }
@@ -36,4 +39,9 @@ export function digestOptionSpecs(outputBytes: number, outputLength?: { min: num
   return outputLength
     ? { outputLength: { default: outputBytes, min: outputLength.min, max: outputLength.max, description: 'output length in bytes' } }
     : {}
+}
+
+/** `min–max` of each option with this server's caps applied, e.g. `cost 4–15`: for the document. */
+export function describeOptionBounds(specs: Record<string, OptionSpec>, caps: CostCaps): string {
+  return Object.entries(specs).map(([key, spec]) => `${key} ${spec.min}–${Math.min(spec.max, spec.cap?.(caps) ?? spec.max)}`).join(', ')
 }

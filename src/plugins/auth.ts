@@ -21,7 +21,7 @@ import fp from 'fastify-plugin'
 import { ConfigError, type Config } from '../config.js'
 import { keysFileLines, readKeysFileText, reloadOnHangup } from '../keys-file.js'
 import { Problem } from '../problem.js'
-import { Problem as ProblemSchema } from '../routes/schemas.js'
+import { problemResponse } from '../routes/schemas.js'
 
 export interface ApiKey {
   /** The name from the file: logged, and the rate-limit key. Never the key itself. */
@@ -163,7 +163,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
     route.schema = {
       ...route.schema,
       security: [{ apiKey: [] }],
-      response: { ...response, 401: { ...ProblemSchema, description: 'No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3)' } },
+      response: { ...response, 401: problemResponse('No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3)') },
     } as typeof route.schema
   })
 

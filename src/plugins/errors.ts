@@ -18,15 +18,41 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
   return reply.code(problem.status).type(PROBLEM_JSON).send(problem.toBody())
 }
 
-interface AjvIssue { instancePath: string, message?: string, keyword: string, params: Record<string, unknown> }
+interface AjvIssue { instancePath: string, schemaPath?: string, message?: string, keyword: string, params: Record<string, unknown> }
 
+/** A message that says what would be right: the allowed values of an enum, what a pattern means. */
+function issueMessage(issue: AjvIssue, alternatives: AjvIssue[]): string {
+  switch (issue.keyword) {
+    case 'additionalProperties': return 'unknown property'
+    case 'enum': return `must be one of ${(issue.params.allowedValues as unknown[] | undefined ?? []).join(', ')}`
+    case 'pattern': return issue.params.pattern === '\\S' ? 'must not be empty or only white space' : (issue.message ?? 'invalid')
+    case 'oneOf': {
+      const required = alternatives.filter((each) => each.keyword === 'required').map((each) => String(each.params.missingProperty))
+      if (Array.isArray(issue.params.passingSchemas)) return 'must match exactly one of the alternatives, and matches several: send only one of them'
+      return required.length === alternatives.length && required.length > 0 ? `must have exactly one of ${required.join(', ')}` : 'must match exactly one of the alternatives'
+    }
+    default: return issue.message ?? 'invalid'
+  }
+}
+
+/**
+ * ajv's errors as RFC 9457 `errors` entries. A failed oneOf/anyOf is one entry that says what the
+ * alternatives were, not one entry per alternative.
+ */
 function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body'
-  return (error.validation as AjvIssue[] | undefined ?? []).map((issue) => {
-    const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
-    const message = issue.keyword === 'additionalProperties' ? 'unknown property' : (issue.message ?? 'invalid')
-    return { pointer: `/${context}${issue.instancePath}${extra}`, message }
-  })
+  const issues = error.validation as AjvIssue[] | undefined ?? []
+  const groups = issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '')
+  const inGroup = (issue: AjvIssue) => groups.find((path) => path !== '' && issue.schemaPath?.startsWith(`${path}/`))
+  const alternativesOf = (issue: AjvIssue) => issues.filter((each) => issue.schemaPath !== undefined && inGroup(each) === issue.schemaPath)
+  return issues
+    .filter((issue) => inGroup(issue) === undefined)
+    // A oneOf that failed because a field inside it is invalid says nothing the field's own entry does not.
+    .filter((issue) => issue.keyword !== 'oneOf' || alternativesOf(issue).every((each) => each.keyword === 'required'))
+    .map((issue) => {
+      const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
+      return { pointer: `/${context}${issue.instancePath}${extra}`, message: issueMessage(issue, alternativesOf(issue)) }
+    })
 }
 
 /** Maps Fastify's, @fastify/multipart's and busboy's errors to problems with safe details. */
@@ -53,6 +79,8 @@ function problemFor(error: FastifyError): Problem | null {
       return problems.validation('Content-Length does not match the body')
     case 'FST_PROTO_VIOLATION':
       return problems.validation('The body contains a prototype-pollution key (__proto__ or constructor.prototype)')
+    case 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE':
+      return problems.validation('A QUERY request needs a Content-Type (RFC 10008 §2)')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_UTF8':
       return problems.validation(error.message)
@@ -104,8 +132,20 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     methodsByPath.set(route.url, methods)
   })
 
+  /** 405 with Allow on a known path, else 404. */
+  const notFound = (request: FastifyRequest): Problem => {
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = methodsByPath.get(path)
+    if (allowed && !allowed.has(request.method)) return problems.methodNotAllowed(request.method, [...allowed].sort())
+    return problems.notFound(path)
+  }
+
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const problem = knownProblem(error) ?? problemFor(error)
+    // Fastify refuses a QUERY without Content-Type (RFC 10008 §2) before the not-found handler
+    // runs: no route takes QUERY, so the answer is that of any other method no route takes.
+    const problem = error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' && request.routeOptions.url === undefined
+      ? notFound(request)
+      : knownProblem(error) ?? problemFor(error)
     if (problem) {
       request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
       return sendProblem(reply, problem)
@@ -117,12 +157,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     return sendProblem(reply, problems.internal())
   })
 
-  app.setNotFoundHandler({ preHandler: app.limitRequest }, (request, reply) => {
-    const path = request.url.split('?')[0] ?? request.url
-    const allowed = methodsByPath.get(path)
-    if (allowed && !allowed.has(request.method)) return sendProblem(reply, problems.methodNotAllowed(request.method, [...allowed].sort()))
-    return sendProblem(reply, problems.notFound(path))
-  })
+  app.setNotFoundHandler({ preHandler: app.limitRequest }, (request, reply) => sendProblem(reply, notFound(request)))
 }
 
 export default fp(errorsPlugin, { name: 'errors', dependencies: ['rate-limit'] })

@@ -21,7 +21,7 @@ import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
 import { hashUpload } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
-import { errorResponses } from './schemas.js'
+import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY = 70
@@ -39,11 +39,13 @@ export const fileHashRequestBody = {
         type: 'object',
         required: ['file'],
         properties: {
-          algorithms: { type: 'string', default: 'sha256', description: `Comma-separated algorithm names, at most ${MAX_FILE_ALGORITHMS}; duplicates collapse. Send before the file part.` },
-          encoding: { type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex', description: 'Send before the file part.' },
-          expected: { type: 'string', maxLength: MAX_EXPECTED_LENGTH, description: 'Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`. Send before the file part.' },
+          algorithms: { ...documentView(AlgorithmList('filehash', MAX_FILE_ALGORITHMS)) as object, description: `${AlgorithmList('filehash', MAX_FILE_ALGORITHMS).description} Send before the file part.` },
+          encoding: { type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex', description: 'Send before the file part; lowercase as written.' },
+          expected: { type: 'string', minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum\'s length fits none of the requested algorithms. Send before the file part.' },
           file: { type: 'string', format: 'binary', description: 'Exactly one file, at most MAX_FILE_SIZE bytes' },
         },
+        // The form takes these fields and no others: any other field or file part is 400 with its pointer.
+        additionalProperties: false,
       },
       encoding: { file: { contentType: 'application/octet-stream' } },
     },
@@ -60,14 +62,14 @@ export const fileHashPutBody = {
 }
 
 const Query = Type.Object({
-  algorithms: Type.Optional(Type.String({ maxLength: 1024 })),
-  encoding: Type.Optional(Type.Union(OUTPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)))),
+  algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS)),
+  encoding: Type.Optional(OutputEncodingSchema),
   name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form' })),
-  expected: Type.Optional(Type.String({ maxLength: MAX_EXPECTED_LENGTH, description: 'A checksum to compare against every digest; see the form field' })),
+  expected: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'A checksum to compare against every digest; see the form field' })),
 }, { additionalProperties: false })
 
 type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string }
-interface FileHashResult { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean> }
+interface FileHashResult { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean>, warnings?: string[] }
 
 const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
   query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
@@ -75,7 +77,27 @@ const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
 /** The response: digests in the asked encoding, `matches` when a checksum was expected, bytes counted for metrics. */
 function answer(name: string, size: number, hashes: Record<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined): FileHashResult {
   for (const algorithm of Object.keys(hashes)) countHashedBytes('filehash', algorithm, size)
-  return expected ? { name, size, hashes, matches: matchExpected(expected, hashes, encoding) } : { name, size, hashes }
+  if (!expected) return { name, size, hashes }
+  const warning = lengthWarning(expected, hashes, encoding)
+  return { name, size, hashes, matches: matchExpected(expected, hashes, encoding), ...(warning ? { warnings: [warning] } : {}) }
+}
+
+/**
+ * A checksum whose length fits none of the requested digests can never match: every `matches`
+ * entry is false because of its length, not its bytes, which the client should be told (a pasted
+ * SHA-512 against the default sha256, say). Lengths are public; this does not weaken the
+ * constant-time comparison.
+ */
+function lengthWarning(expected: ExpectedDigest, hashes: Record<string, string>, encoding: OutputEncoding): string | null {
+  const digestLengths = Object.entries(hashes).map(([algorithm, digest]) => {
+    const bytes = Buffer.from(digest, encoding)
+    return [algorithm, bytes.toString(encoding) === digest ? bytes.length : null] as const
+  })
+  const fits = digestLengths.some(([, length]) => length === null || expected.readings.some((reading) => reading.length === length))
+  if (fits) return null
+  // The first reading is the one the text is read as (hex where it is hex); the others are fallbacks.
+  const length = expected.readings[0]?.length ?? 0
+  return `expected is a ${length}-byte digest, and no requested digest has that length (${digestLengths.map(([algorithm, bytes]) => `${algorithm}: ${bytes}`).join(', ')}), so none can match; add the algorithm that made it to algorithms`
 }
 
 const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
@@ -87,7 +109,7 @@ function declaredLength(request: FastifyRequest): number | undefined {
 
 function readEncoding(value: string): OutputEncoding {
   if (!(OUTPUT_ENCODINGS as readonly string[]).includes(value)) {
-    throw problems.validation(`encoding must be one of ${OUTPUT_ENCODINGS.join(', ')}`, [{ pointer: '/body/encoding', message: 'unknown encoding' }])
+    throw problems.validation(`encoding must be one of ${OUTPUT_ENCODINGS.join(', ')}`, [{ pointer: '/body/encoding', message: `must be one of ${OUTPUT_ENCODINGS.join(', ')}` }])
   }
   return value as OutputEncoding
 }
@@ -105,7 +127,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
 
   /** The raw form: the request body is the file. */
   async function hashRaw(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
-    const algorithms = parseAlgorithmList(request.query.algorithms)
+    const algorithms = parseAlgorithmList(request.query.algorithms, '/querystring/algorithms')
     const expected = expectedFromQuery(request.query)
     const encoding = request.query.encoding ?? 'hex'
     const { size, digests } = await hashUpload(request.raw, algorithms, {
@@ -117,6 +139,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
   /** The multipart form: text fields, then exactly one file part. */
   async function hashForm(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
     let algorithmList = request.query.algorithms
+    let algorithmPointer = '/querystring/algorithms'
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
     let expected = expectedFromQuery(request.query)
     let result: FileHashResult | undefined
@@ -126,15 +149,21 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     for await (const part of parts as AsyncIterableIterator<MultipartFile | MultipartValue>) {
       if (part.type === 'field') {
         if (result) throw problems.validation(`Send the "${part.fieldname}" field before the file part: hashing starts with the file's first byte`)
-        if (part.fieldname === 'algorithms') algorithmList = String(part.value)
+        if (part.fieldname === 'algorithms') {
+          algorithmList = String(part.value)
+          algorithmPointer = '/body/algorithms'
+        }
         else if (part.fieldname === 'encoding') encoding = readEncoding(String(part.value))
         else if (part.fieldname === 'expected') expected = parseExpected(String(part.value))
         else throw problems.validation(`Unknown field "${part.fieldname.slice(0, 64)}"; the form takes file, algorithms, encoding and expected`, [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown property' }])
         continue
       }
-      if (part.fieldname !== 'file') throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`)
+      if (part.fieldname !== 'file') {
+        throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`,
+          [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown file part; the file part is named "file"' }])
+      }
       if (result) throw problems.validation('Send exactly one file part')
-      const algorithms = parseAlgorithmList(algorithmList)
+      const algorithms = parseAlgorithmList(algorithmList, algorithmPointer)
       const { size, digests } = await hashUpload(part.file, algorithms, {
         maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
       })
@@ -185,8 +214,13 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       size: Type.Integer({ description: 'Bytes hashed' }),
       hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
       matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
+      warnings: Type.Optional(Type.Array(Type.String(), { description: 'Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason' })),
     }),
-    ...errorResponses,
+    ...errorResponsesWith({
+      400: 'an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, '
+        + 'an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; '
+        + 'query-string fields have pointers /querystring/<name>, form fields /body/<name>',
+    }),
   }
 
   app.post('/api/filehash', {

@@ -1,8 +1,58 @@
 import { clientGone } from './client-gone.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { algorithms, refusal } from '../algorithms/registry.js'
+import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponses, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
+import { AlgorithmName, CanonicalAlgorithm, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+
+/**
+ * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
+ * cannot tie options to the algorithm named beside them, so the description states it.
+ */
+function optionBounds(caps: CostCaps): string {
+  const groups = new Map<string, string[]>()
+  for (const algorithm of algorithms) {
+    if (refusal(algorithm, 'hash') !== null) continue
+    const specs = algorithm.kind === 'password' ? algorithm.options : digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength)
+    const bounds = describeOptionBounds(specs, caps)
+    if (bounds === '') continue
+    groups.set(bounds, [...groups.get(bounds) ?? [], algorithm.name])
+  }
+  return [...groups].map(([bounds, names]) => `${names.join(', ')}: ${bounds}`).join('; ')
+}
+
+/**
+ * The same bounds as JSON Schema, for the document only: one if/then per group of algorithms with
+ * the same options, so that a client or fuzzer reading the document knows each algorithm's options,
+ * their ranges with this server's caps, and that the others take none. The server checks them
+ * itself (domain/options.ts), with messages that name the algorithm: 400 outside the format's
+ * range, 422 above a cap.
+ */
+function optionSchemas(caps: CostCaps): unknown[] {
+  const groups = new Map<string, { names: string[], properties: Record<string, unknown> }>()
+  for (const algorithm of algorithms) {
+    if (refusal(algorithm, 'hash') !== null) continue
+    const specs = algorithm.kind === 'password' ? algorithm.options : digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength)
+    const properties = Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, {
+      type: 'integer', minimum: spec.min, maximum: Math.min(spec.max, spec.cap?.(caps) ?? spec.max), default: spec.default, description: spec.description,
+    }]))
+    const key = JSON.stringify(properties)
+    const group = groups.get(key) ?? { names: [], properties }
+    group.names.push(algorithm.name)
+    groups.set(key, group)
+  }
+  const none = { type: 'object', maxProperties: 0 }
+  return [
+    // No algorithm: sha256, which takes no options.
+    { if: { not: { required: ['algorithm'] } }, then: { properties: { options: none } } },
+    ...[...groups.values()].map(({ names, properties }) => ({
+      if: { required: ['algorithm'], properties: { algorithm: { enum: names } } },
+      then: { properties: { options: Object.keys(properties).length === 0 ? none : { type: 'object', properties, additionalProperties: false } } },
+    })),
+  ]
+}
 
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
   app.post('/api/hash', {
@@ -10,33 +60,42 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
     schema: {
       tags: ['hashing'],
       summary: 'Digest or password hash of an input',
-      description: 'Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. ' +
-        'When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted ' +
-        '(AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out. ' +
-        'bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length.',
-      body: Type.Object({
+      description: 'Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. '
+        + 'When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted '
+        + '(AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out '
+        + '(`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. '
+        + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
+        + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
+        + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
+        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.',
+      body: documentedAs(Type.Object({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
-        algorithm: Type.Optional(AlgorithmName('sha256', 'Algorithm to use.')),
+        algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
         encoding: Type.Optional(OutputEncoding),
         inputEncoding: Type.Optional(InputEncoding('input')),
-        options: Type.Optional(Type.Record(Type.String({ maxLength: 32 }), Type.Integer(), {
+        options: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 32 }), Type.Integer(), {
           maxProperties: 8,
-          description: 'Per-family parameters. bcrypt {cost}; argon2 {memoryCost, timeCost, parallelism, hashLength, saltLength}; scrypt {N, r, p, keyLength, saltLength}; pbkdf2 {iterations, keyLength, saltLength}; XOFs {outputLength} (bytes). GET /api/algorithms gives defaults and bounds.',
+          description: `Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): ${optionBounds(engine.config.caps)}. `
+            + 'Algorithms not listed take no options. GET /api/algorithms gives each option\'s default and bounds too.',
         })),
         pepper: Type.Optional(Type.Boolean({
           description: 'Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
-      }, { additionalProperties: false }),
+      }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
       response: {
         200: Type.Object({
           hash: Type.String(),
           length: Type.Integer({ description: 'hash.length' }),
           processingTimeMs: ProcessingTime,
           algorithm: CanonicalAlgorithm,
-          encoding: Type.String({ description: 'hex, base64, base64url, or standard for formats with their own text form' }),
+          encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
           pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
         }),
-        ...errorResponses,
+        ...errorResponsesWith({
+          400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
+          501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
+          422: 'an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+        }),
       },
     },
   }, (request, reply) => hash(engine, request.body, () => clientGone(reply), app.passwords))

@@ -6,7 +6,7 @@ import { catalog } from '../identify/catalog.js'
 import { AMBIGUOUS_RATIO, POPULAR_PRIOR } from '../identify/ranking.js'
 import { identify } from '../identify/engine.js'
 import { problems } from '../problem.js'
-import { errorResponses } from './schemas.js'
+import { errorResponses, errorResponsesWith } from './schemas.js'
 
 /** A line (a hash, or one string of `hashes` without line breaks) longer than this is 413: no hash format is anywhere near it. */
 export const MAX_IDENTIFY_BYTES = 64 * 1024
@@ -91,7 +91,9 @@ const Batch = Type.Object({
   skipped: Type.Integer({ description: 'Lines of multi-line strings left out: blank, `[*] …` status lines (impacket), Responder\'s non-hash lines, `#` comments, code fences' }),
 })
 
-const HashText = Type.String({ minLength: 1, description: `A hash, a user:hash / shadow / htpasswd / pwdump line, or a 0x-prefixed hex string, as pasted (quotes, bullets, a trailing comma… are removed); at most ${MAX_IDENTIFY_BYTES} bytes` })
+const HashText = Type.String({ minLength: 1, pattern: '\\S', description: `Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd / pwdump line, or a 0x-prefixed hex string, as pasted (quotes, bullets, a trailing comma… are removed); at most ${MAX_IDENTIFY_BYTES} bytes` })
+
+const HashList = Type.Array(Type.String({ minLength: 1, pattern: '\\S', description: 'A hash or line as for `hash`, or a whole file of them (one per line)' }), { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })
 
 function checkSize(hash: string, pointer: string): void {
   if (hash.length * 3 > MAX_IDENTIFY_BYTES && Buffer.byteLength(hash) > MAX_IDENTIFY_BYTES) {
@@ -158,14 +160,16 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
         + `at most ${MAX_IDENTIFY_ENTRIES} entries in all, ${MAX_IDENTIFY_BYTES} bytes per line and ${IDENTIFY_BODY_LIMIT / 1024 / 1024} MiB per request (413 beyond).`,
       body: Type.Object({
         hash: Type.Optional(HashText),
-        hashes: Type.Optional(Type.Array(Type.String({ minLength: 1, description: 'A hash or line as for `hash`, or a whole file of them (one per line)' }), { minItems: 1, maxItems: MAX_IDENTIFY_BATCH })),
+        hashes: Type.Optional(HashList),
         popular: Type.Optional(Type.Boolean({ default: false, description: `Keep only the common formats (a prior of ${POPULAR_PRIOR} or more in the identify table: the raw digests, crypt schemes and Windows, web and database formats people meet); confidences are those of the full ranking` })),
         top: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `With \`hashes\`: at most this many matches per result. A response lists at most ${MAX_RESPONSE_MATCHES} matches in all in any case (3 per result for 10,000 lines); \`omitted\` counts those left out` })),
         potfile: Type.Optional(Type.Boolean({ default: false, description: 'Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it' })),
-      }, { additionalProperties: false }),
+        // Exactly one of hash and hashes: oneOf of two `required`s beside the properties, which JSON
+        // Schema can state and a generated client can type.
+      }, { additionalProperties: false, oneOf: [{ properties: { hash: HashText }, required: ['hash'] }, { properties: { hashes: HashList }, required: ['hashes'] }] }),
       response: {
         200: Type.Union([Identification, Batch]),
-        ...errorResponses,
+        ...errorResponsesWith({ 400: 'neither or both of hash and hashes; an empty or white-space-only string' }),
       },
     },
     preValidation: async (request) => {

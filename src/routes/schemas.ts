@@ -1,47 +1,146 @@
-/** JSON schemas shared by the routes; they validate requests and become the OpenAPI document. */
-import { Type } from '@sinclair/typebox'
-import { algorithms } from '../algorithms/registry.js'
-import { INPUT_ENCODINGS, OUTPUT_ENCODINGS } from '../domain/encoding.js'
+/**
+ * JSON schemas shared by the routes; they validate requests and become the OpenAPI document
+ * (plugins/openapi.ts). Conventions every route follows, so that the document describes the server
+ * exactly (docs/development.md, "The API document"):
+ * - error statuses use `errorResponses` (or `problemResponse`): RFC 9457 application/problem+json;
+ *   429, 503 and, with API keys, 401 are added to every operation by plugins/openapi.ts;
+ * - an algorithm field uses `AlgorithmName(operation, …)`: the document lists the canonical names
+ *   that operation accepts as an enum, while the server also takes aliases in any case;
+ * - a field the server reads more leniently than the document states is marked with
+ *   `documentedAs(schema, extra)`: the server validates `schema`, the document shows `schema` and
+ *   `extra`; nothing else may differ between the two.
+ */
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { algorithms, refusal } from '../algorithms/registry.js'
+import type { Operation } from '../algorithms/types.js'
+import { INPUT_ENCODINGS, OUTPUT_ENCODINGS, type InputEncoding as InputEncodingName, type OutputEncoding as OutputEncodingName } from '../domain/encoding.js'
 
-const names = (kind?: (name: string) => boolean) => algorithms.map((algorithm) => algorithm.name).filter((name) => kind?.(name) ?? true)
+/** Where `documentedAs` keeps what the document adds to a schema. A symbol: ajv and JSON never see it. */
+const DOCUMENT_EXTRA = Symbol('hashd.documentExtra')
 
-export const AlgorithmName = (defaultName: string | undefined, description: string) => Type.String({
-  minLength: 1,
-  maxLength: 64,
-  ...(defaultName ? { default: defaultName } : {}),
-  description: `${description} Case-insensitive; common spellings such as SHA-256 or sha_256 are accepted. GET /api/algorithms lists every name and alias.`,
-  examples: names().slice(0, 12),
-})
+/** Marks `schema` so that the OpenAPI document shows it with `extra` merged in; the server validates it as it is. */
+export function documentedAs<T extends TSchema>(schema: T, extra: Record<string, unknown>): T {
+  Object.defineProperty(schema, DOCUMENT_EXTRA, { value: extra, enumerable: true })
+  return schema
+}
+
+/**
+ * A copy of a route schema as the document shows it: every schema marked by `documentedAs` gets its
+ * extra keywords. Plain data is copied; anything else (symbols, functions) is left as it is.
+ */
+export function documentView(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(documentView)
+  if (value === null || typeof value !== 'object') return value
+  const source = value as Record<string | symbol, unknown>
+  const copy: Record<string | symbol, unknown> = {}
+  for (const key of Reflect.ownKeys(source)) {
+    if (key === DOCUMENT_EXTRA) continue
+    copy[key] = typeof key === 'string' ? documentView(source[key]) : source[key]
+  }
+  const extra = source[DOCUMENT_EXTRA] as Record<string, unknown> | undefined
+  return extra ? { ...copy, ...extra } : copy
+}
+
+/** The canonical names an operation accepts, in registry order. */
+export const canonicalNamesFor = (operation: Operation): string[] =>
+  algorithms.filter((algorithm) => refusal(algorithm, operation) === null).map((algorithm) => algorithm.name)
+
+const LENIENCY = 'The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, '
+  + 'the display names and aliases GET /api/algorithms lists (and the document\'s root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; '
+  + 'any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), '
+  + 'and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.'
+
+/**
+ * An algorithm field of `operation`. The server checks the name itself (algorithm-lookup.ts), so
+ * that aliases in any case work and an unknown name gets suggestions; the document states the
+ * exact set of canonical names as an enum.
+ */
+export const AlgorithmName = (operation: Operation, defaultName: string | undefined, description: string) => documentedAs(
+  Type.String({ minLength: 1, maxLength: 64, ...(defaultName ? { default: defaultName } : {}), description: `${description} ${LENIENCY}` }),
+  { enum: canonicalNamesFor(operation), 'x-hashd-case-insensitive': true },
+)
+
+/** A comma-separated list of algorithm names (POST /api/filehash `algorithms`). */
+export const AlgorithmList = (operation: Operation, maxNames: number) => {
+  const name = `(?:${canonicalNamesFor(operation).map((each) => each.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`
+  return documentedAs(
+    Type.String({ minLength: 1, maxLength: 1024, default: 'sha256', description: `Comma-separated algorithm names, at most ${maxNames} different ones; duplicates collapse. ${LENIENCY}` }),
+    { pattern: `^\\s*${name}\\s*(?:,\\s*${name}\\s*)*$`, 'x-hashd-case-insensitive': true },
+  )
+}
 
 /** The canonical names responses echo: an enum, read from the registry. */
-export const CanonicalAlgorithm = Type.Unsafe<string>({ type: 'string', enum: names(), description: 'Canonical algorithm name' })
+export const CanonicalAlgorithm = Type.Unsafe<string>({ type: 'string', enum: algorithms.map((algorithm) => algorithm.name), description: 'Canonical algorithm name' })
 
-export const OutputEncoding = Type.Union(OUTPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)), {
-  default: 'hex', description: 'hex (lowercase), base64 (padded) or base64url (unpadded). Ignored by password hashes and formats with a standard text form.',
+/**
+ * Encodings are one closed, lowercase set each: an enum (not a union of constants), so a wrong
+ * value is one error that lists the allowed values. They are case-sensitive, unlike algorithm
+ * names: each has one spelling, so the document can state it exactly.
+ */
+export const OutputEncoding: TUnsafe<OutputEncodingName> = Type.Unsafe<OutputEncodingName>({
+  type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex',
+  description: 'hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.',
 })
 
-export const InputEncoding = (field: string) => Type.Union(INPUT_ENCODINGS.map((encoding) => Type.Literal(encoding)), {
-  default: 'utf8', description: `How ${field} is written: utf8 text (default), or hex / base64 for binary data.`,
+export const InputEncoding = (field: string): TUnsafe<InputEncodingName> => Type.Unsafe<InputEncodingName>({
+  type: 'string', enum: [...INPUT_ENCODINGS], default: 'utf8',
+  description: `How ${field} is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A ${field} that is not valid in its encoding is 400 with the pointer /body/${field}.`,
 })
+
+export const PROBLEM_JSON = 'application/problem+json'
 
 export const Problem = Type.Object({
-  type: Type.String({ description: 'about:blank, or urn:hashd:problem:<kind>' }),
+  type: Type.String({ description: 'about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind)' }),
   title: Type.String(),
-  status: Type.Integer(),
+  status: Type.Integer({ minimum: 400, maximum: 599 }),
   detail: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), message: Type.String() }))),
+  errors: Type.Optional(Type.Array(Type.Object({
+    pointer: Type.String({ description: 'JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body' }),
+    message: Type.String(),
+  }), { description: 'The fields at fault (validation problems)' })),
+  suggestions: Type.Optional(Type.Array(Type.String(), { description: 'unknown-algorithm: canonical names close to the one given ("did you mean")' })),
+  algorithms: Type.Optional(Type.String({ description: 'unknown-algorithm: where the list of algorithms is' })),
 }, { additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json)' })
 
-const problemResponse = (description: string) => ({ ...Problem, description })
+/** Response headers the document names (OpenAPI header objects); plugins/openapi.ts adds them where they apply. */
+export const HEADERS = {
+  retryAfter: { 'Retry-After': { required: true, description: 'Seconds to wait before retrying (RFC 9110 §10.2.3)', schema: { type: 'integer', minimum: 0 } } },
+  allow: { Allow: { required: true, description: 'The methods this path takes', schema: { type: 'string' } } },
+  wwwAuthenticate: { 'WWW-Authenticate': { required: true, description: 'Bearer challenge (RFC 6750 §3)', schema: { type: 'string' } } },
+  rateLimit: {
+    RateLimit: { required: false, description: 'Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
+    'RateLimit-Policy': { required: false, description: 'The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
+  },
+} as const
+
+/** An error response: problem+json. plugins/openapi.ts adds the headers that belong to its status. */
+export const problemResponse = (description: string) => ({ description, content: { [PROBLEM_JSON]: { schema: Problem } } })
+
+const DEFAULT_ERRORS = {
+  400: 'Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take',
+  413: 'Body too large (BODY_LIMIT, MAX_FILE_SIZE)',
+  415: 'Wrong Content-Type',
+  422: 'Well-formed but unprocessable',
+}
+
+/**
+ * The error responses of an operation that takes a body, with the operation's own rules named in
+ * the 400 and 422 descriptions (rules a schema cannot state: a key that is not valid base64, options
+ * to an algorithm that takes none, a malformed hash…).
+ */
+export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: string } = {}) {
+  return {
+    ...(rules[501] ? { 501: problemResponse(rules[501]) } : {}),
+    400: problemResponse(rules[400] ? `${DEFAULT_ERRORS[400]}; ${rules[400]}` : DEFAULT_ERRORS[400]),
+    413: problemResponse(DEFAULT_ERRORS[413]),
+    415: problemResponse(DEFAULT_ERRORS[415]),
+    422: problemResponse(rules[422] ? `${DEFAULT_ERRORS[422]}: ${rules[422]}` : DEFAULT_ERRORS[422]),
+    429: problemResponse('Rate limited; see Retry-After'),
+    503: problemResponse('Overloaded or shutting down; see Retry-After'),
+  }
+}
 
 /** The error responses every JSON operation may give. */
-export const errorResponses = {
-  400: problemResponse('Malformed or invalid request'),
-  413: problemResponse('Body too large'),
-  415: problemResponse('Wrong Content-Type'),
-  422: problemResponse('Well-formed but unprocessable (input too long for bcrypt, cost above a cap, malformed hash)'),
-  429: problemResponse('Rate limited; see Retry-After'),
-  503: problemResponse('Overloaded; see Retry-After'),
-}
+export const errorResponses = errorResponsesWith()
 
 export const ProcessingTime = Type.Number({ description: 'Wall time of the hashing work itself, in milliseconds (fractional)' })

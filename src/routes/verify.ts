@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, errorResponses, InputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, ProcessingTime } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {
@@ -11,21 +11,25 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
     schema: {
       tags: ['hashing'],
       summary: 'Check an input against an existing digest or password hash',
-      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. ' +
-        'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; ' +
-        'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, ' +
-        'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.',
+      description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. '
+        + 'Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; '
+        + 'cost parameters in the hash above this server\'s caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; '
+        + 'a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). '
+        + 'A bare digest whose length no algorithm produces is `match: false` with a warning saying so. '
+        + 'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; '
+        + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
+        + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.',
       body: Type.Object({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
-        algorithm: Type.Optional(AlgorithmName(undefined, 'Algorithm of the hash; omit to detect it.')),
+        algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
       }, { additionalProperties: false }),
       response: {
         200: Type.Object({
           match: Type.Boolean(),
-          algorithm: Type.Union([Type.String(), Type.Null()], { description: 'The algorithm checked or detected; null when no candidate matched' }),
+          algorithm: Type.Union([CanonicalAlgorithm, Type.Null()], { description: 'The algorithm checked or detected; null when no candidate matched' }),
           format: Type.Optional(Type.String({ description: 'The variant read from the hash, e.g. $2y$ or Django' })),
           processingTimeMs: ProcessingTime,
           rehashRecommended: Type.Boolean({ description: 'The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums' }),
@@ -34,7 +38,11 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
           pepperKey: Type.Optional(Type.String({ description: 'The pepper key id a peppered hash names' })),
           newHash: Type.Optional(Type.String({ description: 'With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading' })),
         }),
-        ...errorResponses,
+        ...errorResponsesWith({
+          400: 'an input not valid in its inputEncoding (/body/input)',
+          501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
+          422: 'a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+        }),
       },
     },
   }, async (request, reply) => verify(engine, request.body, () => clientGone(reply), app.passwords))

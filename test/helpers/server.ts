@@ -1,11 +1,18 @@
 /**
  * Starts the real hashd on loopback (an ephemeral port) for a test file, with its logs captured,
  * and talks HTTP to it with fetch. Every test file uses this; none uses app.inject.
+ *
+ * Every response the server sends is checked against the OpenAPI document it serves
+ * (helpers/openapi.ts), whoever made the request (these helpers, fetch, a raw socket): `post` and
+ * `get` fail at once on a response the document does not describe, and `close` fails if any other
+ * response was not described. So a route's schema that drifts from what the route sends fails
+ * every test that meets it. HASHD_CHECK_RESPONSES=0 turns the check off (to debug something else).
  */
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { OpenApiChecker, type OpenApiDocument } from './openapi.js'
 
 export interface TestServer {
   url: string
@@ -38,6 +45,12 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   let captured = ''
   const logStream = new Writable({ write(chunk, _encoding, done) { captured += String(chunk); done() } })
   const app = await buildApp(config, { logStream })
+  const undescribed = watchResponses(app)
+  const checkedResponse = async (response: Response): Promise<TestResponse> => {
+    const result = await toTestResponse(response)
+    undescribed.assertDescribed(result.headers.get('x-request-id'))
+    return result
+  }
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
@@ -46,13 +59,54 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     url,
     app,
     logs: () => captured,
-    post: async (path, body, headers = {}) => toTestResponse(await fetch(url + path, {
+    post: async (path, body, headers = {}) => checkedResponse(await fetch(url + path, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     })),
-    get: async (path) => toTestResponse(await fetch(url + path)),
-    close: () => app.close(),
+    get: async (path) => checkedResponse(await fetch(url + path)),
+    close: async () => {
+      await app.close()
+      undescribed.assertNone()
+    },
+  }
+}
+
+/**
+ * Checks every response `app` sends against the document it serves, in an onSend hook (added
+ * before the server starts, so it runs for every route, the not-found handler and every error).
+ */
+export function watchResponses(app: FastifyInstance): { assertDescribed(requestId: string | null): void, assertNone(): void } {
+  const failures = new Map<string, string[]>()
+  if (process.env.HASHD_CHECK_RESPONSES === '0') return { assertDescribed: () => {}, assertNone: () => {} }
+  let checker: OpenApiChecker | undefined
+  app.addHook('onSend', (request, reply, payload, done) => {
+    try {
+      checker ??= new OpenApiChecker(app.swagger() as unknown as OpenApiDocument)
+      const body = request.method === 'HEAD' ? null
+        : typeof payload === 'string' ? payload
+          : Buffer.isBuffer(payload) ? payload.toString('utf8')
+            : payload === null || payload === undefined ? '' : null
+      const messages = checker.check({ method: request.method, url: request.url, status: reply.statusCode, headers: reply.getHeaders(), body })
+      if (messages.length > 0) failures.set(String(request.id), messages)
+    } catch (error) {
+      failures.set(String(request.id), [`the response check failed: ${String(error)}`])
+    }
+    done(null, payload)
+  })
+  const report = (messages: string[]) => new Error(`response not described by /api/openapi.json:\n  ${messages.join('\n  ')}`)
+  return {
+    assertDescribed(requestId) {
+      const messages = requestId === null ? undefined : failures.get(requestId)
+      if (!messages || requestId === null) return
+      failures.delete(requestId)
+      throw report(messages)
+    },
+    assertNone() {
+      const messages = [...failures.values()].flat()
+      failures.clear()
+      if (messages.length > 0) throw report(messages)
+    },
   }
 }
 

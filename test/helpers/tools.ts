@@ -30,6 +30,7 @@ interface ToolSpec {
 
 export const TOOLS = {
   openssl: { debian: 'openssl', command: 'openssl' },
+  curl: { debian: 'curl', command: 'curl' },
   sha256sum: { debian: 'coreutils', command: 'sha256sum' },
   md5sum: { debian: 'coreutils', command: 'md5sum' },
   sha1sum: { debian: 'coreutils', command: 'sha1sum' },

@@ -1,0 +1,201 @@
+/**
+ * The OpenAPI document describes the server exactly (issue 20): error content types, algorithm
+ * enums, identify's "exactly one of", empty and white-space strings, caps, methods it does not
+ * list, pointers, and the response checker (helpers/openapi.ts) that every other test relies on.
+ * Expected values come from the registry's own data and RFCs, not from the document itself.
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core'
+import { OpenApiChecker, type OpenApiDocument } from './helpers/openapi.js'
+import { startServer, type TestServer } from './helpers/server.js'
+
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+let server: TestServer
+let document: OpenApiDocument & { info: { title: string, version: string }, components: { schemas: Record<string, unknown> } }
+type Schema = { enum?: string[], pattern?: string, minLength?: number, oneOf?: unknown[], properties?: Record<string, Schema> }
+const jsonBody = (path: string): Schema => (document.paths[path]?.post as unknown as { requestBody: { content: Record<string, { schema: Schema }> } }).requestBody.content['application/json']!.schema
+
+before(async () => {
+  server = await startServer({ MAX_ARGON2_MEMORY_KIB: '65536' })
+  document = (await server.get('/api/openapi.json')).body
+})
+after(async () => { await server.close() })
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 by an independent linter (Redocly, recommended rules), with API keys off and on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-openapi-'))
+    const keys = join(dir, 'keys')
+    writeFileSync(keys, `lint ${'0'.repeat(64)}\n`)
+    const secured = await startServer({ API_KEYS_FILE: keys })
+    try {
+      for (const served of [document, (await secured.get('/api/openapi.json')).body]) {
+        const config = await createConfig({ extends: ['recommended'] })
+        const results = await lintDocument({ document: makeDocumentFromString(JSON.stringify(served), '/api/openapi.json'), config: config.styleguide, externalRefResolver: new BaseResolver() })
+        // GET /api/health has no 4xx by design: it is public and not rate-limited.
+        const findings = results.filter((result) => !(result.ruleId === 'operation-4xx-response' && result.location[0]?.pointer === '#/paths/~1api~1health/get/responses'))
+        assert.deepEqual(findings.map((result) => `${result.severity} ${result.ruleId} ${result.message} ${result.location[0]?.pointer}`), [])
+      }
+    } finally {
+      await secured.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('follows package.json in info.version and is titled hashd API', () => {
+    assert.equal(document.info.version, packageVersion)
+    assert.equal(document.info.title, 'hashd API')
+  })
+
+  it('gives every error status of every operation application/problem+json with the Problem schema, and Retry-After on 429 and 503', () => {
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const responses = operation.responses ?? {}
+        assert.ok(responses['503'], `${method} ${path} documents 503`)
+        for (const [status, response] of Object.entries(responses)) {
+          if (Number(status) < 400) continue
+          assert.deepEqual(Object.keys(response.content ?? {}), ['application/problem+json'], `${method} ${path} ${status}`)
+          assert.deepEqual(response.content?.['application/problem+json']?.schema, { $ref: '#/components/schemas/Problem' })
+          if (status === '429' || status === '503') assert.equal(response.headers?.['Retry-After']?.required, true, `${method} ${path} ${status} Retry-After`)
+        }
+      }
+    }
+  })
+
+  it('lists for each operation exactly the canonical names it accepts', async () => {
+    const catalogue = (await server.get('/api/algorithms')).body as { algorithms: Array<{ name: string, operations: string[] }> }
+    const accepted = (operation: string) => catalogue.algorithms.filter((algorithm) => algorithm.operations.includes(operation)).map((algorithm) => algorithm.name).sort()
+    assert.deepEqual([...jsonBody('/api/hash').properties!.algorithm!.enum!].sort(), accepted('hash'))
+    assert.deepEqual([...jsonBody('/api/verify').properties!.algorithm!.enum!].sort(), accepted('verify'))
+    assert.deepEqual([...jsonBody('/api/hmac').properties!.algorithm!.enum!].sort(), accepted('hmac'))
+    const query = (document.paths['/api/filehash']!.put as unknown as { parameters: Array<{ name: string, schema: Schema }> }).parameters
+    const pattern = new RegExp(query.find((parameter) => parameter.name === 'algorithms')!.schema.pattern!)
+    for (const name of accepted('filehash')) assert.match(`${name}, sha256`, pattern)
+    assert.doesNotMatch('argon2id', pattern, 'a password hash is not a filehash algorithm')
+    assert.doesNotMatch('', pattern)
+  })
+
+  it('says identify takes exactly one of hash and hashes, and the server agrees', async () => {
+    assert.equal(jsonBody('/api/identify').oneOf?.length, 2)
+    for (const body of [{}, { hash: '0', hashes: ['00'] }]) {
+      const response = await server.post('/api/identify', body)
+      assert.equal(response.status, 400)
+      assert.equal(response.body.errors[0].pointer, '/body')
+    }
+  })
+
+  it('treats a white-space-only hash as it does an empty one', async () => {
+    for (const hash of ['', '   ', '\t\n']) {
+      const response = await server.post('/api/identify', { hash })
+      assert.equal(response.status, 400, JSON.stringify(hash))
+      assert.equal(response.body.errors[0].pointer, '/body/hash')
+    }
+  })
+
+  it('states empty `expected` and `algorithms` as invalid, and the raw form points into the query string', async () => {
+    for (const query of ['algorithms=', 'expected=', 'algorithms=nope', 'expected=%20']) {
+      const response = await fetch(`${server.url}/api/filehash?${query}`, { method: 'PUT', body: 'x', headers: { 'content-type': 'application/octet-stream' } })
+      const problem = await response.json() as { errors: Array<{ pointer: string }> }
+      assert.equal(response.status, 400, query)
+      assert.equal(problem.errors[0]?.pointer, `/querystring/${query.split('=')[0]}`, query)
+    }
+  })
+
+  it('names a wrong upload field in `errors`, as it does a missing file part', async () => {
+    const form = new FormData()
+    form.append('upload', new Blob(['hello']), 'a.txt')
+    const response = await fetch(`${server.url}/api/filehash`, { method: 'POST', body: form })
+    const problem = await response.json() as { errors: Array<{ pointer: string }> }
+    assert.equal(response.status, 400)
+    assert.deepEqual(problem.errors.map((error) => error.pointer), ['/body/upload'])
+  })
+
+  it('warns when `expected` has a length no requested digest has', async () => {
+    const form = new FormData()
+    form.append('algorithms', 'sha256')
+    // A SHA-1 digest (20 bytes) checked against sha256 (32 bytes).
+    form.append('expected', 'aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d')
+    form.append('file', new Blob(['hello']), 'a.txt')
+    const response = await fetch(`${server.url}/api/filehash`, { method: 'POST', body: form })
+    const result = await response.json() as { matches: Record<string, boolean>, warnings?: string[] }
+    assert.equal(response.status, 200)
+    assert.deepEqual(result.matches, { sha256: false })
+    assert.match(result.warnings?.[0] ?? '', /20-byte digest.*sha256: 32/)
+  })
+
+  it('suggests the canonical name for a near miss', async () => {
+    const response = await server.post('/api/hash', { input: 'x', algorithm: 'sha-265' })
+    assert.equal(response.status, 400)
+    assert.equal(response.body.type, 'urn:hashd:problem:unknown-algorithm')
+    assert.deepEqual(response.body.suggestions, ['sha256'])
+    assert.match(response.body.detail, /did you mean sha256\?/)
+  })
+
+  it('lists the allowed encodings when one is wrong', async () => {
+    const response = await server.post('/api/hash', { input: 'x', encoding: 'HEX' })
+    assert.equal(response.status, 400)
+    assert.deepEqual(response.body.errors, [{ pointer: '/body/encoding', message: 'must be one of hex, base64, base64url' }])
+  })
+
+  it('states the server\'s own cap in the range of an option, and in the document', async () => {
+    const outOfRange = await server.post('/api/hash', { input: 'x', algorithm: 'argon2id', options: { memoryCost: 1e12 } })
+    assert.equal(outOfRange.status, 400)
+    assert.match(outOfRange.body.detail, /from 8 to 65536 \(this server's cap/)
+    const aboveCap = await server.post('/api/hash', { input: 'x', algorithm: 'argon2id', options: { memoryCost: 65537 } })
+    assert.equal(aboveCap.status, 422)
+    assert.match(aboveCap.body.detail, /cap of 65536/)
+    assert.match(String((jsonBody('/api/hash').properties!.options as { description?: string }).description), /argon2id[^;]*memoryCost 8–65536/)
+    type Rule = { if: { properties?: { algorithm?: { enum?: string[] } } }, then: { properties: { options: { properties?: Record<string, { minimum: number, maximum: number }>, maxProperties?: number } } } }
+    const rules = (jsonBody('/api/hash') as { allOf?: Rule[] }).allOf ?? []
+    const argon2id = rules.find((rule) => rule.if.properties?.algorithm?.enum?.includes('argon2id'))
+    assert.deepEqual(argon2id?.then.properties.options.properties?.memoryCost && { ...argon2id.then.properties.options.properties.memoryCost }, { ...argon2id?.then.properties.options.properties?.memoryCost, minimum: 8, maximum: 65536 })
+    const sha1 = rules.find((rule) => rule.if.properties?.algorithm?.enum?.includes('sha1'))
+    assert.equal(sha1?.then.properties.options.maxProperties, 0, 'sha1 takes no options')
+  })
+
+  it('answers QUERY, with or without a body, like any other method a path does not list: 405 with Allow', async () => {
+    for (const [path, init] of [['/api/algorithms', {}], ['/api/hash', { headers: { 'content-type': 'application/json' }, body: '{}' }]] as const) {
+      const response = await fetch(server.url + path, { method: 'QUERY', ...init })
+      assert.equal(response.status, 405, path)
+      assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/)
+      assert.ok(response.headers.get('allow'), path)
+      await response.text()
+    }
+  })
+
+  it('names the unstated 400 and 422 rules in each operation\'s description', () => {
+    const description = (path: string) => String((document.paths[path]?.post as unknown as { description: string }).description)
+    assert.match(description('/api/hmac'), /not base64 under keyEncoding base64/)
+    assert.match(description('/api/hash'), /options to an algorithm that takes none/)
+    assert.match(description('/api/verify'), /malformed for the named/)
+  })
+
+  it('shows /docs as hashd API with a logo of its own', async () => {
+    const html = await (await fetch(`${server.url}/docs/`)).text()
+    assert.match(html, /<title>hashd API<\/title>/)
+    const initializer = await (await fetch(`${server.url}/docs/static/swagger-initializer.js`)).text()
+    assert.match(initializer, /data:image\/svg\+xml;base64,/)
+  })
+})
+
+describe('the response checker', () => {
+  const checker = () => new OpenApiChecker(document)
+  const problem = JSON.stringify({ type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'slow down' })
+
+  it('accepts a described response', () => {
+    assert.deepEqual(checker().check({ method: 'POST', url: '/api/hash', status: 429, headers: { 'content-type': 'application/problem+json; charset=utf-8', 'retry-after': '3' }, body: problem }), [])
+  })
+
+  it('refuses an undocumented status, a wrong content type, a body outside the schema and a missing required header', () => {
+    const check = checker()
+    assert.match(check.check({ method: 'POST', url: '/api/hash', status: 418, headers: {}, body: '' }).join(), /not documented/)
+    assert.match(check.check({ method: 'POST', url: '/api/hash', status: 400, headers: { 'content-type': 'application/json' }, body: problem }).join(), /content-type/)
+    assert.match(check.check({ method: 'POST', url: '/api/hash', status: 200, headers: { 'content-type': 'application/json' }, body: '{"hash":1}' }).join(), /does not match/)
+    assert.match(check.check({ method: 'POST', url: '/api/hash', status: 429, headers: { 'content-type': 'application/problem+json' }, body: problem }).join(), /Retry-After is missing/)
+    assert.match(check.check({ method: 'DELETE', url: '/api/hash', status: 405, headers: { 'content-type': 'application/problem+json' }, body: problem }).join(), /Allow/)
+  })
+})
