@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so.
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.
          */
         post: operations["postVerify"];
         delete?: never;
@@ -124,6 +124,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/checksums": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check files against a checksum list (SHA256SUMS, B3SUMS, …) and the list against its signature
+         * @description multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. Each file is streamed once, never stored, through only the algorithms its lines name. The answer is 200 whenever the request was processed; `ok` says whether the check passed. With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`, `name: FAILED open or read`).
+         */
+        post: operations["postChecksums"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/identify/formats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every hash format /api/identify knows: name, hashcat mode, John format, an example and the syntax in words
+         * @description The list is versioned: `version` (also the ETag) changes whenever the identify table does, so a client can cache it.
+         */
+        get: operations["getIdentifyFormats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/identify": {
         parameters: {
             query?: never;
@@ -134,8 +174,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The likely formats of a hash string, ranked by confidence
-         * @description Send exactly one of `hash` (one string) or `hashes` (up to 1000 strings, answered in order as `results`). A string longer than 65536 bytes is 413.
+         * The likely formats of a hash string, or of every line of a pasted file, ranked by confidence
+         * @description Send exactly one of `hash` (one string) or `hashes` (strings answered in order as `results`, with a `summary`). A string of `hashes` with line breaks is a whole file (potfile, --username list, pwdump/secretsdump output, Responder captures, Kerberoast output), read line by line; at most 10000 entries in all, 65536 bytes per line and 8 MiB per request (413 beyond).
          */
         post: operations["postIdentify"];
         delete?: never;
@@ -172,6 +212,80 @@ export interface paths {
         get: operations["getHealth"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: whether this instance should get traffic (503 while starting or shutting down; Redis does not enter it) */
+        get: operations["getReady"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/password-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The password policy: algorithm and options of upgraded hashes, and the pepper key ids in force */
+        get: operations["getPasswordPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/calibrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cost parameters whose hashing time on this server is near a target
+         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503.
+         */
+        post: operations["postCalibrate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pepper/rewrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a stored password hash to the current pepper key, without the password
+         * @description A `$pepper$` hash under an older key that is still configured is decrypted and encrypted again under the current key; one already under it comes back unchanged (`changed: false`); an unpeppered password hash in a format hashd reads is peppered. Nothing is rehashed: the cost parameters stay as they are (verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests.
+         */
+        post: operations["postPepperRewrap"];
         delete?: never;
         options?: never;
         head?: never;
@@ -360,7 +474,7 @@ export interface operations {
                      * @default sha256
                      * @enum {string}
                      */
-                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
                     /**
                      * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
                      * @default hex
@@ -373,11 +487,13 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                    /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                    /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
                     options?: {
                         [key: string]: number;
                     };
-                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+                    /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                    pepper?: boolean;
+                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
             };
         };
         responses: {
@@ -401,9 +517,14 @@ export interface operations {
                          * @description Canonical algorithm name
                          * @enum {string}
                          */
-                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
                         /** @description hex, base64, base64url, or standard for formats with their own text form */
                         encoding: ("hex" | "base64" | "base64url") | "standard";
+                        /**
+                         * @description The id of the pepper key the hash is encrypted under (peppered password hashes only)
+                         * @example k2
+                         */
+                        pepperKey?: string;
                     };
                 };
             };
@@ -461,7 +582,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -535,13 +656,18 @@ export interface operations {
                      * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
                      * @enum {string}
                      */
-                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
                     /**
                      * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input.
                      * @default utf8
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
+                    /**
+                     * @description On a match that should be rehashed, also return newHash (passlib's verify_and_update)
+                     * @default false
+                     */
+                    upgrade?: boolean;
                 };
             };
         };
@@ -559,7 +685,7 @@ export interface operations {
                     "application/json": {
                         match: boolean;
                         /** @description The algorithm checked or detected; null when no candidate matched */
-                        algorithm: ("md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt") | null;
+                        algorithm: ("md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt") | null;
                         /** @description The variant read from the hash, e.g. $2y$ or Django */
                         format?: string;
                         /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
@@ -568,6 +694,10 @@ export interface operations {
                         rehashRecommended: boolean;
                         reason?: string;
                         warnings: string[];
+                        /** @description The pepper key id a peppered hash names */
+                        pepperKey?: string;
+                        /** @description With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading */
+                        newHash?: string;
                     };
                 };
             };
@@ -625,7 +755,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -740,7 +870,7 @@ export interface operations {
                          * @description Canonical algorithm name
                          * @enum {string}
                          */
-                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
                          * @default hex
@@ -1169,6 +1299,311 @@ export interface operations {
             };
         };
     };
+    postChecksums: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The checksum list (a file part or a text field), at most MAX_CHECKSUM_LIST_BYTES bytes (1 MiB by default) and MAX_CHECKSUM_LINES lines (20,000): GNU lines (`<digest>  <name>`, `<digest> *<name>`, a leading `\` for escaped names), BSD tagged lines (`SHA256 (<name>) = <digest>`, as coreutils --tag, b2sum, xxhsum, rhash --bsd and openssl dgst write them), hex or base64 digests, mixed algorithms, CRLF, blank and `#` lines. Optional only with an embedded signify signature (`signify -S -e`), which carries the list.
+                     */
+                    checksums: string;
+                    /** @description The algorithm of untagged (GNU) lines. Without it, the list's file name (SHA512SUMS, B3SUMS, x.sha256) or the digest's length decides, and those entries say `algorithmGuessed: true`. */
+                    algorithm?: string;
+                    /**
+                     * @description true: a listed file that was not sent also makes `ok` false.
+                     * @default false
+                     * @enum {string}
+                     */
+                    strict?: "true" | "false";
+                    /**
+                     * Format: binary
+                     * @description A detached signature of the list, at most 65536 bytes: minisign (.minisig, legacy or prehashed), signify (.sig), or OpenPGP (armored or binary). Checked before any line is read.
+                     */
+                    signature?: string;
+                    /**
+                     * Format: binary
+                     * @description The key to check it with, at most 262144 bytes: minisign's RW… line or key file, signify's .pub, or an OpenPGP public key (armored or binary).
+                     */
+                    publicKey?: string;
+                    /** @description The files, at most MAX_CHECKSUM_FILES parts (64 by default), each at most MAX_FILE_SIZE bytes, the whole body at most MAX_CHECKSUM_BODY_BYTES. Send them after every other field. Each is matched to the list by its exact name, then by its base name. */
+                    file?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The check, done (whether or not it passed) */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true only when at least one file was checked and every listed file sent matched; with strict, no listed file may be missing either */
+                        ok: boolean;
+                        strict: boolean;
+                        /** @description Every list entry in list order, then the unlisted files */
+                        files: {
+                            /** @description The name as the list writes it (unescaped), or the uploaded name for an unlisted file */
+                            name: string;
+                            status: "ok" | "failed" | "missing" | "unlisted";
+                            /** @description Canonical algorithm name; absent for unlisted files */
+                            algorithm?: string;
+                            /** @description true when the algorithm came from the list's file name or the digest's length, not from a tag or the algorithm field */
+                            algorithmGuessed?: boolean;
+                            /** @description The entry's line in the list (1-based) */
+                            line?: number;
+                            /** @description The list's digest, hex (lowercase) or base64 as the list wrote it */
+                            expected?: string;
+                            /** @description The computed digest, in the same encoding; absent for a missing file */
+                            actual?: string;
+                            /** @description The uploaded name, when the file matched by base name only */
+                            file?: string;
+                            /** @description Bytes hashed */
+                            size?: number;
+                        }[];
+                        counts: {
+                            ok: number;
+                            failed: number;
+                            missing: number;
+                            unlisted: number;
+                        };
+                        /** @description Lines that were not used (malformed, or an algorithm hashd cannot check); at most 100 */
+                        skipped: {
+                            line: number;
+                            reason: string;
+                            /** @description The tag, for "unknown algorithm tag" */
+                            tag?: string;
+                        }[];
+                        /** @description How many lines were skipped in all */
+                        skippedLines: number;
+                        signature?: {
+                            /** @enum {boolean} */
+                            verified: true;
+                            scheme: "minisign" | "signify" | "openpgp";
+                            /** @description minisign: the key id as minisign prints it; signify: the key number in hex; OpenPGP: the signing key's 16-digit key id */
+                            keyId: string;
+                            /** @description minisign: the trusted comment, authenticated by its global signature */
+                            trustedComment?: string;
+                            /** @description OpenPGP: the primary key's fingerprint */
+                            fingerprint?: string;
+                            /** @description OpenPGP: the primary key's first user id */
+                            userId?: string;
+                        };
+                    };
+                    "text/plain": string;
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIdentifyFormats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A digest of the list: equal versions, equal lists */
+                        version: string;
+                        count: number;
+                        formats: {
+                            /** @description The `algorithm` a match of this format reports */
+                            name: string;
+                            displayName: string;
+                            category: string;
+                            /** @description hashcat mode (-m) */
+                            hashcat: number | null;
+                            /** @description John the Ripper --format */
+                            john: string | null;
+                            /** @description Other hashcat modes that read the same syntax */
+                            variants?: {
+                                hashcat: number;
+                                displayName: string;
+                            }[];
+                            /** @description The text form around the digest (base64, sri, oci-digest…), as in a match */
+                            format?: string;
+                            description: string;
+                            /** @description The syntax in words, read from the pattern the engine matches: literals in backticks, then each field with its alphabet, length and name */
+                            syntax: string;
+                            /** @description A string POST /api/identify lists this format for (generated from the pattern, or a published example where the format needs one) */
+                            example: string | null;
+                            /** @description POST /api/verify accepts strings of this format */
+                            verifiable: boolean;
+                            /** @description The `algorithm` to give POST /api/verify */
+                            verifyAlgorithm?: string;
+                            /** @description Kept by `popular: true` (a prior of 100 or more) */
+                            popular: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postIdentify: {
         parameters: {
             query?: never;
@@ -1179,11 +1614,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
+                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd / pwdump line, or a 0x-prefixed hex string, as pasted (quotes, bullets, a trailing comma… are removed); at most 65536 bytes */
                     hash?: string;
                     hashes?: string[];
+                    /**
+                     * @description Keep only the common formats (a prior of 100 or more in the identify table: the raw digests, crypt schemes and Windows, web and database formats people meet); confidences are those of the full ranking
+                     * @default false
+                     */
+                    popular?: boolean;
+                    /** @description With `hashes`: at most this many matches per result. A response lists at most 30000 matches in all in any case (3 per result for 10,000 lines); `omitted` counts those left out */
+                    top?: number;
+                    /**
+                     * @description Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it
+                     * @default false
+                     */
+                    potfile?: boolean;
                 } & ({
-                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd line, or a 0x-prefixed hex string; at most 65536 bytes */
+                    /** @description Not empty or only white space (either is 400). A hash, a user:hash / shadow / htpasswd / pwdump line, or a 0x-prefixed hex string, as pasted (quotes, bullets, a trailing comma… are removed); at most 65536 bytes */
                     hash: string;
                 } | {
                     hashes: string[];
@@ -1202,7 +1649,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Length of the trimmed input */
+                        /** @description Length of the string identified: the trimmed input less the wrappers listed in `normalized` */
                         length: number;
                         /** @description Most likely first; ties break the same way every time */
                         matches: {
@@ -1232,10 +1679,26 @@ export interface operations {
                             format?: string;
                             /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                             problem?: string;
+                            /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                            verifyAlgorithm?: string;
+                            /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
+                            commands?: {
+                                /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */
+                                hashcat?: string;
+                                /** @description e.g. `john --format=nt --wordlist=wordlist.txt hashes.txt` */
+                                john?: string;
+                            };
                         }[];
+                        /** @description True when the second match's confidence is at least 0.25 times the first's (32 hex digits: MD5, NTLM or MD4): do not take the first blindly */
+                        ambiguous: boolean;
+                        /** @description What was removed before matching, in the order peeled from the outside in: surrounding quotes (ASCII, backtick, typographic, a one-line code fence), brackets, a trailing comma or semicolon, a list bullet, a JSON member `"hash": "…"`, a YAML line `hash: …`, a quoted field of an SQL `VALUES (…)` tuple, a log label such as Responder's `[SMB] NTLMv2-SSP Hash : `, a potfile plaintext. A wrapper is only removed where the string does not identify better as it is, so formats that contain quotes, braces or commas are read whole. The answer is the one the bare string gets */
+                        normalized?: ("quotes" | "brackets" | "trailing-comma" | "trailing-semicolon" | "bullet" | "json-field" | "yaml-field" | "sql-values" | "log-prefix" | "potfile-plaintext")[];
+                        /** @description The account name the line gives: pwdump/secretsdump, /etc/shadow, hashcat --username (user:hash), NetNTLM captures, AS-REP roasting */
+                        user?: string;
                     } | {
+                        /** @description One per entry, in order: a string without line breaks is one entry; a multi-line string gives one per line, less blank lines and tool chatter */
                         results: {
-                            /** @description Length of the trimmed input */
+                            /** @description Length of the string identified: the trimmed input less the wrappers listed in `normalized` */
                             length: number;
                             /** @description Most likely first; ties break the same way every time */
                             matches: {
@@ -1265,8 +1728,41 @@ export interface operations {
                                 format?: string;
                                 /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                                 problem?: string;
+                                /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                                verifyAlgorithm?: string;
+                                /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
+                                commands?: {
+                                    /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */
+                                    hashcat?: string;
+                                    /** @description e.g. `john --format=nt --wordlist=wordlist.txt hashes.txt` */
+                                    john?: string;
+                                };
                             }[];
+                            /** @description True when the second match's confidence is at least 0.25 times the first's (32 hex digits: MD5, NTLM or MD4): do not take the first blindly */
+                            ambiguous: boolean;
+                            /** @description What was removed before matching, in the order peeled from the outside in: surrounding quotes (ASCII, backtick, typographic, a one-line code fence), brackets, a trailing comma or semicolon, a list bullet, a JSON member `"hash": "…"`, a YAML line `hash: …`, a quoted field of an SQL `VALUES (…)` tuple, a log label such as Responder's `[SMB] NTLMv2-SSP Hash : `, a potfile plaintext. A wrapper is only removed where the string does not identify better as it is, so formats that contain quotes, braces or commas are read whole. The answer is the one the bare string gets */
+                            normalized?: ("quotes" | "brackets" | "trailing-comma" | "trailing-semicolon" | "bullet" | "json-field" | "yaml-field" | "sql-values" | "log-prefix" | "potfile-plaintext")[];
+                            /** @description The account name the line gives: pwdump/secretsdump, /etc/shadow, hashcat --username (user:hash), NetNTLM captures, AS-REP roasting */
+                            user?: string;
+                            /** @description For a line of a multi-line string: the index of that string in `hashes` */
+                            item?: number;
+                            /** @description For a line of a multi-line string: its line number, from 1 */
+                            line?: number;
+                            /** @description Matches left out, by `top` or because a response lists at most 30000 in all (each result at most 30000 ÷ entries: 3 for 10,000 lines) */
+                            omitted?: number;
                         }[];
+                        /** @description The first matches counted per format, most frequent first */
+                        summary: {
+                            algorithm: string;
+                            displayName: string;
+                            hashcat: number | null;
+                            john: string | null;
+                            count: number;
+                        }[];
+                        /** @description Entries with no match */
+                        unidentified: number;
+                        /** @description Lines of multi-line strings left out: blank, `[*] …` status lines (impacket), Responder's non-hash lines, `#` comments, code fences */
+                        skipped: number;
                     };
                 };
             };
@@ -1506,6 +2002,424 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready";
+                    };
+                };
+            };
+            /** @description Not ready: starting, or draining after SIGTERM; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPasswordPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description PASSWORD_ALGORITHM: the scheme of every newHash
+                         * @example argon2id
+                         */
+                        algorithm: string;
+                        /** @description PASSWORD_OPTIONS with every default filled in */
+                        options: {
+                            [key: string]: number;
+                        };
+                        /** @description The format the scheme writes */
+                        format: string;
+                        /**
+                         * @description The current pepper key id (new hashes are peppered with it), or null without PEPPER_KEYS_FILE
+                         * @example k2
+                         */
+                        pepperKey: string | null;
+                        /** @description Present when the built-in default policy exceeds this server's caps: verify-and-upgrade then gives no newHash */
+                        unusable?: string;
+                        /** @description Ids of every pepper key in force, oldest first; hashes under any of them verify. Never the secrets. */
+                        pepperKeys: string[];
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postCalibrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt (any spelling /api/hash accepts)
+                     * @example argon2id
+                     */
+                    algorithm: string;
+                    /** @description The hashing time wanted, in milliseconds (OWASP suggests under 1 s; 250–500 ms is common for logins) */
+                    targetMs: number;
+                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap */
+                    maxMemoryKiB?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        algorithm: string;
+                        /** @description Every option of the algorithm for POST /api/hash */
+                        options: {
+                            [key: string]: number;
+                        };
+                        targetMs: number;
+                        /** @description What hashing with options took in the last measurement on this server */
+                        measuredMs: number;
+                        measurements: {
+                            options: {
+                                [key: string]: number;
+                            };
+                            ms: number;
+                        }[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postPepperRewrap: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The stored hash */
+                    hash: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The hash to store: under the current pepper key */
+                        hash: string;
+                        /**
+                         * @description The current pepper key id
+                         * @example k2
+                         */
+                        pepperKey: string;
+                        /**
+                         * @description The key the hash was under; null when it was not peppered
+                         * @example k1
+                         */
+                        previousPepperKey: string | null;
+                        /** @description false when the hash was already under the current key */
+                        changed: boolean;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
