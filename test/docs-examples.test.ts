@@ -7,42 +7,107 @@
  * makes, a later one reads), with `localhost:3000` pointed at the test server and `npm run apikey
  * --silent --` at the built script. Outputs are compared:
  * - JSON exactly, except what varies from run to run, compared by shape: `processingTimeMs` (a
- *   number) and a password hash made with a fresh salt (`$…$` fields the same up to the salt and
- *   checksum, whose lengths must match);
- * - JSON with `…` as shown: the parts between the ellipses must appear in the output, in order;
+ *   number); a password hash made with a fresh salt (`hash` of a standard-encoded answer and
+ *   `newHash`: `$…$` fields the same up to the salt and checksum, whose lengths must match); and
+ *   `keyId`/`fingerprint` of a signing key an example generated (the same length and alphabet);
+ * - with `…` as shown: the parts between the ellipses must appear in the output, in order (JSON,
+ *   pretty-printed over lines, is joined first; other text keeps its line ends);
  * - other text line by line, with long key-like tokens (API keys, their hashes) compared by shape.
+ *
+ * What a page needs beyond curl and coreutils it says in an HTML comment (invisible when rendered):
+ *
+ *     <!-- docs-examples: tools minisign signify gpg -->    the page's test is skipped (naming the
+ *                                                           Debian package) when one is missing; a
+ *                                                           failure with HASHD_REQUIRE_TOOLS=1
+ *     <!-- docs-examples: pepper-keys k1 -->               the commands talk to a server whose
+ *                                                           PEPPER_KEYS_FILE has these key ids (the
+ *                                                           last current), with random 32-byte secrets
+ *                                                           (one per id for the run)
+ *
+ * A comment on the line just before a ```console fence applies to that block only; anywhere else, to
+ * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
+ * either way, as its commands run in sequence. Every command also runs with GNUPGHOME set to an
+ * empty directory of the page's own, so a gpg example never reads or writes the user's keyring.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { startServer, type TestServer } from './helpers/server.js'
-import { skipUnless } from './helpers/tools.js'
+import { hasTool, skipUnless, TOOLS, type ToolName } from './helpers/tools.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)]
 
-interface Example { command: string, expected: string, line: number }
+export interface Example {
+  command: string
+  expected: string
+  line: number
+  /** The pepper key ids the server must have for this command (none: the default server). */
+  pepperKeys: string[]
+}
 
-/** The examples of a page, in order. */
-export function examplesOf(text: string): Example[] {
+export interface Page {
+  examples: Example[]
+  /** The tools every directive of the page names. */
+  tools: ToolName[]
+}
+
+const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
+const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
+
+/** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
+function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[] } {
+  const [kind, ...args] = words
+  if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
+  if (kind === 'tools' && args.length > 0) {
+    const unknown = args.filter((name) => !isTool(name))
+    if (unknown.length > 0) throw new Error(`${where}: unknown tool ${unknown.join(', ')} (test/helpers/tools.ts TOOLS)`)
+    return { tools: args as ToolName[] }
+  }
+  throw new Error(`${where}: docs-examples directive not understood: ${words.join(' ')}`)
+}
+
+/** The examples of a page, in order, and what the page's directives ask for. */
+export function pageOf(text: string, name = 'page'): Page {
   const examples: Example[] = []
+  const tools = new Set<ToolName>()
   const lines = text.split('\n')
+  let pagePepperKeys: string[] = []
+  let blockPepperKeys: string[] | undefined
+  let pending: string[] | undefined
   let inBlock = false
   let current: Example | null = null
   let continuing = false
+  // Directives first: a page-wide one applies to blocks above it too.
+  lines.forEach((line, index) => {
+    const match = DIRECTIVE.exec(line.trim())
+    if (!match) return
+    const found = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`)
+    for (const tool of found.tools ?? []) tools.add(tool)
+    const next = lines.slice(index + 1).find((each) => each.trim() !== '')
+    if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
+  })
   lines.forEach((line, index) => {
     if (!inBlock) {
-      if (line.trim() === '```console') inBlock = true
+      const match = DIRECTIVE.exec(line.trim())
+      if (match) pending = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`).pepperKeys ?? pending
+      else if (line.trim() === '```console') {
+        inBlock = true
+        blockPepperKeys = pending
+      }
+      if (line.trim() !== '' && !match) pending = undefined
       return
     }
     if (line.trim() === '```') {
       inBlock = false
       current = null
+      blockPepperKeys = undefined
       return
     }
     if (continuing && current) {
@@ -51,7 +116,7 @@ export function examplesOf(text: string): Example[] {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1 }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -59,14 +124,19 @@ export function examplesOf(text: string): Example[] {
     if (current) current.expected += current.expected === '' ? line : `\n${line}`
   })
   for (const example of examples) example.expected = example.expected.trim()
-  return examples
+  return { examples, tools: [...tools] }
 }
+
+export const examplesOf = (text: string): Example[] => pageOf(text).examples
 
 /** `$argon2id$v=19$m=…$<salt>$<hash>`: everything but the last two fields exactly, those by length. */
 function passwordShape(value: string): string {
   const fields = value.split('$')
   return fields.map((field, index) => (index >= fields.length - 2 ? `<${field.length}>` : field)).join('$')
 }
+
+/** A generated key's id: its length and alphabet (upper or lower hex). */
+const keyShape = (value: string) => `${/^[0-9A-F]+$/.test(value) ? 'HEX' : /^[0-9a-f]+$/.test(value) ? 'hex' : 'other'} ${value.length}`
 
 /** JSON equality with the varying fields compared by shape. */
 function assertSameJson(actual: unknown, expected: unknown, where: string): void {
@@ -82,8 +152,10 @@ function assertSameJson(actual: unknown, expected: unknown, where: string): void
     for (const [key, value] of Object.entries(expected)) {
       const got: unknown = (actual as Record<string, unknown>)[key]
       if (key === 'processingTimeMs') assert.equal(typeof got, 'number', `${where}.${key}`)
-      else if (key === 'hash' && typeof value === 'string' && value.startsWith('$') && (expected as { encoding?: string }).encoding === 'standard') {
-        assert.equal(passwordShape(String(got)), passwordShape(value), `${where}.hash (a fresh salt: compared by shape)`)
+      else if (typeof value === 'string' && value.startsWith('$') && (key === 'newHash' || (key === 'hash' && (expected as { encoding?: string }).encoding === 'standard'))) {
+        assert.equal(passwordShape(String(got)), passwordShape(value), `${where}.${key} (a fresh salt: compared by shape)`)
+      } else if ((key === 'keyId' || key === 'fingerprint') && typeof value === 'string') {
+        assert.equal(keyShape(String(got)), keyShape(value), `${where}.${key} (a key made by the example: compared by shape)`)
       } else assertSameJson(got, value, `${where}.${key}`)
     }
     return
@@ -97,7 +169,8 @@ const tokenShape = (line: string) => line.replace(/[A-Za-z0-9_-]{16,}/g, (token)
 export function assertOutputMatches(actual: string, expected: string, where: string): void {
   if (expected.includes('…')) {
     // Shown abridged: the pieces between the ellipses, in order (the JSON shown is pretty-printed over lines).
-    const compact = expected.split('\n').map((line) => line.trim()).join('')
+    const json = /^[[{]/.test(expected)
+    const compact = json ? expected.split('\n').map((line) => line.trim()).join('') : expected
     let from = 0
     for (const piece of compact.split(/\s*…\s*/).filter((each) => each !== '')) {
       const at = actual.indexOf(piece, from)
@@ -117,26 +190,57 @@ export function assertOutputMatches(actual: string, expected: string, where: str
   assert.deepEqual(actual.trim().split('\n').map(tokenShape), expected.split('\n').map(tokenShape), where)
 }
 
-let server: TestServer
-before(async () => { server = await startServer() })
-after(async () => { await server.close() })
+/**
+ * One server per set of pepper keys a page asks for, started when first needed. A key id has one
+ * random secret for the whole run, so a hash made under `k1` opens on the `k1 k2` server: a page can
+ * show a rotation.
+ */
+const servers = new Map<string, Promise<TestServer>>()
+const secrets = new Map<string, string>()
+const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(32).toString('base64')).get(id)!
+const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
+function serverWith(pepperKeys: string[]): Promise<TestServer> {
+  const name = pepperKeys.join(' ')
+  let started = servers.get(name)
+  if (started === undefined) {
+    const env: Record<string, string> = {}
+    if (pepperKeys.length > 0) {
+      env.PEPPER_KEYS_FILE = join(keysDir, `pepper-${servers.size}`)
+      writeFileSync(env.PEPPER_KEYS_FILE, pepperKeys.map((id) => `${id} ${secretOf(id)}\n`).join(''), { mode: 0o600 })
+    }
+    started = startServer(env)
+    servers.set(name, started)
+  }
+  return started
+}
+after(async () => {
+  for (const started of servers.values()) await (await started).close()
+  rmSync(keysDir, { recursive: true, force: true })
+})
 
 describe('console examples in README.md and docs/', () => {
   for (const page of PAGES) {
-    const examples = examplesOf(readFileSync(join(ROOT, page), 'utf8'))
+    const { examples, tools } = pageOf(readFileSync(join(ROOT, page), 'utf8'), page)
     if (examples.length === 0) continue
-    it(`${page}: ${examples.length} commands give the output shown`, { skip: skipUnless('curl', 'sha256sum') }, async () => {
+    it(`${page}: ${examples.length} commands give the output shown`, { skip: skipUnless('curl', 'sha256sum', ...tools) }, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'hashd-docs-'))
+      // A keyring of the page's own: gpg examples never touch the user's.
+      const gnupgHome = join(dir, '.gnupg')
+      mkdirSync(gnupgHome, { mode: 0o700 })
+      const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
+          const server = await serverWith(example.pepperKeys)
           const command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)
           // Asynchronously: the server runs in this process and must answer meanwhile.
-          const { stdout: output } = await promisify(execFile)('bash', ['-c', command], { cwd: dir, encoding: 'utf8', timeout: 60_000 })
+          const { stdout: output } = await promisify(execFile)('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 })
           assertOutputMatches(output.trim(), example.expected, `${page}:${example.line} $ ${example.command.split('\n')[0]}`)
         }
       } finally {
+        // gpg starts an agent for the keyring; stop it before its directory goes.
+        if (tools.includes('gpg') && hasTool('gpg')) await promisify(execFile)('gpgconf', ['--kill', 'all'], { env }).catch(() => undefined)
         rmSync(dir, { recursive: true, force: true })
       }
     })
@@ -145,5 +249,18 @@ describe('console examples in README.md and docs/', () => {
   it('the parser reads commands, continuations and outputs', () => {
     const examples = examplesOf('text\n```console\n$ printf a > f\n$ curl x \\\n    -d y\n{"a":1}\n\n$ cat f\na\n```\n')
     assert.deepEqual(examples.map(({ command, expected }) => [command, expected]), [['printf a > f', ''], ['curl x \\\n    -d y', '{"a":1}'], ['cat f', 'a']])
+  })
+
+  it('reads the directives: page-wide and per block, tools for the whole page, typos refused', () => {
+    const text = [
+      '<!-- docs-examples: tools minisign -->', '# Page', '<!-- docs-examples: pepper-keys k1 -->', 'text',
+      '```console', '$ a', '```', '', '<!-- docs-examples: pepper-keys k1 k2 -->', '', '```console', '$ b', '```',
+      '<!-- docs-examples: tools gpg -->', '```console', '$ c', '```',
+    ].join('\n')
+    const page = pageOf(text)
+    assert.deepEqual(page.examples.map(({ command, pepperKeys }) => [command, pepperKeys]), [['a', ['k1']], ['b', ['k1', 'k2']], ['c', ['k1']]])
+    assert.deepEqual(page.tools.sort(), ['gpg', 'minisign'])
+    assert.throws(() => pageOf('<!-- docs-examples: tools minisgn -->'), /unknown tool minisgn/)
+    assert.throws(() => pageOf('<!-- docs-examples: pepper-key k1 -->'), /not understood/)
   })
 })

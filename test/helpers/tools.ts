@@ -59,6 +59,7 @@ export const TOOLS = {
   minisign: { debian: 'minisign', command: 'minisign' },
   signify: { debian: 'signify-openbsd', command: 'signify-openbsd' },
   gpg: { debian: 'gnupg', command: 'gpg' },
+  jq: { debian: 'jq', command: 'jq' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
