@@ -11,6 +11,9 @@
  *   (a digest, a bcrypt hash), identify (one hash, a batch of 200), 1 MiB uploads raw and
  *   multipart with one algorithm and with several (the threaded path), a few password hashes
  *   (bcrypt cost 10, argon2id at its defaults) and bad requests (each must get its 4xx).
+ * SOAK_ONLY (comma-separated words) keeps only the cycling operations whose names contain one of
+ * them, e.g. `SOAK_CONNECTIONS=0 SOAK_ONLY=argon2,bcrypt` for a password-hashing flood, or
+ * `SOAK_ONLY=form` for multipart uploads alone; `every` is then ignored.
  * RSS (VmRSS of the process, every thread) is sampled every 250 ms and printed every 10 s; after
  * the load it is watched for SOAK_AFTER_SECONDS (default 60). At the end: the peak, the RSS one
  * minute after the load, the slope after warm-up (least squares over the samples after the first
@@ -149,6 +152,8 @@ const CYCLE: Array<Operation & { every?: number }> = [
   { name: 'bad: body too large', every: 4, run: () => json('/api/hash', { input: 'x'.repeat(1100 * 1024) }), check: status(413) },
   { name: 'bad: bcrypt input over 72 bytes', run: () => json('/api/hash', { input: 'x'.repeat(80), algorithm: 'bcrypt', options: { cost: 4 } }), check: status(422) },
 ]
+const ONLY = (process.env.SOAK_ONLY ?? '').split(',').map((word) => word.trim()).filter((word) => word !== '')
+const SELECTED = ONLY.length === 0 ? CYCLE : CYCLE.filter((operation) => ONLY.some((word) => operation.name.includes(word))).map((operation) => ({ ...operation, every: undefined }))
 const HAMMER: Operation = { name: `digest sha256 (${CONNECTIONS} connections)`, run: () => json('/api/hash', { input: 'hashd-soak-input-32-bytes-long!!', algorithm: 'sha256' }), check: status(200) }
 
 const latencies = new Map<string, Latencies>()
@@ -194,7 +199,7 @@ async function main(): Promise<void> {
   base = { host: '127.0.0.1', port: Number(new URL(server.url).port) }
   try {
     console.log(`hashd soak: ${SECONDS} s of load, then ${AFTER_SECONDS} s idle; node ${process.version}; LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info (default)'}, RATE_LIMIT_MAX=${env.RATE_LIMIT_MAX}`)
-    console.log(`load: ${CONNECTIONS} connections of short sha256 digests, ${CLIENTS} clients cycling ${CYCLE.length} operations (1 MiB uploads raw and multipart, one and several algorithms)`)
+    console.log(`load: ${CONNECTIONS} connections of short sha256 digests, ${CLIENTS} clients cycling ${ONLY.length === 0 ? `${CYCLE.length} operations (1 MiB uploads raw and multipart, one and several algorithms)` : `${SELECTED.map((operation) => operation.name).join(', ')}`}`)
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const startRss = rssBytes(pid)
     console.log(`RSS before load: ${mb(startRss)}`)
@@ -219,8 +224,9 @@ async function main(): Promise<void> {
 
     const hammer = async () => { while (!stopping) { await perform(HAMMER); requests++ } }
     const cycler = async () => {
+      if (SELECTED.length === 0) return
       for (let cycle = 0; !stopping; cycle++) {
-        for (const operation of CYCLE) {
+        for (const operation of SELECTED) {
           if (stopping) return
           if (operation.every !== undefined && cycle % operation.every !== 0) continue
           await perform(operation)

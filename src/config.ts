@@ -60,6 +60,8 @@ export interface Config {
   /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
   metricsPort: number | null
   metricsHost: string
+  /** glibc malloc settings and quiet-time trimming (memory-tuning.ts): on unless MEMORY_TUNING=off. */
+  memoryTuning: boolean
 }
 
 const MiB = 1024 * 1024
@@ -185,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: readBool(env, 'METRICS', true),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    memoryTuning: readBool(env, 'MEMORY_TUNING', true),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }
