@@ -12,10 +12,12 @@
  *   threshold to twice that. After the first freed argon2 block (19 MiB at OWASP's parameters) or
  *   upload ring, such blocks come from the heaps instead, where they fragment them and keep their
  *   pages. Fixed, large blocks are always mapped and unmapped on their own.
- * - M_TRIM_THRESHOLD, 16 MiB instead of 128 KiB: a collection frees a batch of socket buffers at a
- *   time, glibc gave the top of the heap back to the kernel after each batch, and the next batch
- *   faulted it in again (30,000–45,000 minor faults per 256 MiB upload, with the CPU to go with
- *   them). 16 MiB is what a 256 MiB upload needed for no faults at all; 8 MiB still left thousands.
+ * - M_TRIM_THRESHOLD, 32 MiB instead of 128 KiB: socket read buffers are freed in batches, when a
+ *   collection (which V8 starts once tens of MiB of such external memory have piled up) sweeps
+ *   their handles; glibc gave the top of the heap back to the kernel after each batch, and the next
+ *   batch faulted it in again: 30,000–45,000 minor faults per 256 MiB upload, and a third of the
+ *   main thread's CPU. At 32 MiB a 256 MiB raw upload has almost none; at 16 or 24 MiB it still had
+ *   10,000–40,000. What the threshold keeps while busy, the quiet-time trim below gives back.
  * - M_ARENA_MAX, 2 instead of 8 per core: each thread that allocates (main, libuv's pool, V8's
  *   helpers, the piscina and upload threads) gets an arena of its own, and memory freed in one
  *   cannot serve another, nor is an ended thread's arena ever unmapped.
@@ -39,16 +41,16 @@ const MiB = 1024 * KiB
 /** Each setting, the environment variable by which glibc lets an operator set it instead, and its value here. */
 const SETTINGS: Array<{ param: number, name: string, env: string, value: number }> = [
   { param: M_MMAP_THRESHOLD, name: 'M_MMAP_THRESHOLD', env: 'MALLOC_MMAP_THRESHOLD_', value: 128 * KiB },
-  { param: M_TRIM_THRESHOLD, name: 'M_TRIM_THRESHOLD', env: 'MALLOC_TRIM_THRESHOLD_', value: 16 * MiB },
+  { param: M_TRIM_THRESHOLD, name: 'M_TRIM_THRESHOLD', env: 'MALLOC_TRIM_THRESHOLD_', value: 32 * MiB },
   { param: M_ARENA_MAX, name: 'M_ARENA_MAX', env: 'MALLOC_ARENA_MAX', value: 2 },
 ]
 
 /** How often the process's CPU use is looked at, and what counts as quiet: under 2 % of one core. */
-const QUIET_CHECK_MS = 15_000
+const QUIET_CHECK_MS = 10_000
 const QUIET_CPU_FRACTION = 0.02
 
 export interface MemoryTuning {
-  /** The settings made, e.g. `M_TRIM_THRESHOLD=16777216`; empty where none was (not glibc, or all set by the environment). */
+  /** The settings made, e.g. `M_TRIM_THRESHOLD=33554432`; empty where none was (not glibc, or all set by the environment). */
   applied: string[]
   /** Why nothing was set, when nothing was. */
   skipped?: string
