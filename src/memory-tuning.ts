@@ -16,8 +16,9 @@
  *   collection (which V8 starts once tens of MiB of such external memory have piled up) sweeps
  *   their handles; glibc gave the top of the heap back to the kernel after each batch, and the next
  *   batch faulted it in again: 30,000–45,000 minor faults per 256 MiB upload, and a third of the
- *   main thread's CPU. At 32 MiB a 256 MiB raw upload has almost none; at 16 or 24 MiB it still had
- *   10,000–40,000. What the threshold keeps while busy, the quiet-time trim below gives back.
+ *   main thread's CPU. At 32 MiB a 256 MiB raw upload had from none to a third of them (runs
+ *   differ) and a quarter less main-thread CPU; at 16 or 24 MiB it still had 10,000–48,000. What
+ *   the threshold keeps while busy, the quiet-time trim below gives back.
  * - M_ARENA_MAX, 2 instead of 8 per core: each thread that allocates (main, libuv's pool, V8's
  *   helpers, the piscina and upload threads) gets an arena of its own, and memory freed in one
  *   cannot serve another, nor is an ended thread's arena ever unmapped.
