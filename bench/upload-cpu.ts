@@ -2,8 +2,9 @@
  * `npm run bench:upload-cpu`: where an upload's CPU goes inside hashd, per thread, and what the
  * process settings of the README's Benchmarks section change. Linux only (it reads /proc).
  *
- * For each variant (hashd as `npm start` starts it, and without Node flags; each also with glibc's
- * `MALLOC_TRIM_THRESHOLD_=33554432`), one fresh hashd at `LOG_LEVEL=warn RATE_LIMIT_MAX=0`:
+ * For each variant (hashd as `npm start` starts it, the same with MEMORY_TUNING=off so glibc keeps
+ * its defaults, without Node flags, and with glibc's trim threshold at 16 MiB instead of
+ * memory-tuning.ts's 32 MiB), one fresh hashd at `LOG_LEVEL=warn RATE_LIMIT_MAX=0`:
  * - RSS 3 s after start;
  * - a cold four-algorithm upload of 2 MiB (the hash threads start for it): CPU of each new thread;
  * - after one untimed run of each, BENCH_ROUNDS (default 2) raw uploads of BENCH_FILE_MIB (default
@@ -127,10 +128,10 @@ async function main(): Promise<void> {
     randomFile(big, FILE_MIB)
     randomFile(small, 2)
     console.log(`upload CPU by thread, ${ROUNDS} warm rounds each (means), node ${process.version}\n`)
-    await variant(`hashd as npm start starts it (node ${startFlags().join(' ')})`, startFlags(), {}, big, small)
+    await variant(`hashd as npm start starts it (node ${startFlags().join(' ')}; glibc tuned by memory-tuning.ts)`, startFlags(), {}, big, small)
+    await variant('the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }, big, small)
     await variant('hashd without Node flags', [], {}, big, small)
-    await variant('hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=33554432', startFlags(), { MALLOC_TRIM_THRESHOLD_: '33554432' }, big, small)
-    await variant('hashd without Node flags, MALLOC_TRIM_THRESHOLD_=33554432', [], { MALLOC_TRIM_THRESHOLD_: '33554432' }, big, small)
+    await variant('hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=16777216 (half of memory-tuning.ts\'s)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '16777216' }, big, small)
   } finally {
     rmSync(directory, { recursive: true, force: true })
   }

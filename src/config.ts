@@ -70,6 +70,8 @@ export interface Config {
   calibrateTimeoutMs: number
   /** POST /api/checksums (src/checksums/): the list's bytes and lines, file parts per request, the whole body. */
   checksums: ChecksumLimits
+  /** glibc malloc settings and quiet-time trimming (memory-tuning.ts): on unless MEMORY_TUNING=off. */
+  memoryTuning: boolean
 }
 
 export interface ChecksumLimits {
@@ -235,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFiles: readInt(env, 'MAX_CHECKSUM_FILES', 64, 1, 10_000),
       maxBodyBytes: readInt(env, 'MAX_CHECKSUM_BODY_BYTES', 4096 * MiB, 1024),
     },
+    memoryTuning: readBool(env, 'MEMORY_TUNING', true),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

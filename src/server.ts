@@ -4,6 +4,7 @@
  */
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { tuneMemory } from './memory-tuning.js'
 
 async function main(): Promise<void> {
   let config
@@ -16,7 +17,10 @@ async function main(): Promise<void> {
     }
     throw error
   }
+  // Before the app starts its threads: glibc reads the arena limit when it makes a new arena.
+  const memory = tuneMemory(config.memoryTuning)
   const app = await buildApp(config)
+  app.log.debug({ malloc: memory.applied, skipped: memory.skipped }, 'memory tuning')
   await app.listen({ host: config.host, port: config.port })
   // Counted only for the warning when a drain is cut off.
   let connectionCount = 0

@@ -2,7 +2,8 @@
  * The upload pipeline's hashing stage on its own (src/upload): the threaded fan-out against the
  * one-thread path and against RHash and Python's hashlib reading the same file, on random
  * chunkings (with a small ring, so chunks wrap around it and wait for the slowest thread), on
- * empty and one-byte inputs; and that an abort hands every thread back at once. Through HTTP: a
+ * empty and one-byte inputs; that an abort hands every thread back at once; and that rings, one
+ * per thread for its life, are reused by upload after upload (aborted ones too) without mixing data. Through HTTP: a
  * large raw upload with several algorithms (the threaded path) against the tools, files at the
  * limit, and a client that goes away mid-upload leaving the threads free for the next one.
  */
@@ -87,6 +88,30 @@ describe('upload fan-out: threads against one thread and against RHash', { skip:
     const next = threads.sink(algorithms())
     assert.ok(next)
     assert.deepEqual(await feed(next, data, 50_000), rhashFile(data, ALGORITHMS))
+  })
+
+  it('uploads one after another reuse the threads\' rings, and two at once on two-thread splits each stay right', async () => {
+    // Four threads, two algorithms: each upload leads with its own first thread's ring. An aborted
+    // upload's thread reads stale ranges from a ring the next upload is already filling.
+    const two = [digestNamed('sha256'), digestNamed('md5')]
+    const four = new HashThreads({ threads: 4, ringBytes: 64 * 1024, idleMs: 1_000 })
+    try {
+      for (let round = 0; round < 6; round++) {
+        const dropped = four.sink(two)
+        assert.ok(dropped)
+        const waiting = dropped.write(randomBytes(200_000))
+        dropped.abort()
+        await waiting?.catch(() => {})
+        const [a, b] = [four.sink(two), four.sink(two)]
+        assert.ok(a && b, 'four threads give two two-thread sinks')
+        const [dataA, dataB] = [randomBytes(randomInt(1, 400_000)), randomBytes(randomInt(1, 400_000))]
+        const [gotA, gotB] = await Promise.all([feed(a, dataA, 30_000), feed(b, dataB, 30_000)])
+        assert.deepEqual(gotA, rhashFile(dataA, ['sha256', 'md5']), `round ${round}, first upload`)
+        assert.deepEqual(gotB, rhashFile(dataB, ['sha256', 'md5']), `round ${round}, second upload`)
+      }
+    } finally {
+      await four.close()
+    }
   })
 
   it('two uploads at once with threads for only one: the second gets no threaded sink', () => {

@@ -3,12 +3,20 @@
  * algorithms use several cores while the socket is read (cf. RHash's single pass, here split by
  * algorithm rather than by data, since every hasher must see every byte in order).
  *
- * The main thread copies each chunk once into a ring of shared memory (one per upload) and tells
- * each thread which range to hash; each thread reports how far it has read. A chunk that does not
- * fit until the slowest thread has moved on makes `write` return a promise, and the source pauses
- * the socket until it settles: memory is one ring per upload, and threads are lent to at most as
- * many uploads as there are threads, so memory across uploads is bounded too. An abort sets a
- * shared flag every thread checks before each range and hands the threads back at once.
+ * The main thread copies each chunk once into a ring of shared memory and tells each thread which
+ * range to hash; each thread reports how far it has read. A chunk that does not fit until the
+ * slowest thread has moved on makes `write` return a promise, and the source pauses the socket
+ * until it settles. An abort sets a shared flag every thread checks before each range and hands
+ * the threads back at once.
+ *
+ * Each thread owns one ring for its whole life, and an upload writes into the ring of its first
+ * thread: memory is one ring per thread, allocated when the thread starts and freed when it ends,
+ * never per upload. A ring per upload (8 MiB, at some 280 uploads/s of 1 MiB) drove RSS past
+ * 700 MB under load and kept it there: a shared buffer's memory is freed only once every isolate
+ * that saw it has collected its handle, and the hash threads allocate so little that they collect
+ * rarely, so dozens of rings were alive at once; once glibc had raised its mmap threshold past
+ * 8 MiB (it does so on the first large free) they came from the main heap, which fragmented and
+ * was never given back (see memory-tuning.ts for the allocator settings).
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
@@ -71,11 +79,14 @@ export function balance(algorithms: readonly DigestAlgorithm[], lanes: number): 
 /** One worker thread and the upload it currently serves. */
 class Lane {
   readonly worker: Worker
+  /** The ring an upload led by this lane writes into; reused by every such upload (see above). */
+  readonly ring: SharedArrayBuffer
   onMessage: ((message: FromThread) => void) | null = null
   onFailure: ((error: Error) => void) | null = null
   alive = true
 
-  constructor(url: URL) {
+  constructor(url: URL, ringBytes: number) {
+    this.ring = new SharedArrayBuffer(ringBytes)
     this.worker = new Worker(url)
     this.worker.on('message', (message: FromThread) => this.onMessage?.(message))
     this.worker.on('error', (error) => this.onFailure?.(error))
@@ -93,7 +104,7 @@ class Lane {
 export interface HashThreadsOptions {
   /** Threads at most; the default is one per core. */
   threads?: number
-  /** Ring of shared memory per upload, bytes. */
+  /** Ring of shared memory per thread, bytes (an upload uses its first thread's). */
   ringBytes?: number
   /** Idle threads end after this long, so memory at rest stays low. */
   idleMs?: number
@@ -130,7 +141,7 @@ export class HashThreads {
     const lanes: Lane[] = []
     while (lanes.length < wanted && this.#idle.length > 0) lanes.push(this.#idle.pop() as Lane)
     while (lanes.length < wanted && this.#started < this.#max && !this.#closed) {
-      const lane = new Lane(this.#url)
+      const lane = new Lane(this.#url, this.#ringBytes)
       this.#started++
       lane.worker.once('exit', () => { this.#started--; this.#forget(lane) })
       lanes.push(lane)
@@ -170,7 +181,7 @@ export class HashThreads {
       this.#release(lanes)
       return null
     }
-    return new ThreadedSink(lanes, groups, this.#ringBytes, (done) => this.#release(done))
+    return new ThreadedSink(lanes, groups, (done) => this.#release(done))
   }
 
   async close(): Promise<void> {
@@ -202,10 +213,14 @@ class ThreadedSink implements DigestSink {
   #failure: Error | null = null
   #released = false
 
-  constructor(lanes: Lane[], groups: DigestAlgorithm[][], ringBytes: number, release: (lanes: Lane[]) => void) {
+  constructor(lanes: Lane[], groups: DigestAlgorithm[][], release: (lanes: Lane[]) => void) {
     this.#lanes = lanes
     this.#release = release
-    const ring = new SharedArrayBuffer(ringBytes)
+    // The first lane's ring, which no other upload uses while this one holds the lane. A lane
+    // handed back after an abort may still read its old ranges from a ring that the next upload
+    // is filling, but only into the aborted upload's hashers, which are dropped. The control and
+    // progress words stay per upload (16 bytes or so), so those stale reads never count as progress.
+    const ring = (lanes[0] as Lane).ring
     const control = new SharedArrayBuffer(8)
     const progress = new SharedArrayBuffer(8 * lanes.length)
     this.#ring = new Uint8Array(ring)

@@ -7,11 +7,17 @@
  * an input with bytes ≥ 0x80 that does not verify the OpenBSD way is also tried the crypt_blowfish
  * way (libxcrypt). `$2x$`, crypt_blowfish's marker for hashes made by the old buggy code, is
  * verified by libxcrypt only, and always recommended for rehashing.
+ *
+ * `$2b$` and `$2y$` are hashed and verified by libxcrypt's crypt_blowfish where it can take the
+ * input: in the worker pool's threads it made about 15–20 % more cost-10 hashes per second than
+ * @node-rs/bcrypt on the project's machine (docs/benchmarks.md). crypt(3) takes a C string, so an
+ * input with a NUL byte stays on @node-rs/bcrypt, which hashes it as bytes, as before; so does
+ * everything on a server without libxcrypt, and `$2a$` verification (below).
  */
 import { hashSync, verifySync } from '@node-rs/bcrypt'
 import { problems } from '../../problem.js'
 import { requireAtMost } from './common.js'
-import { cryptVerify } from './libxcrypt.js'
+import { cryptHash, cryptVerify, gensalt, hasMethod } from './libxcrypt.js'
 import type { PasswordScheme } from '../types.js'
 
 /** Only the first 72 bytes of the key reach Blowfish's key schedule. */
@@ -20,6 +26,15 @@ const BCRYPT_FORMAT = /^\$(2[abxy])\$(\d\d)\$[./A-Za-z0-9]{53}$/
 /** OWASP Password Storage Cheat Sheet: bcrypt work factor of 10 or more. */
 const OWASP_MIN_COST = 10
 
+/** Whether this thread's libxcrypt does `$2b$` (looked up once per thread). */
+let blowfish: boolean | undefined
+
+/** crypt_blowfish can take this input: libxcrypt is there and the input is a C string. */
+function viaLibxcrypt(key: Uint8Array): boolean {
+  blowfish ??= hasMethod('$2b$')
+  return blowfish && !key.includes(0)
+}
+
 export const bcrypt: PasswordScheme = {
   kind: 'password',
   name: 'bcrypt',
@@ -27,7 +42,7 @@ export const bcrypt: PasswordScheme = {
   family: 'bcrypt',
   aliases: ['bcrypt-2b', 'blowfish-crypt', '2b'],
   reference: 'Provos & Mazières, "A Future-Adaptable Password Scheme" (USENIX 1999); OpenBSD bcrypt(3)',
-  implementation: '@node-rs/bcrypt (native)',
+  implementation: 'libxcrypt crypt_blowfish (native, through koffi); @node-rs/bcrypt for inputs with NUL bytes and $2a$',
   reads: ['$2a$', '$2b$', '$2y$', '$2x$ (crypt_blowfish, via libxcrypt)'],
   writes: '$2b$',
   maxInputBytes: BCRYPT_MAX_BYTES,
@@ -56,17 +71,27 @@ export const bcrypt: PasswordScheme = {
       : []
   },
   hash(input, options) {
+    const cost = options.cost ?? 12
+    // Over 72 bytes crypt_blowfish would drop the rest silently; the domain refuses such input
+    // before it gets here, and @node-rs/bcrypt refuses it too, as before.
+    if (input.length <= BCRYPT_MAX_BYTES && viaLibxcrypt(input)) {
+      // crypt_gensalt_rn draws the 16-byte salt from the OS CSPRNG and writes OpenBSD's `$2b$`.
+      const hash = cryptHash('bcrypt', input, gensalt('bcrypt', '$2b$', cost))
+      if (hash !== null) return hash
+    }
     // @node-rs/bcrypt 1.x writes crypt_blowfish's `$2y$` with a fresh 16-byte salt (inputs over 72
     // bytes were refused before). `$2y$` and OpenBSD's `$2b$` name the same corrected algorithm and
     // give identical hashes for every input (crypt_blowfish 1.3 and OpenBSD bcrypt(3)), so only the
     // label changes: `$2b$` is what OpenBSD, passlib and python-bcrypt write.
-    const hash = hashSync(input, options.cost ?? 12)
+    const hash = hashSync(input, cost)
     return hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash
   },
   verify(input, hash) {
     // The standard: only the first 72 bytes count, so hashes made elsewhere keep verifying.
     const key = input.subarray(0, BCRYPT_MAX_BYTES)
     if (hash.startsWith('$2x$')) return cryptVerify('bcrypt $2x$', key, hash)
+    // `$2b$` and `$2y$` are one algorithm in crypt_blowfish and OpenBSD alike; `$2a$` is not (above).
+    if (!hash.startsWith('$2a$') && viaLibxcrypt(key)) return cryptVerify('bcrypt', key, hash)
     if (verifySync(key, hash)) return true
     // crypt_blowfish's $2a$ safety measure (see above); a C string cannot hold NUL, so such keys stop here.
     return hash.startsWith('$2a$') && key.some((byte) => byte >= 0x80) && !key.includes(0) && cryptVerify('bcrypt $2a$', key, hash)

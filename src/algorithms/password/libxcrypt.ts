@@ -69,6 +69,14 @@ function requireBinding(method: string): Binding {
   return loaded
 }
 
+/** Whether libxcrypt is present and computes hashes with this setting prefix (false, never 501, where not). */
+export function hasMethod(setting: string): boolean {
+  const loaded = load()
+  if (!loaded) return false
+  const status = loaded.checksalt(setting)
+  return status === CRYPT_SALT_OK || status === CRYPT_SALT_METHOD_LEGACY
+}
+
 /** Throws 501 unless this libxcrypt build computes hashes with this setting prefix. */
 export function requireMethod(method: string, setting: string): Binding {
   const loaded = requireBinding(method)

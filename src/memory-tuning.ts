@@ -1,0 +1,112 @@
+/**
+ * glibc malloc settings for a long-running server with threads, set once at start through
+ * mallopt(3) (reached with koffi, as libxcrypt is), and memory handed back to the kernel when the
+ * server goes quiet (malloc_trim(3)). V8 keeps its JS heap in its own pages, but everything else a
+ * Node process allocates goes through malloc: socket read buffers (64 KiB each), Buffers, the
+ * upload rings, the native hashers' memory (argon2's blocks, scrypt's V).
+ *
+ * What glibc does by default, and what each setting changes (measured with `npm run soak` and
+ * `npm run bench:upload-cpu`; docs/benchmarks.md has the figures):
+ * - M_MMAP_THRESHOLD, fixed at glibc's starting value of 128 KiB. By default glibc raises this
+ *   threshold to the size of any mmapped block that is freed (up to 32 MiB), and the trim
+ *   threshold to twice that. After the first freed argon2 block (19 MiB at OWASP's parameters) or
+ *   upload ring, such blocks come from the heaps instead, where they fragment them and keep their
+ *   pages. Fixed, large blocks are always mapped and unmapped on their own.
+ * - M_TRIM_THRESHOLD, 32 MiB instead of 128 KiB: socket read buffers are freed in batches, when a
+ *   collection (which V8 starts once tens of MiB of such external memory have piled up) sweeps
+ *   their handles; glibc gave the top of the heap back to the kernel after each batch, and the next
+ *   batch faulted it in again: 30,000–45,000 minor faults per 256 MiB upload, and a third of the
+ *   main thread's CPU. At 32 MiB a 256 MiB raw upload had from none to a third of them (runs
+ *   differ) and a quarter less main-thread CPU; at 16 or 24 MiB it still had 10,000–48,000. What
+ *   the threshold keeps while busy, the quiet-time trim below gives back.
+ * - M_ARENA_MAX, 2 instead of 8 per core: each thread that allocates (main, libuv's pool, V8's
+ *   helpers, the piscina and upload threads) gets an arena of its own, and memory freed in one
+ *   cannot serve another, nor is an ended thread's arena ever unmapped.
+ * - malloc_trim(0) once the process has been quiet for a while after being busy: the free memory
+ *   inside the heaps (which the trim threshold only bounds at the top) goes back to the kernel.
+ *
+ * A setting glibc already reads from the environment (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_,
+ * MALLOC_MMAP_THRESHOLD_) is left as the operator set it; MEMORY_TUNING=off sets nothing. Other C
+ * libraries (musl on Alpine) lack mallopt's parameters and are left alone.
+ */
+import { createRequire } from 'node:module'
+
+/** <malloc.h> parameter numbers. */
+const M_TRIM_THRESHOLD = -1
+const M_MMAP_THRESHOLD = -3
+const M_ARENA_MAX = -8
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+/** Each setting, the environment variable by which glibc lets an operator set it instead, and its value here. */
+const SETTINGS: Array<{ param: number, name: string, env: string, value: number }> = [
+  { param: M_MMAP_THRESHOLD, name: 'M_MMAP_THRESHOLD', env: 'MALLOC_MMAP_THRESHOLD_', value: 128 * KiB },
+  { param: M_TRIM_THRESHOLD, name: 'M_TRIM_THRESHOLD', env: 'MALLOC_TRIM_THRESHOLD_', value: 32 * MiB },
+  { param: M_ARENA_MAX, name: 'M_ARENA_MAX', env: 'MALLOC_ARENA_MAX', value: 2 },
+]
+
+/** How often the process's CPU use is looked at, and what counts as quiet: under 2 % of one core. */
+const QUIET_CHECK_MS = 10_000
+const QUIET_CPU_FRACTION = 0.02
+
+export interface MemoryTuning {
+  /** The settings made, e.g. `M_TRIM_THRESHOLD=33554432`; empty where none was (not glibc, or all set by the environment). */
+  applied: string[]
+  /** Why nothing was set, when nothing was. */
+  skipped?: string
+  /** Stops the quiet-time trimming (for tests and shutdown; the timer never holds the process open). */
+  stop: () => void
+}
+
+interface Libc {
+  mallopt: (param: number, value: number) => number
+  mallocTrim: (pad: number) => number
+}
+
+function loadGlibc(): Libc | string {
+  if (process.platform !== 'linux') return 'not Linux'
+  let koffi: typeof import('koffi')
+  try {
+    koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
+  } catch {
+    return 'koffi could not be loaded'
+  }
+  try {
+    const lib = koffi.load('libc.so.6')
+    // glibc's own entry point: absent from musl and other C libraries, whose malloc differs.
+    lib.func('const char *gnu_get_libc_version(void)')
+    return { mallopt: lib.func('int mallopt(int param, int value)'), mallocTrim: lib.func('int malloc_trim(size_t pad)') }
+  } catch {
+    return 'the C library is not glibc'
+  }
+}
+
+/** Applies the settings above (unless `enabled` is false) and starts the quiet-time trimming. */
+export function tuneMemory(enabled: boolean, env: NodeJS.ProcessEnv = process.env): MemoryTuning {
+  const none = (skipped: string): MemoryTuning => ({ applied: [], skipped, stop: () => {} })
+  if (!enabled) return none('MEMORY_TUNING=off')
+  const libc = loadGlibc()
+  if (typeof libc === 'string') return none(libc)
+  const applied: string[] = []
+  for (const setting of SETTINGS) {
+    if (env[setting.env] !== undefined) continue
+    // mallopt returns 1 on success, 0 on error.
+    if (libc.mallopt(setting.param, setting.value) === 1) applied.push(`${setting.name}=${setting.value}`)
+  }
+  let last = process.cpuUsage()
+  let busySinceTrim = false
+  const timer = setInterval(() => {
+    const used = process.cpuUsage(last)
+    last = process.cpuUsage()
+    const fraction = (used.user + used.system) / 1000 / QUIET_CHECK_MS
+    if (fraction >= QUIET_CPU_FRACTION) {
+      busySinceTrim = true
+    } else if (busySinceTrim) {
+      busySinceTrim = false
+      libc.mallocTrim(0)
+    }
+  }, QUIET_CHECK_MS)
+  timer.unref()
+  return { applied, stop: () => clearInterval(timer) }
+}
