@@ -232,8 +232,10 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
       return reportAsText(result)
     } catch (error) {
       // Refused before the body was read to its end: drop the rest of a small body, so the client
-      // reads the answer; close after the answer rather than read the rest of a large one.
-      if (!(error instanceof Problem && error.status < 500 && error.status !== 413 ? await drain(request) : request.raw.complete)) {
+      // reads the answer; close after the answer rather than read the rest of a large one. A 413
+      // too: one for too many file parts or an oversized list can come with a small body, and
+      // drain() itself declines a body declared larger than DRAIN_MAX_BYTES.
+      if (!(error instanceof Problem && error.status < 500 ? await drain(request) : request.raw.complete)) {
         reply.header('connection', 'close')
       }
       if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
