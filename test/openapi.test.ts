@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core'
 import { OpenApiChecker, type OpenApiDocument } from './helpers/openapi.js'
-import { rawResponse, startHashd } from './helpers/process.js'
+import { documentFor, rawResponse, startHashd } from './helpers/process.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -217,6 +217,20 @@ describe('the response checker for child processes (helpers/process.ts)', () => 
     assert.throws(() => hashd.check(rawResponse('POST', '/api/hash', 'HTTP/1.1 418 I\'m a teapot\r\ncontent-type: application/json\r\n\r\n{}')), /418: status not documented/)
     assert.throws(() => hashd.check(rawResponse('POST', '/api/hash', 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"hash":1}')), /does not match/)
     await assert.rejects(hashd.stop(), /responses not described[\s\S]*418[\s\S]*does not match/)
+  })
+
+  it('builds in this process the very document the child serves, with API keys and pepper keys set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-openapi-'))
+    const env = { API_KEYS_FILE: join(dir, 'keys'), PEPPER_KEYS_FILE: join(dir, 'pepper'), RATE_LIMIT_MAX: '5', MAX_ARGON2_MEMORY_KIB: '65536' }
+    writeFileSync(env.API_KEYS_FILE, `doc ${'0'.repeat(64)}\n`)
+    writeFileSync(env.PEPPER_KEYS_FILE, `k1 ${Buffer.alloc(32, 7).toString('base64')}\n`)
+    const hashd = await startHashd(env)
+    try {
+      assert.deepEqual(await (await hashd.fetch('/api/openapi.json')).json(), await documentFor(env))
+    } finally {
+      await hashd.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('reads a raw chunked response (RFC 9112 §7.1)', () => {
