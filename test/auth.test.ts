@@ -32,11 +32,11 @@ function keysFile(text: string): string {
   return file
 }
 
-async function call(server: { url: string }, path: string, init: RequestInit & { key?: string, authorization?: string } = {}) {
+async function call(server: { fetch(path: string, init?: RequestInit): Promise<Response> }, path: string, init: RequestInit & { key?: string, authorization?: string } = {}) {
   const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) }
   if (init.key !== undefined) headers.authorization = `Bearer ${init.key}`
   if (init.authorization !== undefined) headers.authorization = init.authorization
-  return toTestResponse(await fetch(server.url + path, { ...init, headers }))
+  return toTestResponse(await server.fetch(path, { ...init, headers }))
 }
 
 const hashBody = (input = 'abc') => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input }) })
@@ -111,7 +111,7 @@ describe('API keys: 401 and the public paths', () => {
     assert.equal((await call(server, '/docs/static/swagger-ui.css')).status, 200)
     // Outside /api/ a GET is never refused for want of a key: an unknown page is 404, not 401.
     assert.equal((await call(server, '/no-such-page.html')).status, 404)
-    assert.equal((await fetch(`${server.url}/api/health`, { method: 'HEAD' })).status, 200)
+    assert.equal((await server.fetch('/api/health', { method: 'HEAD' })).status, 200)
   })
 
   it('needs a key for everything else: other methods on public paths, unknown API paths, /metrics', async () => {

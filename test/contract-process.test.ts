@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
-import { newClientOutcome, spawnHashd, startHashd, untilRefused } from './helpers/process.js'
+import { newClientOutcome, spawnHashd, startHashd, untilRefused, type HashdProcess } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
 
 /** Whether a new TCP connection to the server is refused. */
@@ -19,20 +19,20 @@ function connectionRefused(url: string): Promise<boolean> {
   })
 }
 
-const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}/api/hash`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+const postJson = (server: HashdProcess, body: unknown, headers: Record<string, string> = {}) =>
+  server.fetch('/api/hash', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
 describe('contract: the server process', () => {
   it('on SIGTERM finishes the in-flight bcrypt request, refuses new connections, and exits 0', async () => {
     const server = await startHashd({ LOG_LEVEL: 'trace' })
     const marker = randomUUID()
-    const quick = await postJson(server.url, { input: marker }, { authorization: `Bearer ${marker}` })
+    const quick = await postJson(server, { input: marker }, { authorization: `Bearer ${marker}` })
     assert.equal(quick.status, 200)
     await quick.text()
 
     let finished = false
     // bcrypt cost 13 takes several hundred milliseconds: long enough to be in flight at SIGTERM.
-    const slow = postJson(server.url, { input: marker, algorithm: 'bcrypt', options: { cost: 13 } })
+    const slow = postJson(server, { input: marker, algorithm: 'bcrypt', options: { cost: 13 } })
       .then(async (response) => ({ status: response.status, body: await response.json() as { hash: string } }))
       .finally(() => { finished = true })
     await new Promise((resolve) => setTimeout(resolve, 150))
@@ -40,9 +40,9 @@ describe('contract: the server process', () => {
     await server.logged(/shutting down/)
 
     // A client connecting before the listener has closed (a few event-loop turns) is answered 503.
-    assert.match(await newClientOutcome(server.url), /^(refused|reset|503)$/, 'a new client was served during shutdown')
+    assert.match(await newClientOutcome(server.url, server.check), /^(refused|reset|503)$/, 'a new client was served during shutdown')
     assert.equal(finished, false, 'the slow request ended before the refusal was checked; the check proves nothing')
-    await untilRefused(server.url)
+    await untilRefused(server.url, server.check)
     const response = await slow
     assert.equal(response.status, 200)
     assert.match(response.body.hash, /^\$2b\$13\$[./A-Za-z0-9]{53}$/)
@@ -57,7 +57,7 @@ describe('contract: the server process', () => {
 
   it('on SIGINT exits 0', async () => {
     const server = await startHashd()
-    const health = await fetch(`${server.url}/api/health`)
+    const health = await server.fetch('/api/health')
     assert.equal(health.status, 200)
     await health.text()
     server.child.kill('SIGINT')

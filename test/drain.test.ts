@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
-import { newClientOutcome, startHashd, untilRefused } from './helpers/process.js'
+import { newClientOutcome, rawResponse, startHashd, untilRefused, type HashdProcess } from './helpers/process.js'
 
 /** FIPS 180-2 appendix B.3: SHA-256 of 1,000,000 repetitions of "a". */
 const SHA256_MILLION_A = 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'
@@ -35,8 +35,8 @@ const uploadHead = 'POST /api/filehash?algorithms=sha256 HTTP/1.1\r\nHost: local
 
 const write = (socket: Socket, data: string) => new Promise<void>((resolve, reject) => socket.write(data, (error) => error ? reject(error) : resolve()))
 
-async function health(url: string): Promise<{ work: { running: number } }> {
-  const response = await fetch(`${url}/api/health`)
+async function health(server: HashdProcess): Promise<{ work: { running: number } }> {
+  const response = await server.fetch('/api/health')
   assert.equal(response.status, 200)
   return await response.json() as { work: { running: number } }
 }
@@ -45,14 +45,14 @@ describe('graceful drain of the process', () => {
   it('GET /api/ready is 200 while serving, and needs no API key', async () => {
     const server = await startHashd({ API_KEYS_FILE: '/dev/null' })
     try {
-      const response = await fetch(`${server.url}/api/ready`)
+      const response = await server.fetch('/api/ready')
       assert.equal(response.status, 200)
       assert.deepEqual(await response.json(), { status: 'ready' })
       // The same server does need a key for the API itself, so the 200 above is the public exception.
-      const guarded = await fetch(`${server.url}/api/algorithms`)
+      const guarded = await server.fetch('/api/algorithms')
       assert.equal(guarded.status, 401)
       await guarded.text()
-      const openapi = await (await fetch(`${server.url}/api/openapi.json`)).json() as { paths: Record<string, { get?: { responses: Record<string, unknown> } }> }
+      const openapi = await (await server.fetch('/api/openapi.json')).json() as { paths: Record<string, { get?: { responses: Record<string, unknown> } }> }
       assert.ok(openapi.paths['/api/ready']?.get?.responses['503'], 'the 503 answer of /api/ready is in OpenAPI')
     } finally {
       await server.stop()
@@ -63,7 +63,7 @@ describe('graceful drain of the process', () => {
     const server = await startHashd({ WORKER_THREADS: '2' })
     // argon2id with 128 MiB and 10 passes: seconds of work on a worker thread.
     let hashFinished = false
-    const slowHash = fetch(`${server.url}/api/hash`, {
+    const slowHash = server.fetch('/api/hash', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ input: 'correct horse battery staple', algorithm: 'argon2id', options: { memoryCost: 131_072, timeCost: 10 } }),
@@ -73,7 +73,7 @@ describe('graceful drain of the process', () => {
     const upload = await rawConnection(server.url)
     await write(upload.socket, uploadHead + 'a'.repeat(HALF))
     // The hash is on a thread (the pool reports it running) before the signal.
-    for (let tries = 0; (await health(server.url)).work.running < 1; tries++) {
+    for (let tries = 0; (await health(server)).work.running < 1; tries++) {
       assert.ok(tries < 500, 'the argon2id task never started')
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
@@ -82,9 +82,9 @@ describe('graceful drain of the process', () => {
     server.child.kill('SIGTERM')
     await server.logged(/shutting down/, lines)
     // The listener closes a moment after the log line; a client connecting in between is answered 503.
-    assert.match(await newClientOutcome(server.url), /^(refused|reset|503)$/, 'a new client was served during the drain')
+    assert.match(await newClientOutcome(server.url, server.check), /^(refused|reset|503)$/, 'a new client was served during the drain')
     assert.equal(hashFinished, false, 'the argon2id request ended before the new client was checked; the check proves nothing')
-    await untilRefused(server.url)
+    await untilRefused(server.url, server.check)
 
     // The rest of the upload, then a readiness request on the same kept-alive connection.
     await write(upload.socket, 'a'.repeat(HALF) + 'GET /api/ready HTTP/1.1\r\nHost: localhost\r\n\r\n')
@@ -96,6 +96,8 @@ describe('graceful drain of the process', () => {
     assert.match(responses[1] as string, /^HTTP\/1\.1 503 /)
     assert.match(responses[1] as string, /content-type: application\/problem\+json/i)
     assert.match(responses[1] as string, /retry-after: \d+/i)
+    server.check(rawResponse('POST', '/api/filehash?algorithms=sha256', responses[0] as string))
+    server.check(rawResponse('GET', '/api/ready', responses[1] as string))
 
     const hashed = await slowHash
     assert.equal(hashed.status, 200)
@@ -108,7 +110,7 @@ describe('graceful drain of the process', () => {
     const server = await startHashd({ SHUTDOWN_TIMEOUT_MS: '300' })
     const upload = await rawConnection(server.url)
     await write(upload.socket, uploadHead + 'a'.repeat(HALF))
-    await health(server.url)
+    await health(server)
     server.child.kill('SIGTERM')
     // The second half never comes: the drain cannot finish, the deadline ends it.
     assert.deepEqual(await server.exited, { code: 1, signal: null })

@@ -5,12 +5,13 @@
  * Expected values come from the registry's own data and RFCs, not from the document itself.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core'
 import { OpenApiChecker, type OpenApiDocument } from './helpers/openapi.js'
+import { documentFor, rawResponse, startHashd } from './helpers/process.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -102,7 +103,7 @@ describe('the OpenAPI document', () => {
 
   it('states empty `expected` and `algorithms` as invalid, and the raw form points into the query string', async () => {
     for (const query of ['algorithms=', 'expected=', 'algorithms=nope', 'expected=%20']) {
-      const response = await fetch(`${server.url}/api/filehash?${query}`, { method: 'PUT', body: 'x', headers: { 'content-type': 'application/octet-stream' } })
+      const response = await server.fetch(`/api/filehash?${query}`, { method: 'PUT', body: 'x', headers: { 'content-type': 'application/octet-stream' } })
       const problem = await response.json() as { errors: Array<{ pointer: string }> }
       assert.equal(response.status, 400, query)
       assert.equal(problem.errors[0]?.pointer, `/querystring/${query.split('=')[0]}`, query)
@@ -112,7 +113,7 @@ describe('the OpenAPI document', () => {
   it('names a wrong upload field in `errors`, as it does a missing file part', async () => {
     const form = new FormData()
     form.append('upload', new Blob(['hello']), 'a.txt')
-    const response = await fetch(`${server.url}/api/filehash`, { method: 'POST', body: form })
+    const response = await server.fetch(`/api/filehash`, { method: 'POST', body: form })
     const problem = await response.json() as { errors: Array<{ pointer: string }> }
     assert.equal(response.status, 400)
     assert.deepEqual(problem.errors.map((error) => error.pointer), ['/body/upload'])
@@ -124,7 +125,7 @@ describe('the OpenAPI document', () => {
     // A SHA-1 digest (20 bytes) checked against sha256 (32 bytes).
     form.append('expected', 'aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d')
     form.append('file', new Blob(['hello']), 'a.txt')
-    const response = await fetch(`${server.url}/api/filehash`, { method: 'POST', body: form })
+    const response = await server.fetch(`/api/filehash`, { method: 'POST', body: form })
     const result = await response.json() as { matches: Record<string, boolean>, warnings?: string[] }
     assert.equal(response.status, 200)
     assert.deepEqual(result.matches, { sha256: false })
@@ -163,7 +164,7 @@ describe('the OpenAPI document', () => {
 
   it('answers QUERY, with or without a body, like any other method a path does not list: 405 with Allow', async () => {
     for (const [path, init] of [['/api/algorithms', {}], ['/api/hash', { headers: { 'content-type': 'application/json' }, body: '{}' }]] as const) {
-      const response = await fetch(server.url + path, { method: 'QUERY', ...init })
+      const response = await server.fetch(path, { method: 'QUERY', ...init })
       assert.equal(response.status, 405, path)
       assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/)
       assert.ok(response.headers.get('allow'), path)
@@ -179,9 +180,9 @@ describe('the OpenAPI document', () => {
   })
 
   it('shows /docs as hashd API with a logo of its own', async () => {
-    const html = await (await fetch(`${server.url}/docs/`)).text()
+    const html = await (await server.fetch(`/docs/`)).text()
     assert.match(html, /<title>hashd API<\/title>/)
-    const initializer = await (await fetch(`${server.url}/docs/static/swagger-initializer.js`)).text()
+    const initializer = await (await server.fetch(`/docs/static/swagger-initializer.js`)).text()
     assert.match(initializer, /data:image\/svg\+xml;base64,/)
   })
 })
@@ -201,5 +202,51 @@ describe('the response checker', () => {
     assert.match(check.check({ method: 'POST', url: '/api/hash', status: 200, headers: { 'content-type': 'application/json' }, body: '{"hash":1}' }).join(), /does not match/)
     assert.match(check.check({ method: 'POST', url: '/api/hash', status: 429, headers: { 'content-type': 'application/problem+json' }, body: problem }).join(), /Retry-After is missing/)
     assert.match(check.check({ method: 'DELETE', url: '/api/hash', status: 405, headers: { 'content-type': 'application/problem+json' }, body: problem }).join(), /Allow/)
+  })
+})
+
+describe('the response checker for child processes (helpers/process.ts)', () => {
+  it('checks what the test receives from a child: fetch, post, get and raw responses; stop fails after an undescribed one', async () => {
+    const hashd = await startHashd({ RATE_LIMIT_MAX: '2' })
+    const hash = await hashd.post('/api/hash', { input: 'abc' })
+    // SHA-256("abc"), FIPS 180-2 appendix B.1.
+    assert.equal(hash.body.hash, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+    assert.equal((await hashd.fetch('/api/hash', { method: 'DELETE' })).status, 405)
+    assert.equal((await hashd.post('/api/hash', { input: 'abc' })).status, 429)
+    assert.equal((await hashd.get('/api/health')).status, 200)
+    assert.throws(() => hashd.check(rawResponse('POST', '/api/hash', 'HTTP/1.1 418 I\'m a teapot\r\ncontent-type: application/json\r\n\r\n{}')), /418: status not documented/)
+    assert.throws(() => hashd.check(rawResponse('POST', '/api/hash', 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"hash":1}')), /does not match/)
+    await assert.rejects(hashd.stop(), /responses not described[\s\S]*418[\s\S]*does not match/)
+  })
+
+  it('builds in this process the very document the child serves, with API keys and pepper keys set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-openapi-'))
+    const env = { API_KEYS_FILE: join(dir, 'keys'), PEPPER_KEYS_FILE: join(dir, 'pepper'), RATE_LIMIT_MAX: '5', MAX_ARGON2_MEMORY_KIB: '65536' }
+    writeFileSync(env.API_KEYS_FILE, `doc ${'0'.repeat(64)}\n`)
+    writeFileSync(env.PEPPER_KEYS_FILE, `k1 ${Buffer.alloc(32, 7).toString('base64')}\n`)
+    const hashd = await startHashd(env)
+    try {
+      assert.deepEqual(await (await hashd.fetch('/api/openapi.json')).json(), await documentFor(env))
+    } finally {
+      await hashd.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('reads a raw chunked response (RFC 9112 §7.1)', () => {
+    const response = rawResponse('GET', '/api/ready', 'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"st\r\na\r\natus":503}\r\n0\r\n\r\n')
+    assert.deepEqual(response, { method: 'GET', url: '/api/ready', status: 503, headers: { 'content-type': 'application/problem+json', 'transfer-encoding': 'chunked' }, body: '{"status":503}' })
+  })
+
+  it('is not bypassed: no test fetches from a child process with a bare fetch', () => {
+    const directory = new URL('../../test/', import.meta.url)
+    for (const name of readdirSync(directory).filter((each) => each.endsWith('.test.ts'))) {
+      const source = readFileSync(new URL(name, directory), 'utf8')
+      if (!source.includes('startHashd(')) continue
+      // A bare fetch of a template or sum built on some `url`, not through the server's own
+      // checked fetch (HashdProcess and TestServer both have one).
+      const bare = /(?<![.\w])fetch\(\s*(`\$\{[\w.]*url\}|[\w.]*url\s*\+)[^\n]*/.exec(source)?.[0]
+      assert.equal(bare, undefined, `${name} fetches without the response check; use hashd.fetch/post/get`)
+    }
   })
 })

@@ -27,8 +27,8 @@ function keysFile(text: string): string {
 }
 const secret = (bytes = 32) => randomBytes(bytes).toString('base64')
 
-async function post(server: { url: string }, path: string, body: unknown) {
-  return toTestResponse(await fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }))
+async function post(server: { fetch(path: string, init?: RequestInit): Promise<Response> }, path: string, body: unknown) {
+  return toTestResponse(await server.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }))
 }
 
 /** OWASP's argon2id minimum: no rehash for the parameters alone, so only the pepper decides. */
@@ -141,7 +141,7 @@ describe('a full rotation k1 → k1+k2 → k2, through SIGHUP and restarts', { s
     assert.deepEqual([moved.body.previousPepperKey, moved.body.pepperKey], ['k1', 'k2'])
     rewrapped = moved.body.hash
     assert.equal(pythonCheck(k2, rewrapped, 'argon2id', password).match, true)
-    const policy = await toTestResponse(await fetch(`${hashd.url}/api/password-policy`))
+    const policy = await hashd.get('/api/password-policy')
     assert.deepEqual([policy.body.pepperKey, policy.body.pepperKeys], ['k2', ['k1', 'k2']])
   })
 

@@ -6,24 +6,24 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { startHashd, spawnHashd, type HashdProcess } from './helpers/process.js'
+import { documentFor, startHashd, spawnHashd, type HashdProcess } from './helpers/process.js'
 import { startRedis, type TestRedis } from './helpers/redis.js'
 import { skipUnless } from './helpers/tools.js'
 
-const hash = (url: string) => fetch(`${url}/api/hash`, {
+const hash = (server: HashdProcess) => server.fetch('/api/hash', {
   method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'abc' }),
 })
 
-async function health(url: string): Promise<{ status: string, rateLimitStore: string }> {
-  return await (await fetch(`${url}/api/health`)).json() as { status: string, rateLimitStore: string }
+async function health(server: HashdProcess): Promise<{ status: string, rateLimitStore: string }> {
+  return await (await server.fetch('/api/health')).json() as { status: string, rateLimitStore: string }
 }
 
 /** Polls GET /api/health until it reports this store state (ioredis connects and reconnects on its own). */
-async function waitForStore(url: string, state: string): Promise<void> {
+async function waitForStore(server: HashdProcess, state: string): Promise<void> {
   const deadline = Date.now() + 15_000
   let last = ''
   while (Date.now() < deadline) {
-    last = (await health(url)).rateLimitStore
+    last = (await health(server)).rateLimitStore
     if (last === state) return
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -46,12 +46,21 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await redis.destroy()
   })
 
+  it('serves the same OpenAPI document as one built without REDIS_URL (what helpers/process.ts checks responses against)', async () => {
+    const env = { REDIS_URL: redis.url, REDIS_PREFIX: `${prefix}document:`, RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_MAX: '10' }
+    const server = await start(env)
+    await waitForStore(server, 'redis')
+    const served = await (await server.fetch('/api/openapi.json')).json() as unknown
+    assert.deepEqual(served, await documentFor(env))
+    await server.stop()
+  })
+
   it('two instances sharing one Redis enforce one limit for one client, with the IETF fields right on both', async () => {
     const [a, b] = await Promise.all([start({ RATE_LIMIT_MAX: '10' }), start({ RATE_LIMIT_MAX: '10' })])
-    await Promise.all([waitForStore(a.url, 'redis'), waitForStore(b.url, 'redis')])
+    await Promise.all([waitForStore(a, 'redis'), waitForStore(b, 'redis')])
     const seen: Array<{ status: number, policy: string | null, limit: string | null, retryAfter: string | null }> = []
     for (let index = 0; index < 14; index++) {
-      const response = await hash(index % 2 === 0 ? a.url : b.url)
+      const response = await hash(index % 2 === 0 ? a : b)
       await response.text()
       seen.push({ status: response.status, policy: response.headers.get('ratelimit-policy'), limit: response.headers.get('ratelimit'), retryAfter: response.headers.get('retry-after') })
     }
@@ -76,44 +85,44 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
 
   it('with Redis hung (SIGSTOP), answers within the command timeout, uncounted; limits apply again when it thaws', async () => {
     const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50' })
-    await waitForStore(server.url, 'redis')
+    await waitForStore(server, 'redis')
     redis.pause()
     try {
       for (let index = 0; index < 5; index++) {
-        const response = await hash(server.url)
+        const response = await hash(server)
         await response.text()
         assert.equal(response.status, 200, `request ${index} while Redis hangs`)
         assert.equal(response.headers.get('ratelimit'), null)
       }
-      assert.equal((await health(server.url)).rateLimitStore, 'degraded')
+      assert.equal((await health(server)).rateLimitStore, 'degraded')
     } finally {
       redis.resume()
     }
     // The calls that timed out were still queued on the connection, and Redis ran them when it
     // thawed: those 5 requests count, so this client is over its budget of 3 and limits apply.
-    const after = await hash(server.url)
+    const after = await hash(server)
     await after.text()
     assert.equal(after.status, 429)
     assert.equal(after.headers.get('ratelimit'), '"default";r=0;t=60')
-    assert.equal((await health(server.url)).rateLimitStore, 'redis')
+    assert.equal((await health(server)).rateLimitStore, 'redis')
     await server.stop()
   })
 
   it('with Redis stopped, answers every request (fail open), omits the RateLimit fields, reports degraded and warns once; with Redis back, limits apply again', async () => {
     const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}outage:` })
-    await waitForStore(server.url, 'redis')
-    const before = await hash(server.url)
+    await waitForStore(server, 'redis')
+    const before = await hash(server)
     await before.text()
     assert.equal(before.status, 200)
     assert.equal(before.headers.get('ratelimit'), '"default";r=2;t=60')
 
     await redis.stop()
-    await waitForStore(server.url, 'degraded')
-    const healthResponse = await fetch(`${server.url}/api/health`)
+    await waitForStore(server, 'degraded')
+    const healthResponse = await server.fetch('/api/health')
     assert.equal(healthResponse.status, 200)
     assert.deepEqual((await healthResponse.json() as { status: string }).status, 'ok')
     for (let index = 0; index < 8; index++) {
-      const response = await hash(server.url)
+      const response = await hash(server)
       const body = await response.json() as { hash?: string }
       assert.equal(response.status, 200, `request ${index} during the outage`)
       assert.equal(body.hash, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
@@ -123,10 +132,10 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     assert.equal(warnings.length, 1, `one warning per interval, got ${warnings.length}`)
 
     await redis.start()
-    await waitForStore(server.url, 'redis')
+    await waitForStore(server, 'redis')
     const statuses: number[] = []
     for (let index = 0; index < 4; index++) {
-      const response = await hash(server.url)
+      const response = await hash(server)
       await response.text()
       statuses.push(response.status)
     }

@@ -39,7 +39,7 @@ describe('memory under threaded upload load', { skip: linux || skipUnless('sha1s
       const pid = server.child.pid
       assert.ok(pid)
       const upload = async (): Promise<void> => {
-        const response = await fetch(`${server.url}/api/filehash?algorithms=sha1,md5`, { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream' } })
+        const response = await server.fetch('/api/filehash?algorithms=sha1,md5', { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream' } })
         assert.equal(response.status, 200, await response.clone().text())
         const { hashes } = await response.json() as { hashes: Record<string, string> }
         assert.deepEqual(hashes, expected)

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { spawnHashd, startHashd } from './helpers/process.js'
+import { spawnHashd, startHashd, type HashdProcess } from './helpers/process.js'
 
 const MiB = 1024 * 1024
 const BUDGET = 512 * MiB
@@ -21,7 +21,7 @@ function peakRss(pid: number): number {
 
 interface Work { threads: number, running: number, queued: number, memoryBudgetBytes: number, memoryInUseBytes: number }
 
-const argon2 = (url: string, memoryCost: number, input: string, timeCost = 1) => fetch(`${url}/api/hash`, {
+const argon2 = (server: HashdProcess, memoryCost: number, input: string, timeCost = 1) => server.fetch('/api/hash', {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ algorithm: 'argon2id', input, options: { memoryCost, timeCost, parallelism: 1 } }),
@@ -34,7 +34,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
       const pid = server.child.pid
       assert.ok(pid)
       // Warm every thread with a small hash, so the baseline includes the loaded workers.
-      const warm = await Promise.all(Array.from({ length: 8 }, (_, index) => argon2(server.url, 1024, `warm ${index}`)))
+      const warm = await Promise.all(Array.from({ length: 8 }, (_, index) => argon2(server, 1024, `warm ${index}`)))
       for (const response of warm) assert.equal(response.status, 200, await response.text())
       const baseline = peakRss(pid)
 
@@ -42,12 +42,12 @@ describe('memory-aware admission of password work', { skip: process.platform !==
       let sampling = true
       const sampler = (async () => {
         while (sampling) {
-          samples.push((await (await fetch(`${server.url}/api/health`)).json() as { work: Work }).work)
+          samples.push((await (await server.fetch('/api/health')).json() as { work: Work }).work)
           await new Promise((resolve) => setTimeout(resolve, 25))
         }
       })()
       const responses = await Promise.all(Array.from({ length: 24 }, async (_, index) => {
-        const response = await argon2(server.url, 262_144, `password ${index}`)
+        const response = await argon2(server, 262_144, `password ${index}`)
         return { status: response.status, body: await response.json() as { hash?: string } }
       }))
       sampling = false
@@ -68,7 +68,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
         assert.ok(work.running <= 2, `running ${work.running}`)
       }
       assert.ok(samples.some((work) => work.queued > 0), 'some hashes waited for memory')
-      const idle = (await (await fetch(`${server.url}/api/health`)).json() as { work: Work }).work
+      const idle = (await (await server.fetch('/api/health')).json() as { work: Work }).work
       const { started, ...rest } = idle as Work & { started: number }
       assert.deepEqual(rest, { threads: 8, running: 0, queued: 0, memoryBudgetBytes: BUDGET, memoryInUseBytes: 0 })
       assert.ok(started >= 24, `every hash ran on a thread (${started} tasks started)`)
@@ -82,7 +82,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
     // and the bcrypt hashes behind it wait too, although a thread is free and 1 MiB would fit.
     const server = await startHashd({ WORKER_THREADS: '2', MAX_WORK_MEMORY_BYTES: String(256 * MiB) })
     try {
-      const work = async () => (await (await fetch(`${server.url}/api/health`)).json() as { work: Work }).work
+      const work = async () => (await (await server.fetch('/api/health')).json() as { work: Work }).work
       const until = async (test: (work: Work) => boolean, what: string) => {
         for (let attempt = 0; attempt < 2_000; attempt++) {
           if (test(await work())) return
@@ -96,11 +96,11 @@ describe('memory-aware admission of password work', { skip: process.platform !==
         finished.push(name)
       })
       // Six passes keep the first hash running while the others queue up behind it, even on a fast machine.
-      const medium = track('medium', argon2(server.url, 131_072, 'medium', 6))
+      const medium = track('medium', argon2(server, 131_072, 'medium', 6))
       await until((state) => state.running === 1, 'the 128 MiB hash running')
-      const large = track('large', argon2(server.url, 262_144, 'large'))
+      const large = track('large', argon2(server, 262_144, 'large'))
       await until((state) => state.queued === 1, 'the 256 MiB hash waiting')
-      const small = Array.from({ length: 4 }, (_, index) => track(`small ${index}`, fetch(`${server.url}/api/hash`, {
+      const small = Array.from({ length: 4 }, (_, index) => track(`small ${index}`, server.fetch('/api/hash', {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ algorithm: 'bcrypt', input: `small ${index}`, options: { cost: 4 } }),
       })))

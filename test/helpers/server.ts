@@ -19,6 +19,8 @@ export interface TestServer {
   app: FastifyInstance
   /** Every log line written so far, as text. */
   logs(): string
+  /** fetch(url + path, init), failing at once if the response is not described. */
+  fetch(path: string, init?: RequestInit): Promise<Response>
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<TestResponse>
   get(path: string): Promise<TestResponse>
   close(): Promise<void>
@@ -59,6 +61,11 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     url,
     app,
     logs: () => captured,
+    fetch: async (path, init) => {
+      const response = await fetch(url + path, init)
+      undescribed.assertDescribed(response.headers.get('x-request-id'))
+      return response
+    },
     post: async (path, body, headers = {}) => checkedResponse(await fetch(url + path, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
