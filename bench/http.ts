@@ -10,12 +10,10 @@
  * Durations can be set with BENCH_SECONDS (default 10); BENCH_ONLY picks sections by name (`api`,
  * `flood`, `uploads`, `passwords`, comma-separated; all by default).
  */
-import { spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { cpuSeconds, load, throughput } from './load.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
 import { benchPasswords } from './passwords.js'
 import { benchUploads } from './uploads.js'
@@ -25,48 +23,8 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords').s
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
-function load(url: string, body: object, options: { connections: number, duration: number }): Promise<autocannon.Result> {
-  return autocannon({
-    url: `${url}/api/hash`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    connections: options.connections,
-    duration: options.duration,
-  })
-}
-
 function row(name: string, result: autocannon.Result): string {
   return `${name.padEnd(34)} ${result.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   non-2xx ${result.non2xx}`
-}
-
-const WRK_SCRIPT = join(tmpdir(), `hashd-bench-${process.pid}.lua`)
-
-/** Requests per second against /api/hash: wrk on core 1 when present, else autocannon in this process. */
-async function throughput(url: string, body: object, seconds: number): Promise<{ rate: number, requests: number }> {
-  if (hasProgram('wrk')) {
-    writeFileSync(WRK_SCRIPT, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${JSON.stringify(body)}'\n`)
-    const pin = hasProgram('taskset') ? ['taskset', '-c', '1'] : []
-    const [command, ...args] = [...pin, 'wrk', '-t1', '-c50', `-d${seconds}s`, '-s', WRK_SCRIPT, `${url}/api/hash`]
-    const output = String(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
-    if (/Non-2xx/.test(output)) throw new Error(`non-2xx answers from ${url}: ${output}`)
-    return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN), requests: Number(/(\d+) requests in/.exec(output)?.[1] ?? NaN) }
-  }
-  const result = await load(url, body, { connections: 50, duration: seconds })
-  return { rate: result.requests.average, requests: result.requests.total }
-}
-
-/**
- * CPU seconds a process has used (user + system, from /proc), or NaN off Linux. CPU time per
- * request is the per-request cost itself, and drifts less than req/s when other work shares the core.
- */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return Number.NaN
-  }
 }
 
 interface Measured { rate: number, cpuMicros: number }

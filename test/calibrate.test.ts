@@ -46,7 +46,11 @@ describe('POST /api/calibrate', () => {
       await within(server, algorithm, options)
       if (algorithm === 'argon2id') assert.ok(options.memoryCost <= 32768, 'maxMemoryKiB was not honoured')
       assert.ok(measurements.length >= 2 && measurements.length <= 3)
-      assert.equal(measuredMs, measurements.at(-1).ms)
+      // measuredMs is the measurement of the options returned: the last one, or the one before when
+      // the refinement came out further from the target and was dropped.
+      const ofOptions = measurements.filter((measured: { options: Record<string, number> }) =>
+        Object.entries(measured.options).every(([name, value]) => options[name] === value))
+      assert.ok(ofOptions.some((measured: { ms: number }) => measured.ms === measuredMs), `${measuredMs} is not a measurement of ${JSON.stringify(options)}`)
       // The warning follows from the figures measured, whatever they are on this machine.
       const slowAtMinimum = warnings.some((warning: string) => /below what the minimum takes/.test(warning))
       if (slowAtMinimum) assert.ok(measuredMs > targetMs)

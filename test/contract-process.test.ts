@@ -103,3 +103,36 @@ describe('contract: shutdown of the in-process server', () => {
     assert.match(responses[1] as string, /"status":503/)
   })
 })
+
+describe('contract: the log on stdout', () => {
+  it('has one access line per request, every line in the order it was logged, and none lost at exit', async () => {
+    const server = await startHashd({ LOG_LEVEL: 'info' })
+    let stopped = false
+    try {
+      const before = server.lines()
+      // A burst of answers and refusals: a refusal is logged through pino ("request refused")
+      // before its access line, which is gathered with the others of its event-loop turn.
+      const bodies = Array.from({ length: 60 }, (_, i) => i % 3 === 2 ? { input: 'x', algorithm: 'no-such-algorithm' } : { input: `burst-${i}` })
+      const statuses = await Promise.all(bodies.map(async (body) => (await server.post('/api/hash', body)).status))
+      await server.stop()
+      stopped = true
+      const lines = server.stdout().split('\n').slice(before).filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { time: number, msg: string, reqId?: string, url?: string, statusCode?: number })
+      const access = lines.filter((line) => line.msg === 'request completed' && line.url === '/api/hash')
+      assert.equal(access.length, bodies.length)
+      assert.deepEqual(access.map((line) => line.statusCode).sort(), [...statuses].sort())
+      const refusals = lines.filter((line) => line.msg === 'request refused')
+      assert.equal(refusals.length, 20)
+      for (const refusal of refusals) {
+        const accessAt = lines.findIndex((line) => line.msg === 'request completed' && line.reqId === refusal.reqId)
+        assert.ok(lines.indexOf(refusal) < accessAt, `the access line of ${refusal.reqId} came before its refusal`)
+      }
+      for (let i = 1; i < lines.length; i++) {
+        assert.ok((lines[i]?.time ?? 0) >= (lines[i - 1]?.time ?? 0), `line ${i} is older than the line before it: ${JSON.stringify(lines.slice(i - 1, i + 1))}`)
+      }
+      assert.match(lines.at(-1)?.msg ?? '', /^shut down/)
+    } finally {
+      if (!stopped) await server.stop()
+    }
+  })
+})

@@ -2174,7 +2174,7 @@ export interface operations {
                             [key: string]: number;
                         };
                         targetMs: number;
-                        /** @description What hashing with options took in the last measurement on this server */
+                        /** @description What hashing with the returned options took on this server: their entry in measurements (the last one, unless a refinement came out further from targetMs and was dropped) */
                         measuredMs: number;
                         measurements: {
                             options: {

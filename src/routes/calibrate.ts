@@ -29,7 +29,7 @@ export const calibrateRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = asy
           algorithm: Type.String(),
           options: Type.Record(Type.String(), Type.Integer(), { description: 'Every option of the algorithm for POST /api/hash' }),
           targetMs: Type.Integer(),
-          measuredMs: Type.Number({ description: 'What hashing with options took in the last measurement on this server' }),
+          measuredMs: Type.Number({ description: 'What hashing with the returned options took on this server: their entry in measurements (the last one, unless a refinement came out further from targetMs and was dropped)' }),
           measurements: Type.Array(Type.Object({ options: Type.Record(Type.String(), Type.Integer()), ms: Type.Number() })),
           warnings: Type.Array(Type.String()),
         }),
