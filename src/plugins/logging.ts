@@ -82,7 +82,7 @@ export function serializeError(error: unknown): { type: string, message: string,
  * written out synchronously.
  */
 export class StdoutLog {
-  readonly #destination = pino.destination({ dest: 1, sync: false })
+  readonly #destination: ReturnType<typeof pino.destination>
   #gathered: string[] = []
   readonly #writeGathered = (): void => {
     if (this.#gathered.length === 0) return
@@ -91,7 +91,9 @@ export class StdoutLog {
     this.#destination.write(text)
   }
 
-  constructor() {
+  /** `fd`: stdout, or another descriptor (bench/log-lines.ts writes to a file). */
+  constructor(fd = 1) {
+    this.#destination = pino.destination({ dest: fd, sync: false })
     process.once('exit', () => {
       this.#writeGathered()
       try {
