@@ -74,7 +74,7 @@ const VARIANTS: Variant[] = [
   { name: 'utf8-parser', what: "with Fastify's JSON parser (no UTF-8 check of the bytes)", env: QUIET, patches: patches.utf8Parser },
   { name: 'media-type', what: 'without the media-type check (415)', env: QUIET, patches: patches.mediaType },
   { name: 'metrics', what: 'METRICS=off', env: { ...QUIET, METRICS: 'off' } },
-  { name: 'one-route', what: 'only /api/hash and /api/health registered (no other routes, metrics, OpenAPI or page)', env: QUIET, patches: patches.otherRoutes },
+  { name: 'one-route', what: 'only /api/hash and the meta routes (/api/health, /api/ready, /api/algorithms): no other operations, metrics, OpenAPI or page', env: QUIET, patches: patches.otherRoutes },
   {
     name: 'all-removed', what: 'everything above removed at once', env: { ...QUIET, METRICS: 'off' },
     patches: [...patches.headers, ...patches.socketTimeout, ...patches.requestIds, ...patches.utf8Parser, ...patches.mediaType, ...patches.otherRoutes],

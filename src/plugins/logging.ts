@@ -110,8 +110,8 @@ export class StdoutLog {
     return this.#destination.write(line)
   }
 
-  /** An access line: written with the others of this turn of the event loop. */
-  writeAccessLine(line: string): void {
+  /** An access line: written with the others of this turn of the event loop. Bound, for the hook to keep. */
+  readonly writeAccessLine = (line: string): void => {
     if (this.#gathered.push(line) === 1) setImmediate(this.#writeGathered)
   }
 
@@ -153,14 +153,14 @@ export function loggerOptions(config: Config, stream?: NodeJS.WritableStream): F
 export function accessLogHook(fastifyLogger: FastifyBaseLogger): onResponseHookHandler {
   const logger = fastifyLogger as unknown as Logger
   const destination = (logger as unknown as Record<symbol, { write(line: string): unknown } | undefined>)[pino.symbols.streamSym]
-  const stream = destination instanceof StdoutLog ? { write: (line: string) => { destination.writeAccessLine(line) } } : destination
+  const writeLine = destination instanceof StdoutLog ? destination.writeAccessLine : destination?.write.bind(destination)
   const head = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"reqId":"`
   return function accessLine(request, reply, done) {
     if (!logger.isLevelEnabled('info')) {
       done()
       return
     }
-    if (stream === undefined) {
+    if (writeLine === undefined) {
       logAccessLine(request, reply)
       done()
       return
@@ -169,7 +169,7 @@ export function accessLogHook(fastifyLogger: FastifyBaseLogger): onResponseHookH
     const query = url.indexOf('?')
     const path = query === -1 ? url : url.slice(0, query)
     const route = JSON.stringify(request.routeOptions.url ?? null)
-    stream.write(`{"level":30,"time":${Date.now()}${head}${request.id}","method":"${request.method}","route":${route},` +
+    writeLine(`{"level":30,"time":${Date.now()}${head}${request.id}","method":"${request.method}","route":${route},` +
       `"url":${JSON.stringify(path)},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime},` +
       `"remoteAddress":${JSON.stringify(request.ip ?? null)},` +
       // The API key's name from API_KEYS_FILE (never the key); absent without one.
