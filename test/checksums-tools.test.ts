@@ -177,7 +177,8 @@ describe('POST /api/checksums against real tools', () => {
       tool('minisign', ['-S', '-s', join(keys, 'a.key'), '-m', 'SIGNED', '-x', join(keys, 'prehashed.minisig'), '-t', 'release 1.0 of hashd'])
       tool('minisign', ['-S', '-l', '-s', join(keys, 'a.key'), '-m', 'SIGNED', '-x', join(keys, 'legacy.minisig')])
       const publicKey = readFileSync(join(keys, 'a.pub'), 'utf8')
-      const keyId = /minisign public key ([0-9A-F]{16})/.exec(publicKey)?.[1]
+      // Debian's minisign prints the key number without leading zeros (%" PRIX64); hashd gives all 16 digits.
+      const keyId = /minisign public key ([0-9A-F]{1,16})\b/.exec(publicKey)?.[1]?.padStart(16, '0')
       const keyLine = publicKey.trim().split('\n')[1] ?? ''
       const prehashed = readFileSync(join(keys, 'prehashed.minisig'))
       const legacy = readFileSync(join(keys, 'legacy.minisig'))
