@@ -60,6 +60,7 @@ const patches = {
     { file: 'src/plugins/body.js', find: "app.addContentTypeParser('application/json',", replace: "false && app.addContentTypeParser('application/json'," },
   ],
   mediaType: [{ file: 'src/routes/hash.js', find: "config: { accepts: 'application/json' },", replace: '' }],
+  unbatched: [{ file: 'src/app.js', find: 'await app.register(batchedWritesPlugin);', replace: '' }],
   otherRoutes: ['openapiPlugin', 'metricsPlugin, { config, engine }', 'verifyRoute, { engine }', 'hmacRoute, { engine }',
     'fileHashRoute, { config }', 'checksumsRoute, { config }', 'identifyRoute', 'passwordPolicyRoute',
     'calibrateRoute, { engine }', 'pepperRoute', 'webPlugin']
@@ -76,12 +77,15 @@ const VARIANTS: Variant[] = [
   { name: 'metrics', what: 'METRICS=off', env: { ...QUIET, METRICS: 'off' } },
   { name: 'one-route', what: 'only /api/hash and the meta routes (/api/health, /api/ready, /api/algorithms): no other operations, metrics, OpenAPI or page', env: QUIET, patches: patches.otherRoutes },
   {
-    name: 'all-removed', what: 'everything above removed at once', env: { ...QUIET, METRICS: 'off' },
+    name: 'all-removed', what: 'every feature above removed at once (the replies still batched)', env: { ...QUIET, METRICS: 'off' },
     patches: [...patches.headers, ...patches.socketTimeout, ...patches.requestIds, ...patches.utf8Parser, ...patches.mediaType, ...patches.otherRoutes],
   },
+  { name: 'unbatched', what: 'each reply written when it is ready, not at the end of its turn (plugins/batched-writes.ts)', env: QUIET, patches: patches.unbatched },
   { name: 'access-log', what: 'with the access log (LOG_LEVEL=info)', env: { LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0' } },
   { name: 'limiter', what: 'with the rate limiter on (a max that never triggers)', env: { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '100000000' } },
   { name: 'bare-fastify', what: 'bench/fastify-server.ts: Fastify with a body and a response schema, nothing else', script: 'bench/fastify-server.js' },
+  { name: 'bare-spin', what: 'the same bare Fastify with 4 µs of busy work added to each request (BENCH_SPIN_US=4)', script: 'bench/fastify-server.js', env: { BENCH_SPIN_US: '4' } },
+  { name: 'bare-batched', what: 'the same bare Fastify with hashd\'s batched writes (BENCH_BATCHED_WRITES=1)', script: 'bench/fastify-server.js', env: { BENCH_BATCHED_WRITES: '1' } },
 ]
 
 /** A copy of dist/ (with node_modules and package.json beside it, as the server expects) with the patches applied. */

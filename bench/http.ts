@@ -27,7 +27,7 @@ function row(name: string, result: autocannon.Result): string {
   return `${name.padEnd(34)} ${result.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   non-2xx ${result.non2xx}`
 }
 
-interface Measured { rate: number, cpuMicros: number }
+interface Measured { rate: number, cpuMicros: number, p99Ms: number }
 
 /** A B B A against the bare server, each on core 0 with its own warm-up; the means of each pair. */
 async function versusBare(script: string, env: Record<string, string>, body: object, peer = `${here}bare-server.js`): Promise<{ hashd: Measured, bare: Measured }> {
@@ -36,21 +36,22 @@ async function versusBare(script: string, env: Record<string, string>, body: obj
     try {
       await throughput(server.url, body, 2)
       const before = cpuSeconds(server.child.pid)
-      const { rate, requests } = await throughput(server.url, body, SECONDS)
-      return { rate, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests }
+      const { rate, requests, p99Ms } = await throughput(server.url, body, SECONDS)
+      return { rate, p99Ms, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests }
     } finally {
       await stop(server)
     }
   }
   const bare = peer
   const a1 = await run(bare, {}); const b1 = await run(script, env); const b2 = await run(script, env); const a2 = await run(bare, {})
-  const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2 })
+  const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2, p99Ms: (x.p99Ms + y.p99Ms) / 2 })
   return { hashd: mean(b1, b2), bare: mean(a1, a2) }
 }
 
 function versusLine(label: string, { hashd, bare }: { hashd: Measured, bare: Measured }, goal: string, peer = 'bare'): string {
-  return `${label.padEnd(44)} ${hashd.rate.toFixed(0).padStart(7)} req/s ${hashd.cpuMicros.toFixed(1).padStart(6)} µs CPU/req   ` +
-    `${peer} ${bare.rate.toFixed(0).padStart(7)} req/s ${bare.cpuMicros.toFixed(1).padStart(6)} µs CPU/req   ` +
+  const p99 = (measured: Measured) => Number.isNaN(measured.p99Ms) ? '' : ` p99 ${measured.p99Ms.toFixed(2).padStart(5)} ms`
+  return `${label.padEnd(44)} ${hashd.rate.toFixed(0).padStart(7)} req/s ${hashd.cpuMicros.toFixed(1).padStart(6)} µs CPU/req${p99(hashd)}   ` +
+    `${peer} ${bare.rate.toFixed(0).padStart(7)} req/s ${bare.cpuMicros.toFixed(1).padStart(6)} µs CPU/req${p99(bare)}   ` +
     `ratio ${(hashd.rate / bare.rate).toFixed(2)} by req/s, ${(bare.cpuMicros / hashd.cpuMicros).toFixed(2)} by CPU/req${goal ? ` (goal ${goal})` : ''}`
 }
 

@@ -19,18 +19,32 @@ export function load(url: string, body: object, options: { connections: number, 
 
 const WRK_SCRIPT = join(tmpdir(), `hashd-bench-${process.pid}.lua`)
 
+/** What a throughput run measured: requests per second, requests in all, and the 99th-percentile latency in ms. */
+export interface Throughput { rate: number, requests: number, p99Ms: number }
+
+/** wrk's latency figures ("99%   4.83ms", "99%  812.00us"), in milliseconds. */
+function wrkMilliseconds(output: string, percentile: string): number {
+  const match = new RegExp(`^\\s*${percentile}%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(output)
+  if (!match) return Number.NaN
+  return Number(match[1]) * ({ us: 0.001, ms: 1, s: 1000 } as const)[match[2] as 'us' | 'ms' | 's']
+}
+
 /** Requests per second against /api/hash: wrk on core 1 when present, else autocannon in this process. */
-export async function throughput(url: string, body: object, seconds: number): Promise<{ rate: number, requests: number }> {
+export async function throughput(url: string, body: object, seconds: number): Promise<Throughput> {
   if (hasProgram('wrk')) {
     writeFileSync(WRK_SCRIPT, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${JSON.stringify(body)}'\n`)
     const pin = hasProgram('taskset') ? ['taskset', '-c', '1'] : []
-    const [command, ...args] = [...pin, 'wrk', '-t1', '-c50', `-d${seconds}s`, '-s', WRK_SCRIPT, `${url}/api/hash`]
+    const [command, ...args] = [...pin, 'wrk', '-t1', '-c50', `-d${seconds}s`, '--latency', '-s', WRK_SCRIPT, `${url}/api/hash`]
     const output = String(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
     if (/Non-2xx/.test(output)) throw new Error(`non-2xx answers from ${url}: ${output}`)
-    return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN), requests: Number(/(\d+) requests in/.exec(output)?.[1] ?? NaN) }
+    return {
+      rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN),
+      requests: Number(/(\d+) requests in/.exec(output)?.[1] ?? NaN),
+      p99Ms: wrkMilliseconds(output, '99'),
+    }
   }
   const result = await load(url, body, { connections: 50, duration: seconds })
-  return { rate: result.requests.average, requests: result.requests.total }
+  return { rate: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99 }
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
 import { problems } from './problem.js'
 import authPlugin from './plugins/auth.js'
+import batchedWritesPlugin from './plugins/batched-writes.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
 import { accessLogHook, lazyChildLoggerFactory, loggerOptions } from './plugins/logging.js'
@@ -96,6 +97,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The access line is written at info; at a quieter level the hook is not registered at all.
   if (['info', 'debug', 'trace'].includes(config.logLevel)) app.addHook('onResponse', accessLogHook(app.log))
 
+  // Every reply, the refusals and errors of the plugins below included, leaves at the end of its turn.
+  await app.register(batchedWritesPlugin)
   await app.register(bodyPlugin)
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
   await app.register(authPlugin, { config })
