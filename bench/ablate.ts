@@ -14,15 +14,15 @@
  * connections, the server started as `npm start` starts it and pinned to core 0, wrk on core 1,
  * 2 s of warm-up, then the server's CPU time per request (user + system, from /proc). A round runs
  * every variant once, in an order reversed each round (A B C, C B A, …), and the medians over the
- * rounds are printed with each variant's difference from hashd as built. ABLATE_ROUNDS (default 5),
- * BENCH_SECONDS (default 5) and ABLATE_ONLY (variant names, comma-separated; hashd itself always
- * runs) set the size of the run.
+ * rounds are printed with each variant's difference from hashd as built, beside the medians of
+ * the user and system halves. ABLATE_ROUNDS (default 5), BENCH_SECONDS (default 5) and
+ * ABLATE_ONLY (variant names, comma-separated; hashd itself always runs) set the size of the run.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cpuSeconds, throughput } from './load.js'
+import { cpuTimes, throughput } from './load.js'
 import { hasProgram, start, stop } from './servers.js'
 
 const ROUNDS = Number(process.env.ABLATE_ROUNDS ?? 5)
@@ -103,13 +103,19 @@ function patchedCopy(variant: Variant, parent: string): string {
   return join(copy, 'dist')
 }
 
-async function measure(script: string, env: Record<string, string>): Promise<number> {
+/** CPU µs per request: user space, kernel, and their sum. */
+interface Cost { user: number, system: number, total: number }
+
+async function measure(script: string, env: Record<string, string>): Promise<Cost> {
   const server = await start(script, env, '0')
   try {
     await throughput(server.url, BODY, 2)
-    const before = cpuSeconds(server.child.pid)
+    const before = cpuTimes(server.child.pid)
     const { requests } = await throughput(server.url, BODY, SECONDS)
-    return (cpuSeconds(server.child.pid) - before) * 1e6 / requests
+    const after = cpuTimes(server.child.pid)
+    const user = (after.user - before.user) * 1e6 / requests
+    const system = (after.system - before.system) * 1e6 / requests
+    return { user, system, total: user + system }
   } finally {
     await stop(server)
   }
@@ -134,7 +140,7 @@ async function main(): Promise<void> {
       variant.script ? join(dist, variant.script) : join(variant.patches ? patchedCopy(variant, parent) : dist, 'src', 'server.js')]))
     console.log(`hashd bench:ablate: ${ROUNDS} rounds of ${SECONDS} s per variant, node ${process.version}, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}`)
     console.log('POST /api/hash sha256 of 32 bytes, 50 connections, server on core 0, wrk on core 1; CPU µs per request, median of the rounds\n')
-    const results = new Map<string, number[]>(variants.map((variant) => [variant.name, []]))
+    const results = new Map<string, Cost[]>(variants.map((variant) => [variant.name, []]))
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? variants : [...variants].reverse()
       for (const variant of order) {
@@ -142,12 +148,13 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`round ${round + 1} of ${ROUNDS} done\n`)
     }
-    const base = median(results.get('hashd') ?? [])
+    const base = median((results.get('hashd') ?? []).map((run) => run.total))
     for (const variant of variants) {
       const runs = results.get(variant.name) ?? []
-      const value = median(runs)
+      const value = median(runs.map((run) => run.total))
+      const split = `user ${median(runs.map((run) => run.user)).toFixed(1)}, system ${median(runs.map((run) => run.system)).toFixed(1)}`
       const difference = variant.name === 'hashd' ? '' : `${value - base >= 0 ? '+' : ''}${(value - base).toFixed(1)}`
-      console.log(`${variant.name.padEnd(14)} ${value.toFixed(1).padStart(6)} µs ${difference.padStart(6)}   ${variant.what}   (runs: ${runs.map((run) => run.toFixed(1)).join(' ')})`)
+      console.log(`${variant.name.padEnd(14)} ${value.toFixed(1).padStart(6)} µs ${difference.padStart(6)}   ${variant.what}   (${split}; runs: ${runs.map((run) => run.total.toFixed(1)).join(' ')})`)
     }
   } finally {
     rmSync(parent, { recursive: true, force: true })

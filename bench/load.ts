@@ -47,15 +47,21 @@ export async function throughput(url: string, body: object, seconds: number): Pr
   return { rate: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99 }
 }
 
-/**
- * CPU seconds a process has used (user + system, from /proc), or NaN off Linux. CPU time per
- * request is the per-request cost itself, and drifts less than req/s when other work shares the core.
- */
-export function cpuSeconds(pid: number | undefined): number {
+/** CPU seconds a process has used in user space and in the kernel (from /proc), NaN off Linux. */
+export function cpuTimes(pid: number | undefined): { user: number, system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
   } catch {
-    return Number.NaN
+    return { user: Number.NaN, system: Number.NaN }
   }
+}
+
+/**
+ * CPU seconds a process has used (user + system). CPU time per request is the per-request cost
+ * itself, and drifts less than req/s when other work shares the core.
+ */
+export function cpuSeconds(pid: number | undefined): number {
+  const { user, system } = cpuTimes(pid)
+  return user + system
 }

@@ -14,7 +14,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
@@ -75,6 +75,9 @@ function line(label: string, hashd: number, peerLabel: string, peer: number, goa
 export function randomFile(path: string, mib: number): void {
   const fd = openSync(path, 'w')
   for (let written = 0; written < mib; written++) writeSync(fd, randomBytes(1024 * 1024))
+  // On disk before any timing starts: the kernel's writeback of a fresh file would otherwise share
+  // the cores with the first uploads measured.
+  fsyncSync(fd)
   closeSync(fd)
 }
 
