@@ -18,8 +18,9 @@
  *
  * Mechanism: an onSend hook holds each reply's continuation; the first one of a turn schedules a
  * setImmediate (the loop's check phase, right after the poll phase that ran the handlers), which
- * lets them all go in the order they finished. Every reply passes through it (routes, 404s,
- * errors, the page's files), since all are written by Fastify after their onSend hooks.
+ * lets them all go in the order they finished. Every reply Fastify writes passes through it
+ * (routes, 404s, errors, the page's files); the answers to malformed HTTP, which Node's
+ * clientError handler writes before a request exists (plugins/errors.ts), do not.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
