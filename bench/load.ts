@@ -47,11 +47,16 @@ export async function throughput(url: string, body: object, seconds: number): Pr
   return { rate: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99 }
 }
 
-/** CPU seconds a process has used in user space and in the kernel (from /proc), NaN off Linux. */
+/** Clock ticks per second, the unit of /proc's CPU times. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100
+
+/** CPU seconds a process has used (all threads) in user space and in the kernel, from /proc; NaN off Linux. */
 export function cpuTimes(pid: number | undefined): { user: number, system: number } {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces and parentheses), from field 3 on: utime is 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS }
   } catch {
     return { user: Number.NaN, system: Number.NaN }
   }

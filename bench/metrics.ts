@@ -19,13 +19,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { countHashedBytes, installObserver } from '../src/observe.js'
 import { authenticate, hashKey } from '../src/plugins/auth.js'
 import { buildRegistry, httpRecorder, observerFor } from '../src/plugins/metrics.js'
+import { cpuSeconds } from './load.js'
 import { freePort } from './servers.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
@@ -66,20 +67,6 @@ async function start(variant: Variant, dir: string): Promise<Started> {
 }
 
 interface Measured { requestsPerSecond: number, cpuMicrosPerRequest: number, p50: string, p99: string, errors: string }
-
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
-
-/** A process's CPU time so far (user + system, all threads), in seconds; NaN where /proc is missing. */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-  } catch {
-    return NaN
-  }
-}
 
 /** One wrk run against POST /api/hash; wrk pinned to core 1. */
 function measure(server: Started, seconds: number, dir: string): Measured {

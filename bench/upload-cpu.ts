@@ -3,8 +3,9 @@
  * process settings of the README's Benchmarks section change. Linux only (it reads /proc).
  *
  * For each variant (hashd as `npm start` starts it, the same with MEMORY_TUNING=off so glibc keeps
- * its defaults, without Node flags, and with glibc's trim threshold at 16 MiB instead of
- * memory-tuning.ts's 32 MiB), one fresh hashd at `LOG_LEVEL=warn RATE_LIMIT_MAX=0`:
+ * its defaults, without Node flags, with glibc's trim threshold at 16 MiB instead of
+ * memory-tuning.ts's 32 MiB, and with V8's heap growth fixed at 1.5 times the live heap), one
+ * fresh hashd at `LOG_LEVEL=warn RATE_LIMIT_MAX=0`:
  * - RSS 3 s after start;
  * - a cold four-algorithm upload of 2 MiB (the hash threads start for it): CPU of each new thread;
  * - after one untimed run of each, BENCH_ROUNDS (default 2) raw uploads of BENCH_FILE_MIB (default
@@ -132,6 +133,8 @@ async function main(): Promise<void> {
     await variant('the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }, big, small)
     await variant('hashd without Node flags', [], {}, big, small)
     await variant('hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=16777216 (half of memory-tuning.ts\'s)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '16777216' }, big, small)
+    // A V8 setting that lowers the soak's peak (docs/benchmarks.md#soak), and what it costs uploads.
+    await variant('hashd as npm start starts it, with --heap-growing-percent=50', [...startFlags(), '--heap-growing-percent=50'], {}, big, small)
   } finally {
     rmSync(directory, { recursive: true, force: true })
   }
