@@ -102,7 +102,8 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
     line('raw body sha256 (curl -T)', rawHashd, 'bare node:http (curl -T)', rawBare, '≥ 0.95')
     const [formHashd, formBare] = abba(curlForm(hashdUrl, file, 'sha256'), curlPut(`${bare.url}/`, file))
     line('multipart sha256 (curl -F)', formHashd, 'bare node:http (curl -T)', formBare, '≥ 0.90')
-    console.log(`   multipart / raw time: ${(formHashd / rawHashd).toFixed(2)} (goal ≤ 1.10)`)
+    // Issue 19: "bring multipart to within 5% of raw".
+    console.log(`   multipart / raw time: ${(formHashd / rawHashd).toFixed(2)} (goal ≤ 1.05)`)
     // One `openssl dgst` pass per digest over the cached file: sha256's for scale, all four for
     // the ceiling of the four-algorithm row.
     const openssl = hasProgram('openssl')
