@@ -129,12 +129,24 @@ async function main(): Promise<void> {
     randomFile(big, FILE_MIB)
     randomFile(small, 2)
     console.log(`upload CPU by thread, ${ROUNDS} warm rounds each (means), node ${process.version}\n`)
-    await variant(`hashd as npm start starts it (node ${startFlags().join(' ')}; glibc tuned by memory-tuning.ts)`, startFlags(), {}, big, small)
-    await variant('the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }, big, small)
-    await variant('hashd without Node flags', [], {}, big, small)
-    await variant('hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=16777216 (half of memory-tuning.ts\'s)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '16777216' }, big, small)
-    // A V8 setting that lowers the soak's peak (docs/benchmarks.md#soak), and what it costs uploads.
-    await variant('hashd as npm start starts it, with --heap-growing-percent=50', [...startFlags(), '--heap-growing-percent=50'], {}, big, small)
+    const extra = (process.env.UPLOAD_CPU_EXTRA ?? '').split(' ').filter((word) => word !== '')
+    const variants: Array<[string, string[], Record<string, string>]> = [
+      [`hashd as npm start starts it (node ${startFlags().join(' ')}; glibc tuned by memory-tuning.ts)`, startFlags(), {}],
+      ['the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }],
+      ['hashd without Node flags', [], {}],
+      ['hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=16777216 (half of memory-tuning.ts\'s)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '16777216' }],
+      // A V8 setting that lowers the soak's peak (docs/benchmarks.md#soak), and what it costs uploads.
+      ['hashd as npm start starts it, with --heap-growing-percent=50', [...startFlags(), '--heap-growing-percent=50'], {}],
+      ['hashd as npm start starts it, with --max-old-space-size=1024', [...startFlags(), '--max-old-space-size=1024'], {}],
+    ]
+    if (extra.length > 0) {
+      const env = Object.fromEntries(extra.filter((word) => !word.startsWith('--')).map((word) => word.split('=', 2) as [string, string]))
+      variants.push([`hashd as npm start starts it, with ${extra.join(' ')}`, [...startFlags(), ...extra.filter((word) => word.startsWith('--'))], env])
+    }
+    const only = (process.env.UPLOAD_CPU_ONLY ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0)
+    for (const [index, [label, flags, env]] of variants.entries()) {
+      if (only.length === 0 || only.includes(index + 1)) await variant(label, flags, env, big, small)
+    }
   } finally {
     rmSync(directory, { recursive: true, force: true })
   }

@@ -5,7 +5,9 @@
  * lengths). Nothing here is compared against hashd's own output.
  */
 import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
+import { JsonPieces } from '../src/identify/batch.js'
 import { identify } from '../src/identify/engine.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { hasTool, python, run, skipUnless, type ToolName } from './helpers/tools.js'
@@ -311,6 +313,57 @@ describe('/api/identify', () => {
     assert.equal((await server.post('/api/identify', { hashes: Array.from({ length: 10_001 }, () => md5) })).status, 400)
     assert.equal((await server.post('/api/identify', { hash: md5, hashes: [md5] })).status, 400)
     assert.equal((await server.post('/api/identify', {})).status, 400)
+  })
+
+  it('answers concurrent batches each with its own lines, while the memory of sent answers is reused', { skip: skipUnless('openssl') }, async () => {
+    // Each answer is written into 64 KiB pieces that later batches reuse once it has been sent
+    // (src/identify/batch.ts). Every line carries a user name unique to its request and line, in
+    // one- to four-byte UTF-8 (so texts cross piece boundaries at every width), and the answer must
+    // echo exactly its own, in order. One client drops its connection mid-answer, which must leave
+    // the others whole.
+    const md5 = run('openssl', ['dgst', '-md5', '-r'], PASSWORD).split(' ')[0]!
+    const users = (request: number) => Array.from({ length: 300 }, (_, line) => `r${request}-é${line}-€-🔑${'x'.repeat(line % 7)}`)
+    const batch = (request: number) => users(request).map((user) => `${user}:${md5}`)
+    const check = (request: number, response: { status: number, text: string, body: { results: Array<{ user?: string, length: number, matches: Match[] }> } }) => {
+      assert.equal(response.status, 200, response.text)
+      assert.equal(response.text, JSON.stringify(JSON.parse(response.text)), 'the answer is one compact JSON text')
+      assert.deepEqual(response.body.results.map((result) => result.user), users(request), `request ${request} got its own users`)
+      response.body.results.forEach((result, line) => {
+        assert.equal(result.length, batch(request)[line]!.length)
+        assert.equal(result.matches[0]?.algorithm, 'md5')
+      })
+    }
+    const aborted = new Promise<void>((resolve, reject) => {
+      const body = JSON.stringify({ hashes: batch(99) })
+      const request = httpRequest(`${server.url}/api/identify`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+        response.once('data', () => { request.destroy(); resolve() })
+      })
+      request.on('error', (error: NodeJS.ErrnoException) => { if (error.code !== 'ECONNRESET') reject(error) })
+      request.end(body)
+    })
+    for (let round = 0; round < 2; round++) {
+      const requests = Array.from({ length: 12 }, (_, index) => round * 12 + index)
+      const responses = await Promise.all([...requests.map((request) => server.post('/api/identify', { hashes: batch(request) })), ...(round === 0 ? [aborted] : [])])
+      requests.forEach((request, index) => check(request, responses[index] as Parameters<typeof check>[1]))
+    }
+  })
+
+  it('writes a batch\'s JSON texts into reused 64 KiB pieces, comma-separated, whatever their UTF-8 width', () => {
+    // JsonPieces (src/identify/batch.ts) directly: texts of 1–4-byte characters that end near and
+    // across piece boundaries, and one text longer than a piece, read back as the joined text.
+    const texts = Array.from({ length: 400 }, (_, index) => JSON.stringify({ index, text: ['a', 'é', '€', '🔑'][index % 4]!.repeat(50 + (index * 37) % 900) }))
+    texts.splice(200, 0, JSON.stringify({ long: 'ü'.repeat(40_000) }))
+    const first = new JsonPieces()
+    for (const text of texts) first.add(text)
+    const pieces = first.finish()
+    assert.ok(pieces.length > 5)
+    assert.ok(pieces.every((piece) => piece.length <= 64 * 1024 || piece.toString() === `,${texts[200]}`))
+    assert.equal(Buffer.concat(pieces).toString(), texts.join(','))
+    const used = new Set(pieces.map((piece) => piece.buffer))
+    first.release()
+    const second = new JsonPieces()
+    second.add(texts[1]!)
+    assert.ok(used.has(second.finish()[0]!.buffer), 'a released piece is used again')
   })
 
   it('answers 64 KiB adversarial inputs without catastrophic backtracking, and 413 above 64 KiB', async () => {

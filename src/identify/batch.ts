@@ -53,7 +53,20 @@ export interface SummaryRow {
 }
 
 export interface Batch {
-  results: BatchResult[]
+  /**
+   * The results' JSON text, in order and comma-separated, in Buffers of about RESULT_PIECE_BYTES.
+   * Each result is serialized as soon as it is identified, so a batch keeps its answer outside the
+   * JS heap while it works: the result objects die young instead of being promoted (and a 200-line
+   * answer of 550 kB was one string in V8's large-object space), which let the main thread's old
+   * generation grow to four times its live size under a flood of batches (`npm run soak`,
+   * docs/benchmarks.md#soak).
+   */
+  resultsJson: Buffer[]
+  /**
+   * Gives `resultsJson`'s memory to later batches. Call it once the answer has been sent (the
+   * response's `finish`), never while a write may still read it; a batch not released is collected.
+   */
+  release: () => void
   /** The first answers, counted per format, most frequent first. */
   summary: SummaryRow[]
   /** Entries with no match at all. */
@@ -62,7 +75,7 @@ export interface Batch {
   skipped: number
 }
 
-interface Entry {
+export interface Entry {
   text: string
   item?: number
   line?: number
@@ -107,7 +120,8 @@ export function withoutPlaintext(line: string): string | null {
   return colon <= 0 ? null : line.slice(0, colon)
 }
 
-function identifyEntry(entry: Entry, options: BatchOptions, cap: number): BatchResult {
+/** One line read as a line of a file is (the potfile rule, `item`/`line`, the cap on matches). */
+export function identifyEntry(entry: Entry, options: BatchOptions, cap: number): BatchResult {
   const trimmed = entry.text.trim()
   const potfile = options.potfile === true || HEX_PLAIN.test(trimmed)
   const hash = potfile ? withoutPlaintext(trimmed) : trimmed
@@ -126,52 +140,111 @@ function identifyEntry(entry: Entry, options: BatchOptions, cap: number): BatchR
   return identification
 }
 
-function summarize(results: readonly BatchResult[]): { summary: SummaryRow[], unidentified: number } {
-  const rows = new Map<string, SummaryRow>()
-  let unidentified = 0
-  for (const { matches } of results) {
+/** The summary's counts, kept as the results go by. */
+class Summary {
+  readonly #rows = new Map<string, SummaryRow>()
+  unidentified = 0
+
+  add({ matches }: BatchResult): void {
     const first = matches[0]
     if (first === undefined) {
-      unidentified += 1
-      continue
+      this.unidentified += 1
+      return
     }
     const key = `${first.algorithm}\u0000${first.hashcat}\u0000${first.displayName}`
-    const row = rows.get(key)
+    const row = this.#rows.get(key)
     if (row) row.count += 1
-    else rows.set(key, { algorithm: first.algorithm, displayName: first.displayName, hashcat: first.hashcat, john: first.john, count: 1 })
+    else this.#rows.set(key, { algorithm: first.algorithm, displayName: first.displayName, hashcat: first.hashcat, john: first.john, count: 1 })
   }
-  const summary = [...rows.values()].sort((a, b) => b.count - a.count || (a.algorithm < b.algorithm ? -1 : a.algorithm > b.algorithm ? 1 : 0) || (a.hashcat ?? -1) - (b.hashcat ?? -1))
-  return { summary, unidentified }
+
+  rows(): SummaryRow[] {
+    return [...this.#rows.values()].sort((a, b) => b.count - a.count || (a.algorithm < b.algorithm ? -1 : a.algorithm > b.algorithm ? 1 : 0) || (a.hashcat ?? -1) - (b.hashcat ?? -1))
+  }
+}
+
+/**
+ * The size of the Buffers a batch's JSON text is written into: under glibc's mmap threshold (128
+ * KiB, memory-tuning.ts), and large enough that a 10 MB answer is some 160 writes.
+ */
+const RESULT_PIECE_BYTES = 64 * 1024
+/**
+ * Pieces whose answer has been sent wait here for the next batch, up to this many bytes. Without
+ * them each batch allocated its pieces anew, and they were freed only when a full collection found
+ * them (they outlive the scavenges of the request that writes them): on Node 24, 80 MB of the
+ * process's heap under a flood of 200-line batches.
+ */
+const SPARE_PIECES_BYTES = 4 * 1024 * 1024
+const sparePieces: Buffer[] = []
+
+/** JSON texts written one after another, comma-separated, into Buffers of RESULT_PIECE_BYTES. */
+export class JsonPieces {
+  readonly pieces: Buffer[] = []
+  /** The pieces of RESULT_PIECE_BYTES (not a text too long for one), each whole, for `release`. */
+  readonly #own: Buffer[] = []
+  #current: Buffer | undefined
+  #used = 0
+  #count = 0
+
+  add(json: string): void {
+    const text = this.#count++ === 0 ? json : `,${json}`
+    // A UTF-16 unit is at most 3 UTF-8 bytes; measure exactly only when that bound does not fit.
+    if (this.#used + text.length * 3 > RESULT_PIECE_BYTES && this.#used + Buffer.byteLength(text) > RESULT_PIECE_BYTES) {
+      this.#flush()
+      if (Buffer.byteLength(text) > RESULT_PIECE_BYTES) {
+        this.pieces.push(Buffer.from(text))
+        return
+      }
+    }
+    if (this.#current === undefined) {
+      this.#current = sparePieces.pop() ?? Buffer.allocUnsafeSlow(RESULT_PIECE_BYTES)
+      this.#own.push(this.#current)
+    }
+    this.#used += this.#current.write(text, this.#used)
+  }
+
+  finish(): Buffer[] {
+    this.#flush()
+    return this.pieces
+  }
+
+  /** Hands the pieces to the next batch; only once nothing can still read them (the answer is sent). */
+  release(): void {
+    for (const piece of this.#own.splice(0)) {
+      if (sparePieces.length * RESULT_PIECE_BYTES >= SPARE_PIECES_BYTES) break
+      sparePieces.push(piece)
+    }
+    this.pieces.length = 0
+  }
+
+  #flush(): void {
+    if (this.#current === undefined) return
+    this.pieces.push(this.#current.subarray(0, this.#used))
+    this.#current = undefined
+    this.#used = 0
+  }
 }
 
 /** Identifies every entry in order, yielding to the event loop between slices of work. */
 export async function identifyBatch(entries: readonly Entry[], skipped: number, options: BatchOptions = {}): Promise<Batch> {
   const cap = Math.min(options.top ?? Number.MAX_SAFE_INTEGER, Math.max(1, Math.floor(MAX_RESPONSE_MATCHES / Math.max(1, entries.length))))
-  const results: BatchResult[] = []
+  const summary = new Summary()
+  const json = new JsonPieces()
   let sliceStart = performance.now()
   for (const entry of entries) {
-    results.push(identifyEntry(entry, options, cap))
+    const result = identifyEntry(entry, options, cap)
+    summary.add(result)
+    json.add(JSON.stringify(result))
     if (performance.now() - sliceStart >= SLICE_MILLISECONDS) {
       await nextTurn()
       sliceStart = performance.now()
     }
   }
-  return { results, ...summarize(results), skipped }
+  return { resultsJson: json.finish(), release: () => json.release(), summary: summary.rows(), unidentified: summary.unidentified, skipped }
 }
 
-/** Results serialized per this many, with a turn of the event loop between: a 10 MB answer does not stall it. */
-const RESULTS_PER_CHUNK = 250
-
-/**
- * The batch as JSON text in pieces, the same text JSON.stringify gives: the route streams it, so
- * serializing 10,000 results never holds the event loop for more than one piece.
- */
-export async function * batchJson(batch: Batch): AsyncGenerator<string> {
+/** The batch as the JSON text the route's schema describes (JSON.stringify's), in pieces the route streams. */
+export function * batchJson(batch: Batch): Generator<Buffer | string> {
   yield '{"results":['
-  for (let start = 0; start < batch.results.length; start += RESULTS_PER_CHUNK) {
-    const piece = batch.results.slice(start, start + RESULTS_PER_CHUNK).map((result) => JSON.stringify(result)).join(',')
-    yield start === 0 ? piece : `,${piece}`
-    await nextTurn()
-  }
+  yield * batch.resultsJson
   yield `],"summary":${JSON.stringify(batch.summary)},"unidentified":${batch.unidentified},"skipped":${batch.skipped}}`
 }

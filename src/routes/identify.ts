@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Readable } from 'node:stream'
-import { batchJson, entriesOf, identifyBatch, MAX_IDENTIFY_ENTRIES, MAX_RESPONSE_MATCHES } from '../identify/batch.js'
+import { batchJson, entriesOf, identifyBatch, identifyEntry, MAX_IDENTIFY_ENTRIES, MAX_RESPONSE_MATCHES } from '../identify/batch.js'
 import { catalog } from '../identify/catalog.js'
 import { AMBIGUOUS_RATIO, POPULAR_PRIOR } from '../identify/ranking.js'
 import { identify } from '../identify/engine.js'
@@ -187,14 +187,16 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
     if (hashes === undefined) {
       if (!potfile) return identify(hash!, { popular: popular === true })
       // One potfile line: the same reading as in a file, without its item and line.
-      const [result] = (await identifyBatch([{ text: hash! }], 0, { popular: popular === true, potfile: true })).results
-      return result!
+      return identifyEntry({ text: hash! }, { popular: popular === true, potfile: true }, MAX_RESPONSE_MATCHES)
     }
     const read = entriesOf(hashes)
     if ('tooMany' in read) throw problems.tooLarge(`hashes hold more than ${MAX_IDENTIFY_ENTRIES} lines; send at most ${MAX_IDENTIFY_ENTRIES} per request`)
     const batch = await identifyBatch(read.entries, read.skipped, { popular: popular === true, potfile: potfile === true, ...(top === undefined ? {} : { top }) })
-    // Streamed in pieces (batch.ts batchJson): the text the schema describes, without one long serialization.
+    // Streamed in the pieces the batch wrote its results into (batch.ts): the text the schema describes.
     // (The typed reply takes schema-shaped objects; a stream of that JSON is cast to it.)
+    // Its memory goes back to the batches once the answer is handed to the OS ('finish'); an
+    // answer cut short ('close' first) leaves its pieces to the collector.
+    reply.raw.once('finish', batch.release)
     return reply.type('application/json; charset=utf-8').send(Readable.from(batchJson(batch)) as never)
   })
 }
