@@ -3,8 +3,9 @@
  * process settings of the README's Benchmarks section change. Linux only (it reads /proc).
  *
  * For each variant (hashd as `npm start` starts it, the same with MEMORY_TUNING=off so glibc keeps
- * its defaults, without Node flags, with glibc's trim threshold at 16 MiB instead of
- * memory-tuning.ts's 32 MiB, and with V8's heap growth fixed at 1.5 times the live heap), one
+ * its defaults, without Node flags, with glibc's trim threshold at 32 MiB (its value before) instead
+ * of memory-tuning.ts's 128 MiB, with V8's heap growth fixed at 1.5 times the live heap, without the 1 GiB
+ * old-generation ceiling, and with what UPLOAD_CPU_EXTRA adds: Node flags and glibc variables), one
  * fresh hashd at `LOG_LEVEL=warn RATE_LIMIT_MAX=0`:
  * - RSS 3 s after start;
  * - a cold four-algorithm upload of 2 MiB (the hash threads start for it): CPU of each new thread;
@@ -134,10 +135,10 @@ async function main(): Promise<void> {
       [`hashd as npm start starts it (node ${startFlags().join(' ')}; glibc tuned by memory-tuning.ts)`, startFlags(), {}],
       ['the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }],
       ['hashd without Node flags', [], {}],
-      ['hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=16777216 (half of memory-tuning.ts\'s)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '16777216' }],
+      ['hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=33554432 (memory-tuning.ts\'s value before issue 19\'s last change)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '33554432' }],
       // A V8 setting that lowers the soak's peak (docs/benchmarks.md#soak), and what it costs uploads.
       ['hashd as npm start starts it, with --heap-growing-percent=50', [...startFlags(), '--heap-growing-percent=50'], {}],
-      ['hashd as npm start starts it, with --max-old-space-size=1024', [...startFlags(), '--max-old-space-size=1024'], {}],
+      ['hashd as npm start starts it, without --max-old-space-size', startFlags().filter((flag) => !flag.startsWith('--max-old-space-size')), {}],
     ]
     if (extra.length > 0) {
       const env = Object.fromEntries(extra.filter((word) => !word.startsWith('--')).map((word) => word.split('=', 2) as [string, string]))

@@ -12,13 +12,15 @@
  *   threshold to twice that. After the first freed argon2 block (19 MiB at OWASP's parameters) or
  *   upload ring, such blocks come from the heaps instead, where they fragment them and keep their
  *   pages. Fixed, large blocks are always mapped and unmapped on their own.
- * - M_TRIM_THRESHOLD, 32 MiB instead of 128 KiB: socket read buffers are freed in batches, when a
+ * - M_TRIM_THRESHOLD, 128 MiB instead of 128 KiB: socket read buffers are freed in batches, when a
  *   collection (which V8 starts once tens of MiB of such external memory have piled up) sweeps
- *   their handles; glibc gave the top of the heap back to the kernel after each batch, and the next
- *   batch faulted it in again: 30,000–45,000 minor faults per 256 MiB upload, and a third of the
- *   main thread's CPU. At 32 MiB a 256 MiB raw upload had from none to a third of them (runs
- *   differ) and a quarter less main-thread CPU; at 16 or 24 MiB it still had 10,000–48,000. What
- *   the threshold keeps while busy, the quiet-time trim below gives back.
+ *   their handles; glibc gave the top of the heap back to the kernel after each batch (a brk(2)
+ *   call, 400–700 of them per 256 MiB upload under strace), and the next batch faulted it in
+ *   again: 20,000–45,000 minor faults per 256 MiB upload, and a fifth to a third of the main
+ *   thread's CPU. At 16–32 MiB some runs still had as many (a batch can exceed the threshold);
+ *   at 128 MiB none had more than a few hundred (`npm run bench:upload-cpu`). It does not raise
+ *   the soak's peak (203 MB against 204 MB at 32 MiB): what the threshold keeps while busy, the
+ *   quiet-time trim below gives back.
  * - M_ARENA_MAX, 2 instead of 8 per core: each thread that allocates (main, libuv's pool, V8's
  *   helpers, the piscina and upload threads) gets an arena of its own, and memory freed in one
  *   cannot serve another, nor is an ended thread's arena ever unmapped.
@@ -42,7 +44,7 @@ const MiB = 1024 * KiB
 /** Each setting, the environment variable by which glibc lets an operator set it instead, and its value here. */
 const SETTINGS: Array<{ param: number, name: string, env: string, value: number }> = [
   { param: M_MMAP_THRESHOLD, name: 'M_MMAP_THRESHOLD', env: 'MALLOC_MMAP_THRESHOLD_', value: 128 * KiB },
-  { param: M_TRIM_THRESHOLD, name: 'M_TRIM_THRESHOLD', env: 'MALLOC_TRIM_THRESHOLD_', value: 32 * MiB },
+  { param: M_TRIM_THRESHOLD, name: 'M_TRIM_THRESHOLD', env: 'MALLOC_TRIM_THRESHOLD_', value: 128 * MiB },
   { param: M_ARENA_MAX, name: 'M_ARENA_MAX', env: 'MALLOC_ARENA_MAX', value: 2 },
 ]
 
@@ -51,7 +53,7 @@ const QUIET_CHECK_MS = 10_000
 const QUIET_CPU_FRACTION = 0.02
 
 export interface MemoryTuning {
-  /** The settings made, e.g. `M_TRIM_THRESHOLD=33554432`; empty where none was (not glibc, or all set by the environment). */
+  /** The settings made, e.g. `M_TRIM_THRESHOLD=134217728`; empty where none was (not glibc, or all set by the environment). */
   applied: string[]
   /** Why nothing was set, when nothing was. */
   skipped?: string

@@ -75,11 +75,11 @@ describe('glibc malloc settings at start', { skip: glibc() ? false : 'not glibc:
   }
 
   it('sets the mmap threshold, trim threshold and arena count', async () => {
-    assert.deepEqual((await settings({})).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=33554432', 'M_ARENA_MAX=2'])
+    assert.deepEqual((await settings({})).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=134217728', 'M_ARENA_MAX=2'])
   })
 
   it('leaves MALLOC_ARENA_MAX as the operator set it', async () => {
-    assert.deepEqual((await settings({ MALLOC_ARENA_MAX: '4' })).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=33554432'])
+    assert.deepEqual((await settings({ MALLOC_ARENA_MAX: '4' })).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=134217728'])
   })
 
   it('MEMORY_TUNING=off sets nothing', async () => {
