@@ -50,13 +50,25 @@ export async function throughput(url: string, body: object, seconds: number): Pr
 /** Clock ticks per second, the unit of /proc's CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100
 
+/**
+ * The fields of a /proc stat file (a process's or a thread's, /proc/PID/task/TID/stat) after the
+ * command name, which may hold spaces and parentheses: [0] is field 3 of proc(5), the state.
+ */
+export function statFields(path: string): string[] {
+  const stat = readFileSync(path, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/** CPU seconds in user space and in the kernel from a /proc stat file (utime, field 14; stime, 15). */
+export function statCpuTimes(path: string): { user: number, system: number } {
+  const fields = statFields(path)
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS }
+}
+
 /** CPU seconds a process has used (all threads) in user space and in the kernel, from /proc; NaN off Linux. */
 export function cpuTimes(pid: number | undefined): { user: number, system: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces and parentheses), from field 3 on: utime is 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS }
+    return statCpuTimes(`/proc/${pid}/stat`)
   } catch {
     return { user: Number.NaN, system: Number.NaN }
   }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export interface Started { child: ChildProcess, url: string }
+export interface Started { child: ChildProcess, url: string, /** The file its stdout goes to. */ log: string }
 
 /** Whether a program is on PATH (wrk, taskset, curl, rhash, openssl are optional). */
 export function hasProgram(name: string): boolean {
@@ -25,9 +25,14 @@ export async function freePort(): Promise<number> {
 
 /**
  * The Node flags `npm start` gives hashd (package.json's start script, e.g. a smaller V8 young
- * generation), so that the bench measures hashd as it is started.
+ * generation), so that the bench measures hashd as it is started. BENCH_NODE_FLAGS, when set,
+ * replaces them for every bench that starts hashd: `BENCH_NODE_FLAGS="--max-semi-space-size=2
+ * --trace-gc" npm run soak` soaks the server without its old-generation ceiling and traces its
+ * collections into the server's log (the soak prints where).
  */
 export function startFlags(): string[] {
+  const override = process.env.BENCH_NODE_FLAGS
+  if (override !== undefined) return override.split(' ').filter((flag) => flag !== '')
   const here = dirname(fileURLToPath(import.meta.url))
   const manifest = JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
   const command = /\bnode ((?:--\S+ )*)dist\/src\/server\.js/.exec(manifest.scripts.start)
@@ -42,7 +47,8 @@ export function startFlags(): string[] {
  */
 export async function start(script: string, env: Record<string, string> = {}, cpus?: string): Promise<Started> {
   const port = await freePort()
-  const log = openSync(join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`), 'w')
+  const logPath = join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`)
+  const log = openSync(logPath, 'w')
   const node = [process.execPath, ...(script.endsWith('src/server.js') ? startFlags() : []), script]
   const [command, args] = cpus !== undefined && hasProgram('taskset')
     ? ['taskset', ['-c', cpus, ...node]]
@@ -54,7 +60,7 @@ export async function start(script: string, env: Record<string, string> = {}, cp
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
     try {
       await fetch(`${url}/api/health`)
-      return { child, url }
+      return { child, url, log: logPath }
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

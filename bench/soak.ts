@@ -27,7 +27,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
-import { start, stop, type Started } from './servers.js'
+import { start, startFlags, stop, type Started } from './servers.js'
 
 function option(name: string, environment: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`)
@@ -199,6 +199,7 @@ async function main(): Promise<void> {
   base = { host: '127.0.0.1', port: Number(new URL(server.url).port) }
   try {
     console.log(`hashd soak: ${SECONDS} s of load, then ${AFTER_SECONDS} s idle; node ${process.version}; LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info (default)'}, RATE_LIMIT_MAX=${env.RATE_LIMIT_MAX}`)
+    console.log(`server: node ${startFlags().join(' ')} dist/src/server.js, pid ${pid}, its stdout in ${server.log}`)
     console.log(`load: ${CONNECTIONS} connections of short sha256 digests, ${CLIENTS} clients cycling ${ONLY.length === 0 ? `${CYCLE.length} operations (1 MiB uploads raw and multipart, one and several algorithms)` : `${SELECTED.map((operation) => operation.name).join(', ')}`}`)
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const startRss = rssBytes(pid)

@@ -23,27 +23,21 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { statCpuTimes, statFields } from './load.js'
 import { freePort, hasProgram, startFlags } from './servers.js'
 import { curlPut, randomFile } from './uploads.js'
 
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 256)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
-const TICKS_PER_SECOND = 100
 const here = fileURLToPath(new URL('.', import.meta.url))
-
-/** Fields of a /proc stat line after the command name: [0] is the state (field 3 of proc(5)). */
-function statFields(path: string): string[] {
-  const text = readFileSync(path, 'utf8')
-  return text.slice(text.lastIndexOf(') ') + 2).split(' ')
-}
 
 /** CPU seconds (utime + stime) of each thread of `pid`, by thread id. */
 function threadCpu(pid: number): Map<number, number> {
   const cpu = new Map<number, number>()
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const fields = statFields(`/proc/${pid}/task/${tid}/stat`)
-      cpu.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND)
+      const { user, system } = statCpuTimes(`/proc/${pid}/task/${tid}/stat`)
+      cpu.set(Number(tid), user + system)
     } catch {
       // The thread ended between the listing and the read.
     }
