@@ -103,9 +103,15 @@ export interface PasswordScheme extends AlgorithmBase {
   rehashReason(parsed: ParsedPasswordHash): string | null
   /** Warnings worth telling the caller about a verification (e.g. bcrypt's 72-byte rule). */
   verifyWarnings?(input: Uint8Array, parsed: ParsedPasswordHash): string[]
-  /** Runs in a worker thread: may block. `options` are already validated and capped. */
+  /**
+   * Whether hash and verify of this input compute on the calling thread. Absent means always, and
+   * the pool runs them on a worker thread. False: they only wait for native code running on
+   * libuv's thread pool, so the pool runs them from the event loop (workers/pool.ts).
+   */
+  blocksCaller?(input: Uint8Array): boolean
+  /** Runs in a worker thread (unless `blocksCaller` says otherwise): may block. `options` are already validated and capped. */
   hash(input: Uint8Array, options: CostParams): string | Promise<string>
-  /** Runs in a worker thread: may block. The hash was parsed and cap-checked first. */
+  /** As `hash`. The hash was parsed and cap-checked first. */
   verify(input: Uint8Array, hash: string): boolean | Promise<boolean>
 }
 

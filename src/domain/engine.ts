@@ -1,5 +1,6 @@
 /**
- * Where work runs: password schemes always on the worker pool, digests and HMACs inline while the
+ * Where work runs: password schemes always through the worker pool (which starts bcrypt and argon2
+ * from the event loop, their native code on libuv's threads, and the others on its threads), digests and HMACs inline while the
  * input is small (a thread hop costs more than hashing a few KiB) and on the pool above
  * `INLINE_DIGEST_MAX_BYTES`, so a 1 MiB input of a slow algorithm never holds the event loop.
  */

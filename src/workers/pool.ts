@@ -8,8 +8,18 @@
  * starts only while a thread is free and the running tasks' memory plus its own fits
  * MAX_WORK_MEMORY_BYTES. Waiting tasks start strictly in arrival order, so a large argon2 task at
  * the head is not overtaken (starved) by a stream of small ones that would fit beside the others.
+ *
+ * Where an admitted task runs: a password task whose scheme does not block its caller (bcrypt;
+ * argon2 of a UTF-8 password: their native code runs on libuv's thread pool, see
+ * PasswordScheme.blocksCaller) is started from the event loop, and everything else on a piscina
+ * thread. Each piscina thread is a V8 isolate with the algorithm modules loaded (10–14 MB of heap
+ * under load on Node 24), which a bcrypt or argon2 hash only waits in; under `npm run soak` they
+ * were two of the process's five isolates. libuv's pool also serves the file system and DNS, and
+ * has UV_THREADPOOL_SIZE threads (4 unless set): at most one fewer than that run this way at
+ * once, and the rest go to piscina's threads. Both kinds count alike against the bounds above.
  */
 import { Piscina } from 'piscina'
+import { passwordSchemeNamed } from '../algorithms/registry.js'
 import { Problem, problems } from '../problem.js'
 import { declaredMemoryBytes } from './memory.js'
 import { runTask, type Task, type TaskOutcome, type TaskValue } from './tasks.js'
@@ -31,6 +41,19 @@ export interface PoolStats {
 
 interface Waiter { bytes: number, start: () => void }
 
+/** libuv's thread pool size: UV_THREADPOOL_SIZE as libuv reads it (1–1024), else its default of 4. */
+export function libuvPoolSize(env: NodeJS.ProcessEnv = process.env): number {
+  const size = Number.parseInt(env.UV_THREADPOOL_SIZE ?? '', 10)
+  return Number.isInteger(size) && size > 0 ? Math.min(size, 1024) : 4
+}
+
+/** A password task whose scheme waits on libuv's pool for this input rather than computing on its caller. */
+export function runsOnLibuvPool(task: Task): boolean {
+  if (task.op !== 'password-hash' && task.op !== 'password-verify') return false
+  const scheme = passwordSchemeNamed(task.scheme)
+  return scheme.blocksCaller !== undefined && !scheme.blocksCaller(task.input)
+}
+
 export class WorkPool {
   readonly #piscina: Piscina
   /** Tasks running or waiting, and how many of them the threads plus the queue may hold. */
@@ -44,6 +67,9 @@ export class WorkPool {
   readonly #waiting: Waiter[] = []
   #rejected = 0
   #started = 0
+  /** Tasks running from the event loop on libuv's pool, and how many may at once. */
+  #onLibuvPool = 0
+  readonly #libuvPoolMax = Math.max(1, libuvPoolSize() - 1)
 
   constructor(options: { threads: number, maxQueue: number, memoryBudgetBytes: number }) {
     this.#capacity = options.threads + options.maxQueue
@@ -76,7 +102,9 @@ export class WorkPool {
       const waiting = this.#admit(bytes, signal)
       if (waiting) await waiting
       try {
-        outcome = await this.#piscina.run(task, signal ? { signal } : {})
+        outcome = this.#onLibuvPool < this.#libuvPoolMax && runsOnLibuvPool(task)
+          ? await this.#runOnLibuvPool(task, signal)
+          : await this.#piscina.run(task, signal ? { signal } : {})
       } finally {
         this.#release(bytes)
       }
@@ -87,6 +115,21 @@ export class WorkPool {
       this.#inFlight--
     }
     return settle<T>(outcome)
+  }
+
+  /**
+   * Native work already started cannot be stopped, so a client that leaves meanwhile frees its slot
+   * only when the work ends (piscina ends a thread instead); its caps bound how long that takes.
+   */
+  async #runOnLibuvPool(task: Task, signal?: AbortSignal): Promise<TaskOutcome> {
+    this.#onLibuvPool++
+    try {
+      const outcome = await runTask(task)
+      if (signal?.aborted) throw problems.clientClosed()
+      return outcome
+    } finally {
+      this.#onLibuvPool--
+    }
   }
 
   stats(): PoolStats {

@@ -6,9 +6,13 @@
  * @node-rs/argon2 takes the password as UTF-8 text and fails on other bytes, so passwords that are
  * not valid UTF-8 (binary input) go to hash-wasm's Argon2 instead, which takes bytes but computes
  * only version 0x13: a v=16 hash of a non-UTF-8 password is 501.
+ *
+ * @node-rs/argon2 is called through its promises, which run the hash on libuv's thread pool: the
+ * pool (workers/pool.ts) runs UTF-8 passwords from the event loop, without a worker thread of its
+ * own. hash-wasm computes on the calling thread, so binary passwords still go to a worker thread.
  */
 import { randomBytes } from 'node:crypto'
-import { hashSync, verifySync } from '@node-rs/argon2'
+import { hash as nativeHash, verify as nativeVerify } from '@node-rs/argon2'
 import { argon2d as wasmArgon2d, argon2i as wasmArgon2i, argon2id as wasmArgon2id } from 'hash-wasm'
 import { problems } from '../../problem.js'
 import { decodeB64Unpadded, encodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
@@ -90,6 +94,7 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       }
       return null
     },
+    blocksCaller: (input) => !isUtf8(input),
     async hash(input, options) {
       const salt = randomBytes(options.saltLength ?? 16)
       if (!isUtf8(input)) {
@@ -97,7 +102,7 @@ function argon2Scheme(variant: Variant): PasswordScheme {
         const tag = await rawArgon2(variant, input, salt, memoryCost, timeCost, parallelism, hashLength)
         return `$${variant}$v=19$m=${memoryCost},t=${timeCost},p=${parallelism}$${encodeB64Unpadded(salt)}$${encodeB64Unpadded(tag)}`
       }
-      return hashSync(input, {
+      return nativeHash(input, {
         algorithm: ALGORITHM_ID[variant],
         version: VERSION_0x13,
         memoryCost: options.memoryCost,
@@ -108,7 +113,7 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       })
     },
     async verify(input, hash) {
-      if (isUtf8(input)) return verifySync(hash, input)
+      if (isUtf8(input)) return nativeVerify(hash, input)
       const [, , version, paramText, saltText, tagText] = PHC.exec(hash) as unknown as [string, string, string | undefined, string, string, string]
       const { m = 0, t = 0, p = 0, keyid, data } = parseParamList(variant, paramText, ['m', 't', 'p', 'keyid', 'data'])
       if (version !== '19' || keyid !== undefined || data !== undefined) {

@@ -13,11 +13,15 @@
  * @node-rs/bcrypt on the project's machine (docs/benchmarks.md). crypt(3) takes a C string, so an
  * input with a NUL byte stays on @node-rs/bcrypt, which hashes it as bytes, as before; so does
  * everything on a server without libxcrypt, and `$2a$` verification (below).
+ *
+ * Both libraries are called asynchronously (koffi's async calls, @node-rs/bcrypt's promises): the
+ * work runs on libuv's thread pool, so the pool (workers/pool.ts) runs bcrypt from the event loop,
+ * without a worker thread of its own (each such thread is a V8 isolate of 10–14 MB).
  */
-import { hashSync, verifySync } from '@node-rs/bcrypt'
+import { hash as nodeRsHash, verify as nodeRsVerify } from '@node-rs/bcrypt'
 import { problems } from '../../problem.js'
 import { requireAtMost } from './common.js'
-import { cryptHash, cryptVerify, gensalt, hasMethod } from './libxcrypt.js'
+import { cryptHashAsync, cryptVerifyAsync, gensalt, hasMethod } from './libxcrypt.js'
 import type { PasswordScheme } from '../types.js'
 
 /** Only the first 72 bytes of the key reach Blowfish's key schedule. */
@@ -70,30 +74,31 @@ export const bcrypt: PasswordScheme = {
       ? [`bcrypt uses only the first ${BCRYPT_MAX_BYTES} bytes of the input; the remaining ${input.length - BCRYPT_MAX_BYTES} bytes did not affect the result`]
       : []
   },
-  hash(input, options) {
+  blocksCaller: () => false,
+  async hash(input, options) {
     const cost = options.cost ?? 12
     // Over 72 bytes crypt_blowfish would drop the rest silently; the domain refuses such input
     // before it gets here, and @node-rs/bcrypt refuses it too, as before.
     if (input.length <= BCRYPT_MAX_BYTES && viaLibxcrypt(input)) {
       // crypt_gensalt_rn draws the 16-byte salt from the OS CSPRNG and writes OpenBSD's `$2b$`.
-      const hash = cryptHash('bcrypt', input, gensalt('bcrypt', '$2b$', cost))
+      const hash = await cryptHashAsync('bcrypt', input, gensalt('bcrypt', '$2b$', cost))
       if (hash !== null) return hash
     }
     // @node-rs/bcrypt 1.x writes crypt_blowfish's `$2y$` with a fresh 16-byte salt (inputs over 72
     // bytes were refused before). `$2y$` and OpenBSD's `$2b$` name the same corrected algorithm and
     // give identical hashes for every input (crypt_blowfish 1.3 and OpenBSD bcrypt(3)), so only the
     // label changes: `$2b$` is what OpenBSD, passlib and python-bcrypt write.
-    const hash = hashSync(input, cost)
+    const hash = await nodeRsHash(input, cost)
     return hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash
   },
-  verify(input, hash) {
+  async verify(input, hash) {
     // The standard: only the first 72 bytes count, so hashes made elsewhere keep verifying.
     const key = input.subarray(0, BCRYPT_MAX_BYTES)
-    if (hash.startsWith('$2x$')) return cryptVerify('bcrypt $2x$', key, hash)
+    if (hash.startsWith('$2x$')) return cryptVerifyAsync('bcrypt $2x$', key, hash)
     // `$2b$` and `$2y$` are one algorithm in crypt_blowfish and OpenBSD alike; `$2a$` is not (above).
-    if (!hash.startsWith('$2a$') && viaLibxcrypt(key)) return cryptVerify('bcrypt', key, hash)
-    if (verifySync(key, hash)) return true
+    if (!hash.startsWith('$2a$') && viaLibxcrypt(key)) return cryptVerifyAsync('bcrypt', key, hash)
+    if (await nodeRsVerify(key, hash)) return true
     // crypt_blowfish's $2a$ safety measure (see above); a C string cannot hold NUL, so such keys stop here.
-    return hash.startsWith('$2a$') && key.some((byte) => byte >= 0x80) && !key.includes(0) && cryptVerify('bcrypt $2a$', key, hash)
+    return hash.startsWith('$2a$') && key.some((byte) => byte >= 0x80) && !key.includes(0) && cryptVerifyAsync('bcrypt $2a$', key, hash)
   },
 }

@@ -5,12 +5,15 @@
  * re-implementing them.
  *
  * Only the thread-safe entry points are bound: `crypt_rn` with a caller-owned `struct crypt_data`
- * and `crypt_gensalt_rn` with a caller-owned output buffer. Every call blocks, so these functions
- * run only inside worker threads (scheme.hash / scheme.verify); each thread loads its own binding
- * and owns its own buffers. The library is loaded on first use; where it is missing, or lacks a
- * method, the caller gets 501.
+ * and `crypt_gensalt_rn` with a caller-owned output buffer. `cryptHash` blocks, so it runs only
+ * inside worker threads (scheme.hash / scheme.verify); each thread loads its own binding and owns
+ * its own buffers. `cryptHashAsync` makes the same call through koffi's asynchronous calls, which
+ * run it on libuv's thread pool and leave the calling thread free; each such call owns its
+ * `struct crypt_data`, since several run at once. The library is loaded on first use; where it is
+ * missing, or lacks a method, the caller gets 501.
  */
 import { createRequire } from 'node:module'
+import type { KoffiFunc } from 'koffi'
 import { problems } from '../../problem.js'
 import { equalHashText } from './common.js'
 
@@ -28,7 +31,7 @@ const CRYPT_SALT_METHOD_LEGACY = 3
 const LIBRARY_NAMES = ['libcrypt.so.1', '/usr/lib/x86_64-linux-gnu/libcrypt.so.1', '/usr/lib/aarch64-linux-gnu/libcrypt.so.1', '/lib64/libcrypt.so.1']
 
 interface Binding {
-  cryptRn: (phrase: Buffer, setting: string, data: Buffer, size: number) => string | null
+  cryptRn: KoffiFunc<(phrase: Buffer, setting: string, data: Buffer, size: number) => string | null>
   gensaltRn: (prefix: string, count: number, rbytes: Buffer | null, nrbytes: number, output: Buffer, size: number) => string | null
   checksalt: (setting: string) => number
   data: Buffer
@@ -48,7 +51,7 @@ function load(): Binding | null {
     try {
       const lib = koffi.load(name)
       binding = {
-        cryptRn: lib.func('char *crypt_rn(const char *phrase, const char *setting, _Inout_ uint8_t *data, int size)'),
+        cryptRn: lib.func('char *crypt_rn(const char *phrase, const char *setting, _Inout_ uint8_t *data, int size)') as Binding['cryptRn'],
         gensaltRn: lib.func('char *crypt_gensalt_rn(const char *prefix, unsigned long count, const uint8_t *rbytes, int nrbytes, _Out_ uint8_t *output, int size)'),
         checksalt: lib.func('int crypt_checksalt(const char *setting)'),
         // Zeroed before first use, as <crypt.h> asks of a fresh struct crypt_data.
@@ -105,6 +108,11 @@ function cString(method: string, phrase: Uint8Array): Buffer {
   return terminated
 }
 
+/** What crypt_rn returned, as a hash string; null where libxcrypt refused the setting. */
+function cryptResult(result: string | null): string | null {
+  return result === null || result.startsWith('*') ? null : result
+}
+
 /**
  * crypt_rn(phrase, setting): the hash string, or null where libxcrypt refuses the setting (it
  * returns NULL there, where plain crypt(3) would return a string starting with `*`).
@@ -113,8 +121,7 @@ export function cryptHash(method: string, phrase: Uint8Array, setting: string): 
   const loaded = requireMethod(method, setting)
   const input = cString(method, phrase)
   try {
-    const result = loaded.cryptRn(input, setting, loaded.data, CRYPT_DATA_SIZE)
-    return result === null || result.startsWith('*') ? null : result
+    return cryptResult(loaded.cryptRn(input, setting, loaded.data, CRYPT_DATA_SIZE))
   } finally {
     input.fill(0)
     // The output area still holds the hash; the internal area libxcrypt has already erased.
@@ -125,6 +132,32 @@ export function cryptHash(method: string, phrase: Uint8Array, setting: string): 
 /** True when crypt(3) of `phrase` under `hash` reproduces `hash` exactly, compared in constant time. */
 export function cryptVerify(method: string, phrase: Uint8Array, hash: string): boolean {
   const computed = cryptHash(method, phrase, hash)
+  if (computed === null) return false
+  return equalHashText(computed, hash)
+}
+
+/** `cryptHash` on libuv's thread pool: the calling thread (the event loop, say) is never blocked. */
+export async function cryptHashAsync(method: string, phrase: Uint8Array, setting: string): Promise<string | null> {
+  const loaded = requireMethod(method, setting)
+  const input = cString(method, phrase)
+  // Zeroed, as <crypt.h> asks of a fresh struct crypt_data; one per call, as calls overlap.
+  const data = Buffer.alloc(CRYPT_DATA_SIZE)
+  try {
+    return cryptResult(await new Promise<string | null>((resolve, reject) => {
+      loaded.cryptRn.async(input, setting, data, CRYPT_DATA_SIZE, (error: unknown, result: string | null) => {
+        if (error) reject(error instanceof Error ? error : new Error(String(error)))
+        else resolve(result)
+      })
+    }))
+  } finally {
+    input.fill(0)
+    data.fill(0, 0, 384)
+  }
+}
+
+/** `cryptVerify` on libuv's thread pool. */
+export async function cryptVerifyAsync(method: string, phrase: Uint8Array, hash: string): Promise<boolean> {
+  const computed = await cryptHashAsync(method, phrase, hash)
   if (computed === null) return false
   return equalHashText(computed, hash)
 }
