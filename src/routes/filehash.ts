@@ -20,6 +20,7 @@ import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
 import { hashUpload } from '../upload/pipeline.js'
+import { ownBodyBuffers } from '../upload/release.js'
 import { HashThreads } from '../upload/threads.js'
 import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
 
@@ -132,6 +133,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     const encoding = request.query.encoding ?? 'hex'
     const { size, digests } = await hashUpload(request.raw, algorithms, {
       maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+      // Node's HTTP parser gives each body chunk a buffer of its own, read by nothing but this upload.
+      release: { kind: 'own' },
     })
     return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)
   }
@@ -143,6 +146,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
     let expected = expectedFromQuery(request.query)
     let result: FileHashResult | undefined
+    const bodyBuffers = ownBodyBuffers(request.raw)
     const parts = request.parts({
       limits: { fileSize: config.maxFileSize, files: 2, fields: 4, parts: 6, fieldSize: 4096, fieldNameSize: 64, headerPairs: 16 },
     })
@@ -166,6 +170,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       const algorithms = parseAlgorithmList(algorithmList, algorithmPointer)
       const { size, digests } = await hashUpload(part.file, algorithms, {
         maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+        // busboy cuts the part out of the body's chunks (release.ts).
+        release: { kind: 'parents', of: bodyBuffers },
       })
       if (part.file.truncated) throw problems.tooLarge(tooLarge)
       result = answer(part.filename, size, encodeDigests(algorithms, digests, encoding), encoding, expected)

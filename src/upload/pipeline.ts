@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import { pump } from './pump.js'
+import type { ReleaseMode } from './release.js'
 import { inlineSink, type DigestSink } from './sink.js'
 import type { HashThreads } from './threads.js'
 
@@ -23,6 +24,8 @@ export interface UploadOptions {
   expectedBytes?: number
   /** Threads to fan out to; none means inline always. */
   threads?: HashThreads
+  /** What of the source's memory may be freed once hashed (release.ts): `own` chunks of a raw body, or the `parents` of a multipart part's slices. */
+  release?: ReleaseMode
 }
 
 export interface UploadDigests {
@@ -41,7 +44,7 @@ export async function chooseSink(algorithms: readonly DigestAlgorithm[], options
 export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {
   const hashers = sink ?? await chooseSink(algorithms, options)
   try {
-    const size = await pump(source, hashers, { maxBytes: options.maxBytes, tooLargeDetail: options.tooLargeDetail })
+    const size = await pump(source, hashers, { maxBytes: options.maxBytes, tooLargeDetail: options.tooLargeDetail, ...(options.release ? { release: options.release } : {}) })
     return { size, digests: await hashers.finish() }
   } catch (error) {
     hashers.abort()

@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream'
 import { problems } from '../problem.js'
+import { chunkReleaser, type ReleaseMode } from './release.js'
 import type { DigestSink } from './sink.js'
 
 export interface PumpLimits {
@@ -13,6 +14,11 @@ export interface PumpLimits {
   maxBytes: number
   /** Text of the 413 detail. */
   tooLargeDetail: string
+  /**
+   * Free the chunks' memory once the sink has them (release.ts): `own` for a raw request body,
+   * `parents` for a multipart file part. Only while this pump is the source's only reader.
+   */
+  release?: ReleaseMode
 }
 
 /**
@@ -25,6 +31,7 @@ export function pump(source: Readable, sink: DigestSink, limits: PumpLimits): Pr
   return new Promise<number>((resolve, reject) => {
     let size = 0
     let settled = false
+    const released = limits.release === undefined ? null : chunkReleaser(limits.release)
     const settle = (error: unknown): void => {
       if (settled) return
       settled = true
@@ -54,6 +61,8 @@ export function pump(source: Readable, sink: DigestSink, limits: PumpLimits): Pr
         settle(error)
         return
       }
+      // The sink has hashed or copied the chunk (its contract).
+      if (released !== null && source.listenerCount('data') === 1) released(chunk)
       if (wait !== undefined) {
         source.pause()
         wait.then(() => { if (!settled) source.resume() }, settle)
