@@ -52,6 +52,14 @@ export type FromThread =
 
 const MiB = 1024 * 1024
 
+/**
+ * Bytes copied into the ring before the lanes are told of them: one message per lane for every
+ * 256 KiB (four socket reads) rather than per chunk, so a thread wakes, and the main thread posts,
+ * a quarter as often. Anything not yet posted is posted before the main thread waits for room, and
+ * at the end.
+ */
+const POST_BYTES = 256 * 1024
+
 /** Int32 slots of an upload's control memory: set to drop the upload; set while the main thread waits for room. */
 export const CONTROL_ABORT = 0
 export const CONTROL_WAITING = 1
@@ -201,6 +209,8 @@ class ThreadedSink implements DigestSink {
   readonly #release: (lanes: Lane[]) => void
   /** Bytes written into the ring, and how far each lane has read. */
   #written = 0
+  /** Bytes the lanes have been told of (`data` messages); at most `#written`. */
+  #posted = 0
   /** How far each lane has read, written by the lanes (BigInt64 slots, one per lane). */
   readonly #progress: BigInt64Array
   /** Chunks that did not fit yet, in order, and the promise `write` handed out for them. */
@@ -246,6 +256,7 @@ class ThreadedSink implements DigestSink {
     const most = this.#ring.length >>> 1
     if (this.#pending.length === 0 && chunk.length <= most && this.#room() >= chunk.length) {
       this.#put(chunk)
+      if (this.#written - this.#posted >= POST_BYTES) this.#post()
       return undefined
     }
     // No room yet: keep a copy (the caller may reuse `chunk`), in pieces of at most half the ring
@@ -263,6 +274,8 @@ class ThreadedSink implements DigestSink {
   /** Moves waiting chunks into the ring as room frees up; settles `write`'s promise when all are in. */
   #drain(): void {
     while (this.#pending.length > 0 && this.#room() >= (this.#pending[0] as Uint8Array).length) this.#put(this.#pending.shift() as Uint8Array)
+    // The lanes must know of everything in the ring while the main thread waits on them.
+    this.#post()
     if (this.#pending.length > 0) return
     Atomics.store(this.#control, CONTROL_WAITING, 0)
     if (this.#waiter) {
@@ -273,7 +286,7 @@ class ThreadedSink implements DigestSink {
     }
   }
 
-  /** Copies a chunk into the ring (in two ranges where it wraps) and hands each range to every lane. */
+  /** Copies a chunk into the ring (in two ranges where it wraps); `#post` hands it to the lanes. */
   #put(chunk: Uint8Array): void {
     const size = this.#ring.length
     let offset = 0
@@ -281,9 +294,19 @@ class ThreadedSink implements DigestSink {
       const start = (this.#written % size)
       const length = Math.min(chunk.length - offset, size - start)
       this.#ring.set(chunk.subarray(offset, offset + length), start)
-      for (const lane of this.#lanes) lane.post({ t: 'data', start, length })
       this.#written += length
       offset += length
+    }
+  }
+
+  /** Tells every lane of the bytes written since the last post: one range, or two where the ring wraps. */
+  #post(): void {
+    const size = this.#ring.length
+    while (this.#posted < this.#written) {
+      const start = this.#posted % size
+      const length = Math.min(this.#written - this.#posted, size - start)
+      for (const lane of this.#lanes) lane.post({ t: 'data', start, length })
+      this.#posted += length
     }
   }
 
@@ -314,6 +337,7 @@ class ThreadedSink implements DigestSink {
   async finish(): Promise<Map<string, Uint8Array>> {
     if (this.#failure) throw this.#failure
     if (this.#drained) await this.#drained
+    this.#post()
     return new Promise((resolve, reject) => {
       this.#finisher = { resolve, reject }
       for (const lane of this.#lanes) lane.post({ t: 'end' })
