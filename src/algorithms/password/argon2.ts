@@ -7,12 +7,15 @@
  * not valid UTF-8 (binary input) go to hash-wasm's Argon2 instead, which takes bytes but computes
  * only version 0x13: a v=16 hash of a non-UTF-8 password is 501.
  *
- * @node-rs/argon2 is called through its promises, which run the hash on libuv's thread pool: the
- * pool (workers/pool.ts) runs UTF-8 passwords from the event loop, without a worker thread of its
- * own. hash-wasm computes on the calling thread, so binary passwords still go to a worker thread.
+ * On the event loop's thread @node-rs/argon2 is called through its promises, which run the hash on
+ * libuv's thread pool: the pool (workers/pool.ts) runs UTF-8 passwords from the event loop, without
+ * a worker thread of its own. On a worker thread (the pool's overflow) it blocks that thread, as
+ * libuv's pool is shared by the whole process. hash-wasm computes on the calling thread, so binary
+ * passwords always go to a worker thread.
  */
 import { randomBytes } from 'node:crypto'
-import { hash as nativeHash, verify as nativeVerify } from '@node-rs/argon2'
+import { isMainThread } from 'node:worker_threads'
+import { hash as nativeHash, hashSync, verify as nativeVerify, verifySync } from '@node-rs/argon2'
 import { argon2d as wasmArgon2d, argon2i as wasmArgon2i, argon2id as wasmArgon2id } from 'hash-wasm'
 import { problems } from '../../problem.js'
 import { decodeB64Unpadded, encodeB64Unpadded, parseParamList, requireAtMost } from './common.js'
@@ -102,7 +105,7 @@ function argon2Scheme(variant: Variant): PasswordScheme {
         const tag = await rawArgon2(variant, input, salt, memoryCost, timeCost, parallelism, hashLength)
         return `$${variant}$v=19$m=${memoryCost},t=${timeCost},p=${parallelism}$${encodeB64Unpadded(salt)}$${encodeB64Unpadded(tag)}`
       }
-      return nativeHash(input, {
+      const settings = {
         algorithm: ALGORITHM_ID[variant],
         version: VERSION_0x13,
         memoryCost: options.memoryCost,
@@ -110,10 +113,11 @@ function argon2Scheme(variant: Variant): PasswordScheme {
         parallelism: options.parallelism,
         outputLen: options.hashLength,
         salt,
-      })
+      }
+      return isMainThread ? nativeHash(input, settings) : hashSync(input, settings)
     },
     async verify(input, hash) {
-      if (isUtf8(input)) return nativeVerify(hash, input)
+      if (isUtf8(input)) return isMainThread ? nativeVerify(hash, input) : verifySync(hash, input)
       const [, , version, paramText, saltText, tagText] = PHC.exec(hash) as unknown as [string, string, string | undefined, string, string, string]
       const { m = 0, t = 0, p = 0, keyid, data } = parseParamList(variant, paramText, ['m', 't', 'p', 'keyid', 'data'])
       if (version !== '19' || keyid !== undefined || data !== undefined) {

@@ -14,11 +14,14 @@
  * input with a NUL byte stays on @node-rs/bcrypt, which hashes it as bytes, as before; so does
  * everything on a server without libxcrypt, and `$2a$` verification (below).
  *
- * Both libraries are called asynchronously (koffi's async calls, @node-rs/bcrypt's promises): the
- * work runs on libuv's thread pool, so the pool (workers/pool.ts) runs bcrypt from the event loop,
- * without a worker thread of its own (each such thread is a V8 isolate of 10–14 MB).
+ * On the event loop's thread both libraries are called asynchronously (koffi's async calls,
+ * @node-rs/bcrypt's promises): the work runs on libuv's thread pool, so the pool (workers/pool.ts)
+ * runs bcrypt from the event loop, without a worker thread of its own (each such thread is a V8
+ * isolate of 10–14 MB). On a worker thread (the pool's overflow) they block that thread, as
+ * libuv's pool is shared by the whole process.
  */
-import { hash as nodeRsHash, verify as nodeRsVerify } from '@node-rs/bcrypt'
+import { isMainThread } from 'node:worker_threads'
+import { hash as nodeRsHash, hashSync, verify as nodeRsVerify, verifySync } from '@node-rs/bcrypt'
 import { problems } from '../../problem.js'
 import { requireAtMost } from './common.js'
 import { cryptHashAsync, cryptVerifyAsync, gensalt, hasMethod } from './libxcrypt.js'
@@ -88,7 +91,7 @@ export const bcrypt: PasswordScheme = {
     // bytes were refused before). `$2y$` and OpenBSD's `$2b$` name the same corrected algorithm and
     // give identical hashes for every input (crypt_blowfish 1.3 and OpenBSD bcrypt(3)), so only the
     // label changes: `$2b$` is what OpenBSD, passlib and python-bcrypt write.
-    const hash = await nodeRsHash(input, cost)
+    const hash = isMainThread ? await nodeRsHash(input, cost) : hashSync(input, cost)
     return hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash
   },
   async verify(input, hash) {
@@ -97,7 +100,7 @@ export const bcrypt: PasswordScheme = {
     if (hash.startsWith('$2x$')) return cryptVerifyAsync('bcrypt $2x$', key, hash)
     // `$2b$` and `$2y$` are one algorithm in crypt_blowfish and OpenBSD alike; `$2a$` is not (above).
     if (!hash.startsWith('$2a$') && viaLibxcrypt(key)) return cryptVerifyAsync('bcrypt', key, hash)
-    if (await nodeRsVerify(key, hash)) return true
+    if (isMainThread ? await nodeRsVerify(key, hash) : verifySync(key, hash)) return true
     // crypt_blowfish's $2a$ safety measure (see above); a C string cannot hold NUL, so such keys stop here.
     return hash.startsWith('$2a$') && key.some((byte) => byte >= 0x80) && !key.includes(0) && cryptVerifyAsync('bcrypt $2a$', key, hash)
   },

@@ -13,6 +13,7 @@
  * missing, or lacks a method, the caller gets 501.
  */
 import { createRequire } from 'node:module'
+import { isMainThread } from 'node:worker_threads'
 import type { KoffiFunc } from 'koffi'
 import { problems } from '../../problem.js'
 import { equalHashText } from './common.js'
@@ -136,8 +137,14 @@ export function cryptVerify(method: string, phrase: Uint8Array, hash: string): b
   return equalHashText(computed, hash)
 }
 
-/** `cryptHash` on libuv's thread pool: the calling thread (the event loop, say) is never blocked. */
+/**
+ * `cryptHash` on libuv's thread pool, so the event loop is never blocked. Called on a worker
+ * thread (the pool's overflow, see workers/pool.ts) it blocks that thread instead, as before:
+ * libuv's pool is one for the whole process, and a pool of more worker threads than it has
+ * threads would otherwise queue there.
+ */
 export async function cryptHashAsync(method: string, phrase: Uint8Array, setting: string): Promise<string | null> {
+  if (!isMainThread) return cryptHash(method, phrase, setting)
   const loaded = requireMethod(method, setting)
   const input = cString(method, phrase)
   // Zeroed, as <crypt.h> asks of a fresh struct crypt_data; one per call, as calls overlap.
