@@ -58,7 +58,12 @@ async function pipelined(port: number, uploads: Upload[]): Promise<Array<Record<
   }
   // Read until every answer is in, then close.
   const answers: Array<Record<string, unknown>> = []
+  const deadline = Date.now() + 60_000
   while (answers.length < uploads.length) {
+    if (Date.now() > deadline) {
+      socket.destroy()
+      assert.fail(`${answers.length} of ${uploads.length} answers within 60 s`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 20))
     const text = Buffer.concat(received).toString('latin1')
     answers.length = 0

@@ -133,7 +133,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     const encoding = request.query.encoding ?? 'hex'
     const { size, digests } = await hashUpload(request.raw, algorithms, {
       maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
-      // Node's HTTP parser gives each body chunk a buffer of its own, read by nothing but this upload.
+      // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
       release: { kind: 'own' },
     })
     return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)

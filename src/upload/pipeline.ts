@@ -44,7 +44,7 @@ export async function chooseSink(algorithms: readonly DigestAlgorithm[], options
 export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {
   const hashers = sink ?? await chooseSink(algorithms, options)
   try {
-    const size = await pump(source, hashers, { maxBytes: options.maxBytes, tooLargeDetail: options.tooLargeDetail, ...(options.release ? { release: options.release } : {}) })
+    const size = await pump(source, hashers, options)
     return { size, digests: await hashers.finish() }
   } catch (error) {
     hashers.abort()

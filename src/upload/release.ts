@@ -1,8 +1,9 @@
 /**
  * Freeing an upload's chunks as soon as they are hashed, rather than at the next collection.
  *
- * Node's HTTP parser copies each piece of a request body into a Buffer of its own (64 KiB or so
- * per socket read), whose memory is malloc'd outside the JS heap. V8 frees it only when a
+ * Node hands each piece of a request body to JS as a Buffer over memory malloc'd outside the JS
+ * heap, 64 KiB or so per socket read (a copy made by the HTTP parser on Node 20, a slice of the
+ * socket's read buffer on Node 24). V8 frees that memory only when a
  * collection finds the Buffer dead, and it starts one for that reason only after tens of MiB of
  * such memory have piled up: a 256 MiB upload ran several full collections of the whole heap,
  * whose cost grows with everything else the server holds, and the memory waited for them.
