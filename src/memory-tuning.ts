@@ -27,6 +27,16 @@
  * - malloc_trim(0) once the process has been quiet for a while after being busy: the free memory
  *   inside the heaps (which the trim threshold only bounds at the top) goes back to the kernel.
  *
+ * And one thing that is not glibc's, done at the same quiet moment just before the trim: a
+ * memory-reducing collection of the main thread's JS heap (V8's "last resort" one: full, compacting,
+ * and giving emptied pages back), when Node runs with --expose-gc, as `npm start` and the image do.
+ * V8 collects when allocation makes it, so a heap grown under load stays grown once the load stops
+ * (Node 24: 40 MB of JS heap a minute after the soak, against 30 at rest), and start-up leaves
+ * pages half full. On Node 24 the collection took RSS at rest from 102 to 92 MB; Node 20's heap was
+ * already compact (80 MB either way). It runs once per busy spell, when the process is quiet, so
+ * the pause (tens of ms) falls where no request waits for it. The freed ArrayBuffers' memory is
+ * malloc's, which the trim then hands back.
+ *
  * A setting glibc already reads from the environment (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_,
  * MALLOC_MMAP_THRESHOLD_) is left as the operator set it; MEMORY_TUNING=off sets nothing. Other C
  * libraries (musl on Alpine) lack mallopt's parameters and are left alone.
@@ -57,8 +67,21 @@ export interface MemoryTuning {
   applied: string[]
   /** Why nothing was set, when nothing was. */
   skipped?: string
-  /** Stops the quiet-time trimming (for tests and shutdown; the timer never holds the process open). */
+  /** What runs when the process goes quiet after being busy: `v8-collection` and `malloc_trim`, those available. */
+  whenQuiet: string[]
+  /** Stops the quiet-time reclaiming (for tests and shutdown; the timer never holds the process open). */
   stop: () => void
+  /** Called after each quiet-time reclaim, once set (the server logs it at debug). */
+  onReclaim?: (reclaimed: Reclaimed) => void
+}
+
+/** One quiet-time reclaim, as measured around it (for the debug log). */
+export interface Reclaimed {
+  rssBefore: number
+  rssAfter: number
+  heapBefore: number
+  heapAfter: number
+  ms: number
 }
 
 interface Libc {
@@ -84,31 +107,60 @@ function loadGlibc(): Libc | string {
   }
 }
 
-/** Applies the settings above (unless `enabled` is false) and starts the quiet-time trimming. */
-export function tuneMemory(enabled: boolean, env: NodeJS.ProcessEnv = process.env): MemoryTuning {
-  const none = (skipped: string): MemoryTuning => ({ applied: [], skipped, stop: () => {} })
+/**
+ * Whether V8's gc function takes an options object. Node 20's V8 (11.3) reads any object as "a
+ * minor collection" (measured: a 22 MB garbage heap stayed at 25 MB, where `gc()` took it to 3);
+ * V8 12 and later (Node 22 on) read the options. Older V8 gets a full, non-reducing collection.
+ */
+const GC_OPTIONS_UNDERSTOOD = Number(process.versions.v8.split('.')[0]) >= 12
+
+/**
+ * Applies the settings above (unless `enabled` is false) and starts the quiet-time reclaiming.
+ * `collect` is V8's gc function, which Node defines only under --expose-gc.
+ */
+export function tuneMemory(enabled: boolean, options: { env?: NodeJS.ProcessEnv, collect?: NodeJS.GCFunction } = {}): MemoryTuning {
+  const { env = process.env, collect = globalThis.gc } = options
+  const none = (skipped: string): MemoryTuning => ({ applied: [], skipped, whenQuiet: [], stop: () => {} })
   if (!enabled) return none('MEMORY_TUNING=off')
   const libc = loadGlibc()
-  if (typeof libc === 'string') return none(libc)
   const applied: string[] = []
-  for (const setting of SETTINGS) {
-    if (env[setting.env] !== undefined) continue
-    // mallopt returns 1 on success, 0 on error.
-    if (libc.mallopt(setting.param, setting.value) === 1) applied.push(`${setting.name}=${setting.value}`)
+  if (typeof libc !== 'string') {
+    for (const setting of SETTINGS) {
+      if (env[setting.env] !== undefined) continue
+      // mallopt returns 1 on success, 0 on error.
+      if (libc.mallopt(setting.param, setting.value) === 1) applied.push(`${setting.name}=${setting.value}`)
+    }
+  }
+  const whenQuiet = [...(collect ? ['v8-collection'] : []), ...(typeof libc !== 'string' ? ['malloc_trim'] : [])]
+  const skipped = typeof libc === 'string' ? libc : undefined
+  const tuning: MemoryTuning = { applied, ...(skipped ? { skipped } : {}), whenQuiet, stop: () => {} }
+  if (whenQuiet.length === 0) return tuning
+
+  const reclaim = () => {
+    const started = performance.now()
+    const rssBefore = process.memoryUsage.rss()
+    const heapBefore = process.memoryUsage().heapTotal
+    if (collect) {
+      if (GC_OPTIONS_UNDERSTOOD) collect({ type: 'major', execution: 'sync', flavor: 'last-resort' })
+      else collect()
+    }
+    if (typeof libc !== 'string') libc.mallocTrim(0)
+    tuning.onReclaim?.({ rssBefore, rssAfter: process.memoryUsage.rss(), heapBefore, heapAfter: process.memoryUsage().heapTotal, ms: Math.round(performance.now() - started) })
   }
   let last = process.cpuUsage()
-  let busySinceTrim = false
+  let busySinceReclaim = false
   const timer = setInterval(() => {
     const used = process.cpuUsage(last)
     last = process.cpuUsage()
     const fraction = (used.user + used.system) / 1000 / QUIET_CHECK_MS
     if (fraction >= QUIET_CPU_FRACTION) {
-      busySinceTrim = true
-    } else if (busySinceTrim) {
-      busySinceTrim = false
-      libc.mallocTrim(0)
+      busySinceReclaim = true
+    } else if (busySinceReclaim) {
+      busySinceReclaim = false
+      reclaim()
     }
   }, QUIET_CHECK_MS)
   timer.unref()
-  return { applied, stop: () => clearInterval(timer) }
+  tuning.stop = () => clearInterval(timer)
+  return tuning
 }

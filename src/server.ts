@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   // Before the app starts its threads: glibc reads the arena limit when it makes a new arena.
   const memory = tuneMemory(config.memoryTuning)
   const app = await buildApp(config)
-  app.log.debug({ malloc: memory.applied, skipped: memory.skipped }, 'memory tuning')
+  memory.onReclaim = (reclaimed) => app.log.debug(reclaimed, 'memory reclaimed while quiet')
+  app.log.debug({ malloc: memory.applied, skipped: memory.skipped, whenQuiet: memory.whenQuiet }, 'memory tuning')
   await app.listen({ host: config.host, port: config.port })
   // Counted only for the warning when a drain is cut off.
   let connectionCount = 0

@@ -5,9 +5,7 @@
  * per upload took RSS from 90 MB to over 700 MB within seconds of such load. The digests are
  * checked against coreutils' sha1sum and md5sum of the same bytes.
  *
- * And the glibc settings of memory-tuning.ts: on glibc, hashd sets malloc's mmap threshold, trim
- * threshold and arena count at start (its debug log says which), leaves one an operator set
- * through glibc's own environment variable alone, and sets none with MEMORY_TUNING=off.
+ * memory-tuning.ts (glibc's settings, the quiet-time reclaim) is tested in memory-tuning.test.ts.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -52,39 +50,5 @@ describe('memory under threaded upload load', { skip: linux || skipUnless('sha1s
     } finally {
       await server.stop()
     }
-  })
-})
-
-/** The C library is glibc when Node's report names its version. */
-function glibc(): boolean {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
-  return header?.glibcVersionRuntime !== undefined
-}
-
-describe('glibc malloc settings at start', { skip: glibc() ? false : 'not glibc: hashd leaves other C libraries alone' }, () => {
-  const settings = async (env: Record<string, string>): Promise<{ malloc: string[], skipped?: string }> => {
-    const server = await startHashd({ LOG_LEVEL: 'debug', ...env })
-    try {
-      const line = server.stdout().split('\n').map((text) => { try { return JSON.parse(text) as { msg?: string, malloc: string[], skipped?: string } } catch { return null } })
-        .find((entry) => entry?.msg === 'memory tuning')
-      assert.ok(line, 'a "memory tuning" debug line')
-      return line
-    } finally {
-      await server.stop()
-    }
-  }
-
-  it('sets the mmap threshold, trim threshold and arena count', async () => {
-    assert.deepEqual((await settings({})).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=134217728', 'M_ARENA_MAX=2'])
-  })
-
-  it('leaves MALLOC_ARENA_MAX as the operator set it', async () => {
-    assert.deepEqual((await settings({ MALLOC_ARENA_MAX: '4' })).malloc, ['M_MMAP_THRESHOLD=131072', 'M_TRIM_THRESHOLD=134217728'])
-  })
-
-  it('MEMORY_TUNING=off sets nothing', async () => {
-    const off = await settings({ MEMORY_TUNING: 'off' })
-    assert.deepEqual(off.malloc, [])
-    assert.equal(off.skipped, 'MEMORY_TUNING=off')
   })
 })

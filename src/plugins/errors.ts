@@ -4,7 +4,7 @@
  * unknown routes (404) and wrong methods on known routes (405 with Allow).
  * Nothing here echoes the request body: parser messages that quote it are replaced.
  */
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from '../node-http.js'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'

@@ -11,7 +11,8 @@
  * is "unmatched"), a fixed list of methods, status codes hashd sends, registry names. A client
  * cannot create series.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { createServer } from '../node-http.js'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'

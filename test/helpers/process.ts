@@ -27,8 +27,8 @@ export interface SpawnedHashd {
   stdout(): string
   stderr(): string
   exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
-  /** Resolves when a log line whose `msg` matches has been written (counting from line `after`). */
-  logged(message: RegExp, after?: number): Promise<void>
+  /** Resolves when a log line whose `msg` matches has been written (counting from line `after`), within `timeoutMs` (15 s). */
+  logged(message: RegExp, after?: number, timeoutMs?: number): Promise<void>
   /** Log lines so far. */
   lines(): number
   /** SIGTERM unless it has exited, then wait for the exit. */
@@ -72,9 +72,12 @@ export async function documentFor(env: Record<string, string>): Promise<OpenApiD
   }
 }
 
-/** Spawns hashd with this environment (plus PATH, loopback and an ephemeral port) without waiting. */
-export function spawnHashd(env: Record<string, string>): SpawnedHashd {
-  const child = spawn(process.execPath, [SERVER], {
+/**
+ * Spawns hashd with this environment (plus PATH, loopback and an ephemeral port) without waiting.
+ * `nodeFlags` go to node before the script (e.g. npm start's --expose-gc); none by default.
+ */
+export function spawnHashd(env: Record<string, string>, nodeFlags: string[] = []): SpawnedHashd {
+  const child = spawn(process.execPath, [...nodeFlags, SERVER], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -85,7 +88,7 @@ export function spawnHashd(env: Record<string, string>): SpawnedHashd {
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }))
   })
-  const logged = (message: RegExp, after = 0) => new Promise<void>((resolve, reject) => {
+  const logged = (message: RegExp, after = 0, timeoutMs = 15_000) => new Promise<void>((resolve, reject) => {
     const check = () => {
       const found = stdout.split('\n').slice(after).some((line) => {
         try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
@@ -93,7 +96,7 @@ export function spawnHashd(env: Record<string, string>): SpawnedHashd {
       if (found) { clearInterval(timer); clearTimeout(deadline); resolve() }
     }
     const timer = setInterval(check, 10)
-    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${stdout} stderr: ${stderr}`)) }, 15_000)
+    const deadline = setTimeout(() => { clearInterval(timer); reject(new Error(`no log line ${message}; stdout: ${stdout} stderr: ${stderr}`)) }, timeoutMs)
   })
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
@@ -103,8 +106,8 @@ export function spawnHashd(env: Record<string, string>): SpawnedHashd {
 }
 
 /** Spawns hashd and waits until it listens; returns its URL with the process. */
-export async function startHashd(env: Record<string, string> = {}): Promise<HashdProcess> {
-  const hashd = spawnHashd(env)
+export async function startHashd(env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<HashdProcess> {
+  const hashd = spawnHashd(env, nodeFlags)
   try {
     await Promise.race([
       hashd.logged(/listening at http:\/\//),

@@ -5,8 +5,16 @@
  * public key (or several: a keyring export). Text-mode signatures (`gpg --textmode`) are checked
  * over the list with CRLF line ends, as RFC 9580 §5.2.1.2 says; OpenPGP.js does that itself.
  */
-import * as openpgp from 'openpgp'
+import type * as openpgp from 'openpgp'
 import { signatureProblems, type SignatureResult, type SignatureVerifier } from './types.js'
+
+/**
+ * OpenPGP.js is loaded on first use, not at start: it is the largest module hashd has (a 1.3 MB
+ * bundle, held as source in the JS heap), and it added about 20 MB to a fresh process's RSS for a
+ * route most servers never see (docs/operations.md, "Memory"). Once loaded it stays loaded.
+ */
+let loading: Promise<typeof openpgp> | undefined
+const library = async (): Promise<typeof openpgp> => (loading ??= import('openpgp'))
 
 const ARMORED_SIGNATURE = '-----BEGIN PGP SIGNATURE-----'
 const CLEARSIGNED = '-----BEGIN PGP SIGNED MESSAGE-----'
@@ -25,20 +33,22 @@ const isBinarySignature = (bytes: Uint8Array): boolean => {
 }
 
 async function readKeys(bytes: Uint8Array): Promise<openpgp.Key[]> {
+  const pgp = await library()
   try {
     return startsWithText(bytes, ARMORED_KEY)
-      ? await openpgp.readKeys({ armoredKeys: Buffer.from(bytes).toString('utf8') })
-      : await openpgp.readKeys({ binaryKeys: bytes })
+      ? await pgp.readKeys({ armoredKeys: Buffer.from(bytes).toString('utf8') })
+      : await pgp.readKeys({ binaryKeys: bytes })
   } catch {
     throw signatureProblems.malformed('publicKey', 'The public key is not an OpenPGP public key (gpg --armor --export)')
   }
 }
 
 async function readSignature(bytes: Uint8Array): Promise<openpgp.Signature> {
+  const pgp = await library()
   try {
     return startsWithText(bytes, ARMORED_SIGNATURE)
-      ? await openpgp.readSignature({ armoredSignature: Buffer.from(bytes).toString('utf8') })
-      : await openpgp.readSignature({ binarySignature: bytes })
+      ? await pgp.readSignature({ armoredSignature: Buffer.from(bytes).toString('utf8') })
+      : await pgp.readSignature({ binarySignature: bytes })
   } catch {
     throw signatureProblems.malformed('signature', 'The OpenPGP signature cannot be read')
   }
@@ -79,6 +89,7 @@ export const openpgpVerifier: SignatureVerifier = {
     return startsWithText(signature, ARMORED_SIGNATURE) || isBinarySignature(signature)
   },
   async verify(list, signatureBytes, keyBytes): Promise<SignatureResult> {
+    const pgp = await library()
     const [signature, keys] = await Promise.all([readSignature(signatureBytes), readKeys(keyBytes)])
     let signedBy: openpgp.KeyID[]
     try {
@@ -87,7 +98,7 @@ export const openpgpVerifier: SignatureVerifier = {
       throw signatureProblems.malformed('signature', 'The OpenPGP signature names no signing key')
     }
     return verifyWith(signedBy, keys, async () =>
-      openpgp.verify({ message: await openpgp.createMessage({ binary: list }), signature, verificationKeys: keys, format: 'binary' }))
+      pgp.verify({ message: await pgp.createMessage({ binary: list }), signature, verificationKeys: keys, format: 'binary' }))
   },
 }
 
@@ -99,14 +110,15 @@ export const isClearsigned = (bytes: Uint8Array): boolean => startsWithText(byte
  * given; without one it is read unverified and the answer has no `signature`.
  */
 export async function readClearsigned(bytes: Uint8Array, keyBytes: Uint8Array | undefined): Promise<{ text: string, signature?: SignatureResult }> {
+  const pgp = await library()
   let message: openpgp.CleartextMessage
   try {
-    message = await openpgp.readCleartextMessage({ cleartextMessage: Buffer.from(bytes).toString('utf8') })
+    message = await pgp.readCleartextMessage({ cleartextMessage: Buffer.from(bytes).toString('utf8') })
   } catch {
     throw signatureProblems.malformed('signature', 'The clearsigned checksum list cannot be read (gpg --clearsign)')
   }
   if (keyBytes === undefined) return { text: message.getText() }
   const keys = await readKeys(keyBytes)
-  const signature = await verifyWith(message.getSigningKeyIDs(), keys, () => openpgp.verify({ message, verificationKeys: keys }))
+  const signature = await verifyWith(message.getSigningKeyIDs(), keys, () => pgp.verify({ message, verificationKeys: keys }))
   return { text: message.getText(), signature }
 }
