@@ -32,14 +32,15 @@
  * and giving emptied pages back), when Node runs with --expose-gc, as `npm start` and the image do.
  * V8 collects when allocation makes it, so a heap grown under load stays grown once the load stops
  * (Node 24: 40 MB of JS heap a minute after the soak, against 30 at rest), and start-up leaves
- * pages half full. On Node 24 the collection took RSS at rest from 102 to 92 MB; Node 20's heap was
- * already compact (80 MB either way). It runs once per busy spell, when the process is quiet, so
- * the pause (tens of ms) falls where no request waits for it. The freed ArrayBuffers' memory is
- * malloc's, which the trim then hands back.
+ * pages half full. With it, Node 24's soak was at 115 MB a minute after its load rather than 150
+ * (docs/benchmarks.md); Node 20's heap was compact already. It runs once per busy spell, when the
+ * process is quiet, so the pause (tens of ms) falls where no request waits for it. The freed
+ * ArrayBuffers' memory is malloc's, which the trim then hands back.
  *
  * A setting glibc already reads from the environment (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_,
- * MALLOC_MMAP_THRESHOLD_) is left as the operator set it; MEMORY_TUNING=off sets nothing. Other C
- * libraries (musl on Alpine) lack mallopt's parameters and are left alone.
+ * MALLOC_MMAP_THRESHOLD_) is left as the operator set it; MEMORY_TUNING=off sets and reclaims
+ * nothing. Other C libraries (musl on Alpine) lack mallopt's parameters and are left alone (the
+ * quiet-time collection still runs there).
  */
 import { createRequire } from 'node:module'
 

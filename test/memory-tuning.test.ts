@@ -8,9 +8,15 @@
  *   it), then malloc_trim. The collection is seen from outside in V8's own trace (--trace-gc):
  *   a full collection asked for through the gc function is a "Mark-Compact … testing" line, and
  *   V8 12 and later mark a memory-reducing one "(reduce)". The trim shows in the RSS the debug
- *   line reports.
+ *   line reports;
+ * - start-up loads neither OpenPGP.js (loaded on the first OpenPGP signature) nor Node's bundled
+ *   undici (which an ESM import of node:http would load): seen by a module loader hook and by
+ *   process.moduleLoadList in a process that builds the app as server.ts does.
  */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 import { startHashd, type HashdProcess } from './helpers/process.js'
 
@@ -87,5 +93,47 @@ describe('memory given back when quiet', { skip: glibc() ? false : 'not glibc: t
     } finally {
       await server.stop()
     }
+  })
+})
+
+describe('what start-up loads', () => {
+  // Builds and readies the app in a fresh process, recording every ES module loaded through a
+  // loader hook (module.register: Node 20.6 and later), then imports openpgp itself, to show the
+  // hook would have seen it.
+  const script = `
+    import { register } from 'node:module'
+    import { MessageChannel } from 'node:worker_threads'
+    const { port1, port2 } = new MessageChannel()
+    const loaded = []
+    port1.on('message', (url) => loaded.push(url))
+    const hooks = 'let port; export function initialize(data) { port = data.port }' +
+      ' export async function load(url, context, next) { port.postMessage(url); return next(url, context) }'
+    register('data:text/javascript,' + encodeURIComponent(hooks), { data: { port: port2 }, transferList: [port2] })
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
+    const { buildApp } = await import(process.env.APP)
+    const { loadConfig } = await import(process.env.CONFIG)
+    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', PORT: '0' }))
+    await app.ready()
+    await settle()
+    const openpgpAtStart = loaded.some((url) => url.includes('/node_modules/openpgp/'))
+    const undiciAtStart = process.moduleLoadList.some((name) => name.includes('undici'))
+    await app.close()
+    await import('openpgp')
+    await settle()
+    console.log(JSON.stringify({ openpgpAtStart, undiciAtStart, openpgpSeen: loaded.some((url) => url.includes('/node_modules/openpgp/')), modules: loaded.length }))
+    process.exit(0)
+  `
+
+  it('neither OpenPGP.js nor undici', { timeout: 60_000 }, async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', APP: new URL('../src/app.js', import.meta.url).href, CONFIG: new URL('../src/config.js', import.meta.url).href },
+    })
+    const result = JSON.parse(stdout.trim().split('\n').pop() ?? '') as { openpgpAtStart: boolean, undiciAtStart: boolean, openpgpSeen: boolean, modules: number }
+    assert.ok(result.modules > 10, `the hook saw ${result.modules} modules`)
+    assert.equal(result.openpgpSeen, true, 'the hook sees openpgp once it is imported')
+    assert.equal(result.openpgpAtStart, false, 'OpenPGP.js loaded at start')
+    assert.equal(result.undiciAtStart, false, 'undici loaded at start')
   })
 })

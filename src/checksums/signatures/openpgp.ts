@@ -10,8 +10,8 @@ import { signatureProblems, type SignatureResult, type SignatureVerifier } from 
 
 /**
  * OpenPGP.js is loaded on first use, not at start: it is the largest module hashd has (a 1.3 MB
- * bundle, held as source in the JS heap), and it added about 20 MB to a fresh process's RSS for a
- * route most servers never see (docs/operations.md, "Memory"). Once loaded it stays loaded.
+ * bundle, its source held in the JS heap as long as it is loaded), for a feature most servers
+ * never use (docs/operations.md, "Memory"). Once loaded it stays loaded.
  */
 let loading: Promise<typeof openpgp> | undefined
 const library = async (): Promise<typeof openpgp> => (loading ??= import('openpgp'))
