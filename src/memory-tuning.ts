@@ -32,8 +32,8 @@
  * and giving emptied pages back), when Node runs with --expose-gc, as `npm start` and the image do.
  * V8 collects when allocation makes it, so a heap grown under load stays grown once the load stops
  * (Node 24: 40 MB of JS heap a minute after the soak, against 30 at rest), and start-up leaves
- * pages half full. With it, Node 24's soak was at 115 MB a minute after its load rather than 150
- * (docs/benchmarks.md); Node 20's heap was compact already. It runs once per busy spell, when the
+ * pages half full. With it, Node 24's soak was at 115 MB a minute after its load rather than 150,
+ * and Node 20's at 103 rather than 119 (docs/benchmarks.md). It runs once per busy spell, when the
  * process is quiet, so the pause (tens of ms) falls where no request waits for it. The freed
  * ArrayBuffers' memory is malloc's, which the trim then hands back.
  *
