@@ -43,13 +43,14 @@ export function startFlags(): string[] {
 /**
  * Starts a server process and waits until it answers. Its stdout (hashd's access log) goes to a
  * file, as in a deployment, not to a pipe this busy process would drain late. `cpus` pins it
- * with taskset (when present), so the load generator can have the other core.
+ * with taskset (when present), so the load generator can have the other core. hashd gets the
+ * Node flags of `npm start` (startFlags), any other script none, unless `nodeFlags` says otherwise.
  */
-export async function start(script: string, env: Record<string, string> = {}, cpus?: string): Promise<Started> {
+export async function start(script: string, env: Record<string, string> = {}, cpus?: string, nodeFlags?: string[]): Promise<Started> {
   const port = await freePort()
   const logPath = join(tmpdir(), `hashd-bench-${process.pid}-${port}.log`)
   const log = openSync(logPath, 'w')
-  const node = [process.execPath, ...(script.endsWith('src/server.js') ? startFlags() : []), script]
+  const node = [process.execPath, ...(nodeFlags ?? (script.endsWith('src/server.js') ? startFlags() : [])), script]
   const [command, args] = cpus !== undefined && hasProgram('taskset')
     ? ['taskset', ['-c', cpus, ...node]]
     : [node[0] as string, node.slice(1)]

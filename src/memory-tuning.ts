@@ -59,6 +59,14 @@ const SETTINGS: Array<{ param: number, name: string, env: string, value: number 
   { param: M_ARENA_MAX, name: 'M_ARENA_MAX', env: 'MALLOC_ARENA_MAX', value: 2 },
 ]
 
+/**
+ * The same settings as the environment variables glibc reads at start: for a process that should
+ * run with hashd's allocator settings without hashd's code (`npm run bench:multipart-floor`'s bare
+ * peer, so that its ratios are not the allocator's).
+ */
+export const glibcEnvironment = (): Record<string, string> =>
+  Object.fromEntries(SETTINGS.map((setting) => [setting.env, String(setting.value)]))
+
 /** How often the process's CPU use is looked at, and what counts as quiet: under 2 % of one core. */
 const QUIET_CHECK_MS = 10_000
 const QUIET_CPU_FRACTION = 0.02

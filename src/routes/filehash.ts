@@ -10,7 +10,6 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
@@ -19,15 +18,16 @@ import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest 
 import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
-import { hashUpload } from '../upload/pipeline.js'
-import { ownBodyBuffers } from '../upload/release.js'
+import { collect, boundaryOf, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
+import { chooseSink, hashUpload } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
 import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
 
-/** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
-const MAX_BOUNDARY = 70
-/** busboy's messages for a multipart body cut short. */
-const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
+/** The form's text fields, each at most MAX_FIELD_BYTES. */
+const FORM_FIELDS = ['algorithms', 'encoding', 'expected'] as const
+const MAX_FIELD_BYTES = 4096
+/** A part's header block: a Content-Disposition with a long file name, a Content-Type. */
+const MAX_PART_HEADER_BYTES = 8 * 1024
 
 /** Room for the multipart envelope (boundaries, part headers, the text fields) around the file. */
 const ENVELOPE_BYTES = 64 * 1024
@@ -101,6 +101,15 @@ function lengthWarning(expected: ExpectedDigest, hashes: Record<string, string>,
   return `expected is a ${length}-byte digest, and no requested digest has that length (${digestLengths.map(([algorithm, bytes]) => `${algorithm}: ${bytes}`).join(', ')}), so none can match; add the algorithm that made it to algorithms`
 }
 
+/**
+ * The name without any directory a client put before it (`C:\Users\me\a.iso` from old
+ * browsers, `../a.iso`): the last segment after / or \, as busboy and so @fastify/multipart gave it.
+ */
+function withoutPath(filename: string): string {
+  const name = filename.slice(Math.max(filename.lastIndexOf('/'), filename.lastIndexOf('\\')) + 1)
+  return name === '.' || name === '..' ? '' : name
+}
+
 const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
 
 function declaredLength(request: FastifyRequest): number | undefined {
@@ -116,10 +125,9 @@ function readEncoding(value: string): OutputEncoding {
 }
 
 export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
-  // Registered here, inside this route's encapsulation context, so JSON routes pay nothing for it.
-  await app.register(multipart, { throwFileSizeLimit: true })
-  // The raw form: the body is left unread here and streamed by the handler. Only this route's
-  // context has the parser, and its media-type check (plugins/body.ts) runs first.
+  // Both forms: the body is left unread here and streamed by the handler (the form read by
+  // upload/multipart.ts). Only this route's context has the parser, and its media-type check
+  // (plugins/body.ts) runs first.
   app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
   const threads = new HashThreads()
   app.addHook('onClose', async () => { await threads.close() })
@@ -139,43 +147,59 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)
   }
 
-  /** The multipart form: text fields, then exactly one file part. */
+  /** The multipart form: text fields, then exactly one file part, hashed as it arrives. */
   async function hashForm(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
     let algorithmList = request.query.algorithms
     let algorithmPointer = '/querystring/algorithms'
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
     let expected = expectedFromQuery(request.query)
+    let fileSeen = false
     let result: FileHashResult | undefined
-    const bodyBuffers = ownBodyBuffers(request.raw)
-    const parts = request.parts({
-      limits: { fileSize: config.maxFileSize, files: 2, fields: 4, parts: 6, fieldSize: 4096, fieldNameSize: 64, headerPairs: 16 },
-    })
-    for await (const part of parts as AsyncIterableIterator<MultipartFile | MultipartValue>) {
-      if (part.type === 'field') {
-        if (result) throw problems.validation(`Send the "${part.fieldname}" field before the file part: hashing starts with the file's first byte`)
-        if (part.fieldname === 'algorithms') {
-          algorithmList = String(part.value)
-          algorithmPointer = '/body/algorithms'
-        }
-        else if (part.fieldname === 'encoding') encoding = readEncoding(String(part.value))
-        else if (part.fieldname === 'expected') expected = parseExpected(String(part.value))
-        else throw problems.validation(`Unknown field "${part.fieldname.slice(0, 64)}"; the form takes file, algorithms, encoding and expected`, [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown property' }])
-        continue
-      }
-      if (part.fieldname !== 'file') {
-        throw problems.validation(`The file part must be named "file", not "${part.fieldname.slice(0, 64)}"`,
-          [{ pointer: `/body/${part.fieldname.slice(0, 64)}`, message: 'unknown file part; the file part is named "file"' }])
-      }
-      if (result) throw problems.validation('Send exactly one file part')
-      const algorithms = parseAlgorithmList(algorithmList, algorithmPointer)
-      const { size, digests } = await hashUpload(part.file, algorithms, {
-        maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
-        // busboy cuts the part out of the body's chunks (release.ts).
-        release: { kind: 'parents', of: bodyBuffers },
-      })
-      if (part.file.truncated) throw problems.tooLarge(tooLarge)
-      result = answer(part.filename, size, encodeDigests(algorithms, digests, encoding), encoding, expected)
+    const setField = (name: string, value: string): void => {
+      if (fileSeen) throw problems.validation(`Send the "${name}" field before the file part: hashing starts with the file's first byte`)
+      if (name === 'algorithms') {
+        algorithmList = value
+        algorithmPointer = '/body/algorithms'
+      } else if (name === 'encoding') encoding = readEncoding(value)
+      else if (name === 'expected') expected = parseExpected(value)
     }
+    const filePart = async (head: PartHead): Promise<PartConsumer> => {
+      if (head.name !== 'file') {
+        throw problems.validation(`The file part must be named "file", not "${head.name.slice(0, 64)}"`,
+          [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown file part; the file part is named "file"' }])
+      }
+      if (fileSeen) throw problems.validation('Send exactly one file part')
+      fileSeen = true
+      const algorithms = parseAlgorithmList(algorithmList, algorithmPointer)
+      const sink = await chooseSink(algorithms, { expectedBytes: declaredLength(request), threads })
+      const filename = withoutPath(head.filename ?? '')
+      let size = 0
+      return {
+        write(bytes) {
+          size += bytes.length
+          if (size > config.maxFileSize) throw problems.tooLarge(tooLarge)
+          return sink.write(bytes)
+        },
+        end() {
+          return sink.finish().then((digests) => {
+            result = answer(filename, size, encodeDigests(algorithms, digests, encoding), encoding, expected)
+          })
+        },
+        abort: () => sink.abort(),
+      }
+    }
+    await readMultipart(request.raw, boundaryOf(request.headers['content-type']) ?? '', {
+      parts: 6, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
+      bodyBytes: config.maxFileSize + ENVELOPE_BYTES, tooLargeDetail: tooLarge,
+    }, (head) => {
+      if (head.filename !== undefined) return filePart(head)
+      if (!(FORM_FIELDS as readonly string[]).includes(head.name)) {
+        throw problems.validation(`Unknown field "${head.name.slice(0, 64)}"; the form takes file, algorithms, encoding and expected`, [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown property' }])
+      }
+      if (fileSeen) throw problems.validation(`Send the "${head.name}" field before the file part: hashing starts with the file's first byte`)
+      return collect(MAX_FIELD_BYTES, () => problems.tooLarge(`The "${head.name}" field is larger than ${MAX_FIELD_BYTES} bytes`),
+        (value) => setField(head.name, value.toString('utf8')))
+    })
     if (!result) throw problems.validation('The form has no "file" part', [{ pointer: '/body/file', message: 'required' }])
     return result
   }
@@ -188,11 +212,6 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       // Refused before the body was read to its end (a limit cut, a bad field): close the connection
       // after the answer rather than have Node read and discard the rest of a large upload.
       if (!request.raw.complete) reply.header('connection', 'close')
-      // busboy's error for a body that ends before the closing boundary (its errors come from
-      // another module's Error, so they are matched by message): the client's fault, a 400.
-      if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
-        throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
-      }
       throw error
     }
   }
@@ -208,7 +227,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
     }
     if (!multipartBody) return
-    const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
+    const boundary = boundaryOf(request.headers['content-type'])
     if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
       throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
     }
