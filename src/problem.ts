@@ -104,7 +104,7 @@ export function knownProblem(error: unknown): Problem | null {
   if (error instanceof Problem) return error
   const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
   // Node's IncomingMessage fails a body the client stopped sending with ECONNRESET "aborted"
-  // (abortIncoming); @fastify/multipart passes it on. The client left: 499, not a bug.
+  // (abortIncoming); whatever reads the body passes it on. The client left: 499, not a bug.
   if (code === 'ECONNRESET' && message === 'aborted') return problems.clientClosed()
   if (code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
     return problems.unprocessable('not-text', 'Input is not text', 'This algorithm is defined on text, and the input bytes are not valid UTF-8')

@@ -55,7 +55,7 @@ function validationIssues(error: FastifyError): ValidationIssue[] {
     })
 }
 
-/** Maps Fastify's, @fastify/multipart's and busboy's errors to problems with safe details. */
+/** Maps Fastify's errors to problems with safe details. */
 function problemFor(error: FastifyError): Problem | null {
   if (error.validation) {
     const errors = validationIssues(error)
@@ -64,21 +64,13 @@ function problemFor(error: FastifyError): Problem | null {
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return problems.unsupportedMediaType('This endpoint takes application/json (POST /api/filehash takes multipart/form-data)')
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return problems.tooLarge(error.code === 'FST_REQ_FILE_TOO_LARGE' ? 'The file is larger than MAX_FILE_SIZE' : 'The request body is larger than BODY_LIMIT')
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FILES_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return problems.tooLarge('The multipart body has too many parts, files or fields')
+      return problems.tooLarge('The request body is larger than BODY_LIMIT')
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return problems.validation('The request body is empty; send a JSON object')
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return problems.validation('Content-Length does not match the body')
-    case 'FST_PROTO_VIOLATION':
-      return problems.validation('The body contains a prototype-pollution key (__proto__ or constructor.prototype)')
     case 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE':
       return problems.validation('A QUERY request needs a Content-Type (RFC 10008 §2)')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -88,11 +80,6 @@ function problemFor(error: FastifyError): Problem | null {
   if (error instanceof SyntaxError && error.statusCode === 400) {
     // V8's JSON.parse messages quote the body ("Unexpected token … in "<body>""); never echo it.
     return problems.validation('The request body is not valid JSON')
-  }
-  // @fastify/busboy's dicer: a body that ends before the closing boundary fails the part being read
-  // ("Part terminated early …") and the form ("Unexpected end of multipart data"); the client's fault.
-  if (/^(Malformed part header|Unexpected end of form|Unexpected end of multipart data|(Part|Preamble) terminated early due to unexpected end of multipart data|Malformed urlencoded form|Multipart: Boundary not found)/.test(error.message)) {
-    return problems.validation(`Malformed multipart body: ${error.message}`)
   }
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) {

@@ -4,7 +4,7 @@
  *
  * Never a body and never a header value, at any level: hashd's inputs are passwords and keys.
  * Our own code logs only named fields, but dependencies log what they like at debug and trace
- * (@fastify/multipart logs busboy's options, request headers included; Node's client errors carry
+ * (a plugin may log a request's headers or options holding them; Node's client errors carry
  * `rawPacket`, the bytes the client sent). So every line passes through `scrub`, which drops
  * fields whose names say they hold request content, whatever their depth.
  */

@@ -9,21 +9,20 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
 import { answer, MAX_PUBLIC_KEY_BYTES, MAX_SIGNATURE_BYTES, reportAsText, startCheck, type ChecksumAnswer, type ChecksumInputs, type StartedCheck } from '../checksums/index.js'
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
-import { hashUpload } from '../upload/pipeline.js'
+import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer } from '../upload/multipart.js'
+import { chooseSink } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
 import { errorResponses } from './schemas.js'
 
-/** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
-const MAX_BOUNDARY = 70
-/** busboy's messages for a multipart body cut short. */
-const TRUNCATED_MULTIPART = /^(Part terminated early|Unexpected end of (multipart data|form))/
+/** A part's header block: a Content-Disposition with a long file name, a Content-Type. */
+const MAX_PART_HEADER_BYTES = 8 * 1024
+/** The `algorithm` and `strict` fields. */
+const MAX_FIELD_BYTES = 4096
 /** Room for the multipart envelope around the parts: boundaries and part headers. */
 const ENVELOPE_BYTES = 64 * 1024
 /**
@@ -37,7 +36,7 @@ const DRAIN_TIMEOUT_MS = 10_000
 const TEXT_PARTS = ['checksums', 'signature', 'publicKey'] as const
 type TextPart = typeof TEXT_PARTS[number]
 
-const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
+const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
 
 function declaredLength(request: FastifyRequest): number | undefined {
   const declared = Number(request.headers['content-length'] ?? NaN)
@@ -51,18 +50,6 @@ function wantsText(request: FastifyRequest): boolean {
   if (text < 0) return false
   const json = accept.indexOf('application/json')
   return json < 0 || text < json
-}
-
-/** A small part (the list, a signature, a key) read whole, refused with 413 past its limit. */
-async function readSmall(stream: Readable, limit: number, tooLargeDetail: string): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit) throw problems.tooLarge(tooLargeDetail)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
 }
 
 function readStrict(value: string): boolean {
@@ -153,11 +140,14 @@ const CheckResponse = Type.Object({
 })
 
 export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
-  // Registered in this route's own context (as /api/filehash does), so other routes pay nothing.
-  await app.register(multipart, { throwFileSizeLimit: true })
+  // The body is left unread here and read by the handler (upload/multipart.ts). Only this route's
+  // context has the parser, and its media-type check (plugins/body.ts) runs first.
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => { done(null, undefined) })
   const threads = new HashThreads()
   app.addHook('onClose', async () => { await threads.close() })
   const limits = config.checksums
+  /** The largest body taken: the files, the list, a signature, a key and the envelope around them. */
+  const maxDeclaredBytes = limits.maxBodyBytes + limits.maxListBytes + MAX_SIGNATURE_BYTES + MAX_PUBLIC_KEY_BYTES + ENVELOPE_BYTES
 
   async function check(request: FastifyRequest): Promise<ChecksumAnswer> {
     const inputs: ChecksumInputs = { strict: false }
@@ -165,61 +155,73 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
     let files = 0
     let bodyBytes = 0
     const expectedBytes = declaredLength(request)
-    const parts = request.parts({
-      preservePath: true,
-      limits: {
-        fileSize: config.maxFileSize, files: limits.maxFiles + TEXT_PARTS.length, fields: 8, parts: limits.maxFiles + 8,
-        fieldSize: Math.max(limits.maxListBytes, MAX_PUBLIC_KEY_BYTES) + 1, fieldNameSize: 64, headerPairs: 16,
-      },
-    })
     const tooLate = (name: string) => problems.validation(`Send the "${name}" field before the first file part: checking starts with the first file`)
-    const setText = (name: TextPart, value: Buffer, filename?: string): void => {
-      if (started) throw tooLate(name)
-      if (name === 'checksums') {
-        inputs.list = value
-        if (filename) inputs.listName = filename
-      } else {
-        inputs[name] = value
-      }
+
+    /** `checksums`, `signature` or `publicKey`, a field or a file part: read whole within its limit. */
+    const textPart = (name: TextPart, filename: string | undefined): PartConsumer => {
+      const limit = name === 'checksums' ? limits.maxListBytes : name === 'signature' ? MAX_SIGNATURE_BYTES : MAX_PUBLIC_KEY_BYTES
+      const detail = name === 'checksums'
+        ? `The checksum list is larger than MAX_CHECKSUM_LIST_BYTES (${limit} bytes)`
+        : `The ${name} part is larger than ${limit} bytes`
+      return collect(limit, () => problems.tooLarge(detail), (value) => {
+        if (name === 'checksums') {
+          inputs.list = value
+          if (filename) inputs.listName = filename
+        } else {
+          inputs[name] = value
+        }
+      })
     }
-    for await (const part of parts as AsyncIterableIterator<MultipartFile | MultipartValue>) {
-      const name = part.fieldname.slice(0, 64)
-      if (part.type === 'field') {
-        if (part.valueTruncated) throw problems.tooLarge(`The "${name}" field is too large`)
-        const value = String(part.value)
-        if ((TEXT_PARTS as readonly string[]).includes(part.fieldname)) setText(part.fieldname as TextPart, Buffer.from(value, 'utf8'))
-        else if (part.fieldname === 'algorithm') { if (started) throw tooLate(name); inputs.algorithm = value }
-        else if (part.fieldname === 'strict') { if (started) throw tooLate(name); inputs.strict = readStrict(value) }
-        else throw problems.validation(`Unknown field "${name}"; the form takes checksums, algorithm, strict, signature, publicKey and file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
-        continue
-      }
-      if ((TEXT_PARTS as readonly string[]).includes(part.fieldname)) {
-        const limit = part.fieldname === 'checksums' ? limits.maxListBytes : part.fieldname === 'signature' ? MAX_SIGNATURE_BYTES : MAX_PUBLIC_KEY_BYTES
-        const detail = part.fieldname === 'checksums'
-          ? `The checksum list is larger than MAX_CHECKSUM_LIST_BYTES (${limit} bytes)`
-          : `The ${part.fieldname} part is larger than ${limit} bytes`
-        setText(part.fieldname as TextPart, await readSmall(part.file, limit, detail), part.filename)
-        continue
-      }
-      if (part.fieldname !== 'file') throw problems.validation(`Unknown part "${name}"; files go in parts named "file"`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
+
+    /** A `file` part: hashed as it streams by through the algorithms its list lines name. */
+    const filePart = async (filename: string): Promise<PartConsumer> => {
       if (++files > limits.maxFiles) throw problems.tooLarge(`More than MAX_CHECKSUM_FILES (${limits.maxFiles}) file parts`)
       // The signature and the list are checked here, before the first file's first byte is hashed.
       started ??= await startCheck(inputs, limits)
-      const plan = started.check.plan(part.filename)
+      const check = started.check
+      const plan = check.plan(filename)
       const room = limits.maxBodyBytes - bodyBytes
       const maxBytes = Math.min(config.maxFileSize, room)
-      const { size, digests } = await hashUpload(part.file, plan.algorithms, {
-        maxBytes, threads, ...(expectedBytes !== undefined ? { expectedBytes } : {}),
-        tooLargeDetail: maxBytes === room
-          ? `The files together are larger than MAX_CHECKSUM_BODY_BYTES (${limits.maxBodyBytes} bytes)`
-          : `A file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`,
-      })
-      if (part.file.truncated) throw problems.tooLarge(`A file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`)
-      bodyBytes += size
-      // Counted with /api/filehash's bytes: the same pipeline, and the metric's operation label set stays as it is.
-      for (const algorithm of plan.algorithms) countHashedBytes('filehash', algorithm.name, size)
-      started.check.record(plan, size, digests)
+      const tooLarge = maxBytes === room
+        ? `The files together are larger than MAX_CHECKSUM_BODY_BYTES (${limits.maxBodyBytes} bytes)`
+        : `A file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`
+      const sink = await chooseSink(plan.algorithms, { threads, ...(expectedBytes !== undefined ? { expectedBytes } : {}) })
+      let size = 0
+      return {
+        write(bytes) {
+          size += bytes.length
+          if (size > maxBytes) throw problems.tooLarge(tooLarge)
+          return sink.write(bytes)
+        },
+        end() {
+          return sink.finish().then((digests) => {
+            bodyBytes += size
+            // Counted with /api/filehash's bytes: the same pipeline, and the metric's operation label set stays as it is.
+            for (const algorithm of plan.algorithms) countHashedBytes('filehash', algorithm.name, size)
+            check.record(plan, size, digests)
+          })
+        },
+        abort: () => sink.abort(),
+      }
     }
+
+    await readMultipart(request.raw, boundaryOf(request.headers['content-type']) ?? '', {
+      parts: limits.maxFiles + 8, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
+      bodyBytes: maxDeclaredBytes, tooLargeDetail: `The request body is larger than MAX_CHECKSUM_BODY_BYTES (${limits.maxBodyBytes}) and the list, signature and key limits`,
+    }, (head) => {
+      const name = head.name.slice(0, 64)
+      const isText = (TEXT_PARTS as readonly string[]).includes(head.name)
+      if (head.filename !== undefined && !isText) {
+        if (head.name !== 'file') throw problems.validation(`Unknown part "${name}"; files go in parts named "file"`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
+        // Checksum lists name files by their paths: the file name is kept as sent.
+        return filePart(head.filename)
+      }
+      if (started) throw tooLate(name)
+      if (isText) return textPart(head.name as TextPart, head.filename)
+      if (head.name === 'algorithm') return collect(MAX_FIELD_BYTES, () => problems.tooLarge(`The "${name}" field is too large`), (value) => { inputs.algorithm = value.toString('utf8') })
+      if (head.name === 'strict') return collect(MAX_FIELD_BYTES, () => problems.tooLarge(`The "${name}" field is too large`), (value) => { inputs.strict = readStrict(value.toString('utf8')) })
+      throw problems.validation(`Unknown field "${name}"; the form takes checksums, algorithm, strict, signature, publicKey and file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
+    })
     started ??= await startCheck(inputs, limits)
     return answer(started, inputs.strict)
   }
@@ -238,9 +240,6 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
       if (!(error instanceof Problem && error.status < 500 ? await drain(request) : request.raw.complete)) {
         reply.header('connection', 'close')
       }
-      if (TRUNCATED_MULTIPART.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
-        throw problems.validation('Malformed multipart body: it ended before the closing boundary (RFC 2046 §5.1.1)')
-      }
       throw error
     }
   }
@@ -248,12 +247,12 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const declared = declaredLength(request)
-    if (declared !== undefined && declared > limits.maxBodyBytes + limits.maxListBytes + MAX_SIGNATURE_BYTES + MAX_PUBLIC_KEY_BYTES + ENVELOPE_BYTES) {
+    if (declared !== undefined && declared > maxDeclaredBytes) {
       reply.header('connection', 'close')
       throw problems.tooLarge(`The request declares ${declared} bytes; MAX_CHECKSUM_BODY_BYTES is ${limits.maxBodyBytes}`)
     }
     if (!isMultipart(request)) return
-    const boundary = /boundary="?([^";]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]
+    const boundary = boundaryOf(request.headers['content-type'])
     if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
       throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
     }

@@ -18,7 +18,7 @@ import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest 
 import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
-import { collect, boundaryOf, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
+import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
 import { chooseSink, hashUpload } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
 import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
@@ -110,7 +110,7 @@ function withoutPath(filename: string): string {
   return name === '.' || name === '..' ? '' : name
 }
 
-const isMultipart = (request: FastifyRequest): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(request.headers['content-type'] ?? '')
+const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
 
 function declaredLength(request: FastifyRequest): number | undefined {
   const declared = Number(request.headers['content-length'] ?? NaN)
@@ -142,7 +142,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     const { size, digests } = await hashUpload(request.raw, algorithms, {
       maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
       // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
-      release: { kind: 'own' },
+      release: true,
     })
     return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)
   }

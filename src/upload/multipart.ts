@@ -17,10 +17,9 @@
  * ends before its close delimiter is refused: its last part may be cut short.
  */
 import type { Readable } from 'node:stream'
-import { parse as parseContentDisposition } from 'content-disposition'
 import { problems } from '../problem.js'
 import { DelimiterSearch } from './delimiter-search.js'
-import { chunkReleaser } from './release.js'
+import { releaseChunk } from './release.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 export const MAX_BOUNDARY = 70
@@ -83,6 +82,9 @@ export function collect(maxBytes: number, tooLarge: () => Error, onComplete: (by
   }
 }
 
+/** Whether a Content-Type is multipart/form-data (RFC 7578), whatever its parameters. */
+export const isFormData = (contentType: string | undefined): boolean => /^\s*multipart\/form-data\s*(;|$)/i.test(contentType ?? '')
+
 /** The boundary parameter of a multipart Content-Type (RFC 2046 §5.1.1, a token or a quoted string), or undefined. */
 export function boundaryOf(contentType: string | undefined): string | undefined {
   const match = /;\s*boundary\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/i.exec(contentType ?? '')
@@ -112,20 +114,69 @@ function partHead(headerBlock: Buffer, limits: MultipartLimits): PartHead {
     else if (name === 'content-type') contentType = value
   }
   if (disposition === undefined) throw malformed('a part has no Content-Disposition header (RFC 7578 §4.2)')
-  let parsed: ReturnType<typeof parseContentDisposition>
-  try {
-    parsed = parseContentDisposition(disposition)
-  } catch {
-    throw malformed('a part\'s Content-Disposition cannot be read (RFC 7578 §4.2)')
-  }
-  const name = parsed.parameters.name
+  const parsed = readDisposition(disposition)
+  if (parsed === undefined) throw malformed('a part\'s Content-Disposition cannot be read (RFC 7578 §4.2)')
+  const name = parsed.parameters.get('name')
   if (parsed.type !== 'form-data' || name === undefined) throw malformed('a part\'s Content-Disposition is not form-data with a name (RFC 7578 §4.2)')
   const head: PartHead = { name: utf8(name) }
-  const filename = parsed.parameters.filename
-  // filename* (RFC 8187) arrives decoded already; a plain filename is the UTF-8 bytes read as latin1.
-  if (filename !== undefined) head.filename = /filename\*\s*=/i.test(disposition) ? filename : utf8(filename)
+  const extended = parsed.parameters.get('filename*')
+  const filename = (extended === undefined ? undefined : extendedValue(extended)) ?? parsed.parameters.get('filename')
+  if (filename !== undefined) head.filename = filename === extended ? filename : utf8(filename)
   if (contentType !== undefined) head.contentType = contentType
   return head
+}
+
+/**
+ * Content-Disposition's type and parameters, read as form-data senders write them (RFC 7578 §4.2
+ * and the HTML standard's multipart/form-data encoding): a parameter is a token or a quoted string;
+ * in a quoted string a backslash escapes only `"` and `\`, and is kept before anything else,
+ * since browsers and curl send file names raw (`C:\dir\a.txt`, `back\slash`), percent-encoding
+ * only `"`, CR and LF. busboy reads them the same way. Undefined when it cannot be read.
+ */
+function readDisposition(value: string): { type: string, parameters: Map<string, string> } | undefined {
+  const semicolon = value.indexOf(';')
+  const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase()
+  const parameters = new Map<string, string>()
+  let at = semicolon === -1 ? value.length : semicolon + 1
+  while (at < value.length) {
+    const key = /^[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*=[ \t]*/.exec(value.slice(at))
+    if (!key) return undefined
+    at += key[0].length
+    let parameter = ''
+    if (value[at] === '"') {
+      at++
+      for (;;) {
+        if (at >= value.length) return undefined
+        const char = value[at] as string
+        if (char === '"') { at++; break }
+        const next = value[at + 1]
+        if (char === '\\' && (next === '"' || next === '\\')) { parameter += next; at += 2; continue }
+        parameter += char
+        at++
+      }
+      while (value[at] === ' ' || value[at] === '\t') at++
+      if (at < value.length && value[at] !== ';') return undefined
+    } else {
+      const end = value.indexOf(';', at)
+      parameter = (end === -1 ? value.slice(at) : value.slice(at, end)).trim()
+      at = end === -1 ? value.length : end
+    }
+    at++
+    const name = (key[1] as string).toLowerCase()
+    if (parameters.has(name)) return undefined
+    parameters.set(name, parameter)
+  }
+  return { type, parameters }
+}
+
+/** An RFC 8187 ext-value (`UTF-8''na%C3%AFve.txt`) decoded; undefined for another charset or a bad one. */
+function extendedValue(value: string): string | undefined {
+  const match = /^([^']*)'[^']*'(.*)$/.exec(value)
+  if (!match) return undefined
+  const charset = (match[1] as string).toLowerCase()
+  if (charset !== 'utf-8' && charset !== 'iso-8859-1') return undefined
+  const bytes = Buffer.from((match[2] as string).replace(/%([0-9A-Fa-f]{2})/g, (_all, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1')
+  return bytes.toString(charset === 'utf-8' ? 'utf8' : 'latin1')
 }
 
 const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8')
@@ -326,7 +377,6 @@ export function readMultipart(body: Readable, boundary: string, limits: Multipar
     return Promise.reject(problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`))
   }
   const reader = new MultipartReader(boundary, limits, onPart)
-  const release = chunkReleaser({ kind: 'own' })
   return new Promise<void>((resolve, reject) => {
     let bytes = 0
     let settled = false
@@ -351,7 +401,7 @@ export function readMultipart(body: Readable, boundary: string, limits: Multipar
     }
     const done = (chunk: Buffer): void => {
       // Only while this reader is the body's only reader may its chunks be freed.
-      if (body.listenerCount('data') === 1) release(chunk)
+      if (body.listenerCount('data') === 1) releaseChunk(chunk)
     }
     const onData = (chunk: Buffer): void => {
       bytes += chunk.length

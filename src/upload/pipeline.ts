@@ -1,12 +1,11 @@
 /**
- * The upload pipeline: source (a raw body or a multipart file part) → hashers (inline, or fanned
+ * The upload pipeline: source (a raw body here, or a multipart file part fed by multipart.ts) → hashers (inline, or fanned
  * out over threads) → digests. Encoding the digests is the caller's last step (encode.ts), so the
  * raw bytes stay available (to compare against an expected digest, say).
  */
 import type { Readable } from 'node:stream'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import { pump } from './pump.js'
-import type { ReleaseMode } from './release.js'
 import { inlineSink, type DigestSink } from './sink.js'
 import type { HashThreads } from './threads.js'
 
@@ -24,8 +23,8 @@ export interface UploadOptions {
   expectedBytes?: number
   /** Threads to fan out to; none means inline always. */
   threads?: HashThreads
-  /** What of the source's memory may be freed once hashed (release.ts): `own` chunks of a raw body, or the `parents` of a multipart part's slices. */
-  release?: ReleaseMode
+  /** Free each chunk once hashed (release.ts): for a raw request body. */
+  release?: boolean
 }
 
 export interface UploadDigests {

@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream'
 import { problems } from '../problem.js'
-import { chunkReleaser, type ReleaseMode } from './release.js'
+import { releaseChunk } from './release.js'
 import type { DigestSink } from './sink.js'
 
 export interface PumpLimits {
@@ -15,10 +15,10 @@ export interface PumpLimits {
   /** Text of the 413 detail. */
   tooLargeDetail: string
   /**
-   * Free the chunks' memory once the sink has them (release.ts): `own` for a raw request body,
-   * `parents` for a multipart file part. Only while this pump is the source's only reader.
+   * Free each chunk's memory once the sink has it (release.ts): for a raw request body, whose
+   * chunks hold its bytes alone. Only while this pump is the source's only reader.
    */
-  release?: ReleaseMode
+  release?: boolean
 }
 
 /**
@@ -31,7 +31,6 @@ export function pump(source: Readable, sink: DigestSink, limits: PumpLimits): Pr
   return new Promise<number>((resolve, reject) => {
     let size = 0
     let settled = false
-    const released = limits.release === undefined ? null : chunkReleaser(limits.release)
     const settle = (error: unknown): void => {
       if (settled) return
       settled = true
@@ -62,7 +61,7 @@ export function pump(source: Readable, sink: DigestSink, limits: PumpLimits): Pr
         return
       }
       // The sink has hashed or copied the chunk (its contract).
-      if (released !== null && source.listenerCount('data') === 1) released(chunk)
+      if (limits.release === true && source.listenerCount('data') === 1) releaseChunk(chunk)
       if (wait !== undefined) {
         source.pause()
         wait.then(() => { if (!settled) source.resume() }, settle)
