@@ -110,8 +110,9 @@ function partHead(headerBlock: Buffer, limits: MultipartLimits): PartHead {
     if (colon <= 0) throw malformed('a part header line has no name (RFC 2046 §5.1.1)')
     const name = line.slice(0, colon).trim().toLowerCase()
     const value = line.slice(colon + 1).trim()
-    if (name === 'content-disposition') disposition = value
-    else if (name === 'content-type') contentType = value
+    // The first of a repeated header counts, as in busboy.
+    if (name === 'content-disposition') disposition ??= value
+    else if (name === 'content-type') contentType ??= value
   }
   if (disposition === undefined) throw malformed('a part has no Content-Disposition header (RFC 7578 §4.2)')
   const parsed = readDisposition(disposition)
@@ -120,8 +121,10 @@ function partHead(headerBlock: Buffer, limits: MultipartLimits): PartHead {
   if (parsed.type !== 'form-data' || name === undefined) throw malformed('a part\'s Content-Disposition is not form-data with a name (RFC 7578 §4.2)')
   const head: PartHead = { name: utf8(name) }
   const extended = parsed.parameters.get('filename*')
-  const filename = (extended === undefined ? undefined : extendedValue(extended)) ?? parsed.parameters.get('filename')
-  if (filename !== undefined) head.filename = filename === extended ? filename : utf8(filename)
+  const decoded = extended === undefined ? undefined : extendedValue(extended)
+  const filename = parsed.parameters.get('filename')
+  if (decoded !== undefined) head.filename = decoded
+  else if (filename !== undefined) head.filename = utf8(filename)
   if (contentType !== undefined) head.contentType = contentType
   return head
 }
@@ -191,6 +194,8 @@ class MultipartReader {
   private carried: Buffer | null = CRLF
   /** The part being read; null in the preamble. */
   private consumer: PartConsumer | null = null
+  /** Bytes still to drop from the start of a part's content: the CRLF after its headers. */
+  private separator = 0
   /** After a delimiter: the bytes of its line read so far. */
   private delimiterLine = ''
   /** The header block read so far (after a CRLF that stands for the delimiter line's). */
@@ -231,14 +236,20 @@ class MultipartReader {
     this.consumer = null
   }
 
-  /** Hands content to the part's consumer (none in the preamble). */
+  /** Hands content to the part's consumer (none in the preamble), less the separator's bytes. */
   private emit(bytes: Uint8Array): Promise<void> | undefined {
+    if (this.separator > 0) {
+      const dropped = Math.min(this.separator, bytes.length)
+      this.separator -= dropped
+      bytes = bytes.subarray(dropped)
+    }
     return bytes.length === 0 || this.consumer === null ? undefined : this.consumer.write(bytes)
   }
 
   /** A delimiter ended the content: the part (if any) is complete. */
   private delimited(): Promise<void> | undefined {
     this.state = 'after-delimiter'
+    this.separator = 0
     this.delimiterLine = ''
     const consumer = this.consumer
     this.consumer = null
@@ -258,7 +269,7 @@ class MultipartReader {
         const joined = Buffer.concat([carried, chunk.subarray(at, at + span)])
         const found = joined.indexOf(search.delimiter)
         const short = joined.length - carried.length < span
-        if (found !== -1 && (found < carried.length || short)) {
+        if (found !== -1 && found < carried.length) {
           return this.then([this.emit(joined.subarray(0, found)), () => this.delimited()], at + found + search.length - carried.length)
         }
         if (short) {
@@ -338,7 +349,8 @@ class MultipartReader {
     const block = Buffer.concat([this.headerBlock, chunk.subarray(at, at + room)])
     const end = block.indexOf(HEADERS_END)
     if (end === -1) {
-      if (block.length - CRLF.length > this.limits.headerBytes) throw problems.tooLarge(`A part's headers are larger than ${this.limits.headerBytes} bytes`)
+      // Up to three bytes of the block's end may have come already.
+      if (block.length - CRLF.length > this.limits.headerBytes + HEADERS_END.length - 1) throw problems.tooLarge(`A part's headers are larger than ${this.limits.headerBytes} bytes`)
       this.headerBlock = block
       return Math.min(chunk.length, at + room)
     }
@@ -348,7 +360,11 @@ class MultipartReader {
     const head = partHead(block.subarray(CRLF.length, end), this.limits)
     const next = at + end + HEADERS_END.length - before
     this.state = 'content'
-    this.carried = null
+    // The block's second CRLF separates the headers from the content (RFC 2046 §5.1.1:
+    // MIME-part-headers [CRLF *OCTET]), or, for a part with no content, begins the next delimiter.
+    // It is held back as content would be, and dropped if no delimiter starts with it.
+    this.carried = CRLF
+    this.separator = CRLF.length
     const consumer = this.onPart(head)
     if (!(consumer instanceof Promise)) {
       this.consumer = consumer
