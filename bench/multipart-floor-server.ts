@@ -11,11 +11,15 @@
  *   closing delimiter is hashed. Not a parser (a delimiter inside the file would go unseen): it
  *   is the floor, the cost of a multipart body if finding its end were free.
  * Each answers `{ size, hashes: { sha256 } }`. Only what curl -F sends is handled: one part.
+ * Every mode but busboy's frees each body chunk once read (src/upload/release.ts), as hashd does:
+ * on this machine that alone makes uploads several per cent faster, so leaving it out of one
+ * mode would show up as that mode's cost. busboy hands on slices of the chunks, which cannot be.
  */
 import { createHash, type Hash } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Busboy } from '@fastify/busboy'
 import { boundaryOf as boundaryParameter, readMultipart } from '../src/upload/multipart.js'
+import { releaseChunk } from '../src/upload/release.js'
 
 const HEADERS_END = Buffer.from('\r\n\r\n')
 
@@ -28,7 +32,7 @@ const boundaryOf = (request: IncomingMessage) => boundaryParameter(request.heade
 function raw(request: IncomingMessage, response: ServerResponse): void {
   const hash = createHash('sha256')
   let size = 0
-  request.on('data', (chunk: Buffer) => { size += chunk.length; hash.update(chunk) })
+  request.on('data', (chunk: Buffer) => { size += chunk.length; hash.update(chunk); releaseChunk(chunk) })
   request.on('end', () => answer(response, size, hash))
 }
 
@@ -89,6 +93,7 @@ function noSearch(request: IncomingMessage, response: ServerResponse): void {
     hash.update(data.subarray(0, settled))
     size += settled
     carried = Buffer.from(data.subarray(settled))
+    releaseChunk(chunk)
   })
   request.on('end', () => answer(response, size, hash))
 }

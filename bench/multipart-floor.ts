@@ -10,14 +10,16 @@
  * answer is checked against `openssl dgst -sha256` of the file (Node's sha256 without openssl).
  * BENCH_ROUNDS (default 7) rounds run the six uploads in one order and then the reverse, and each
  * is compared with raw by the median over the rounds of its time ÷ raw's time of the same server.
+ * Last, the search alone in this process: Buffer.indexOf against hashd's DelimiterSearch.
  */
 import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { glibcEnvironment } from '../src/memory-tuning.js'
+import { DelimiterSearch } from '../src/upload/delimiter-search.js'
 import { hasProgram, start, startFlags, stop, type Started } from './servers.js'
 import { randomFile } from './uploads.js'
 
@@ -52,6 +54,31 @@ function referenceSha256(file: string): string {
     return out.split(' ')[0] as string
   }
   return createHash('sha256').update(readFileSync(file)).digest('hex')
+}
+
+/**
+ * The search alone, in this process: Buffer.indexOf (what busboy does) against DelimiterSearch over
+ * the same FILE_MIB of 64 KiB chunks (six random ones, reused, so they sit in cache as a socket's
+ * fresh reads do), with curl's kind of boundary. Milliseconds, the median of five passes.
+ */
+function searchAlone(): { indexOf: number, pairProbe: number } {
+  const delimiter = Buffer.from(`\r\n--${'-'.repeat(24)}${randomBytes(8).toString('hex')}`)
+  const search = new DelimiterSearch(delimiter)
+  const chunks = Array.from({ length: 6 }, () => randomBytes(64 * 1024))
+  const count = FILE_MIB * 16
+  const last = 64 * 1024 - delimiter.length + 1
+  const time = (find: (chunk: Buffer) => number): number => {
+    const passes: number[] = []
+    for (let pass = 0; pass < 5; pass++) {
+      const started = process.hrtime.bigint()
+      let found = 0
+      for (let index = 0; index < count; index++) found += find(chunks[index % chunks.length] as Buffer)
+      passes.push(Number(process.hrtime.bigint() - started) / 1e6)
+      if (found !== -count) throw new Error('a delimiter was found in random data')
+    }
+    return median(passes)
+  }
+  return { indexOf: time((chunk) => chunk.indexOf(delimiter)), pairProbe: time((chunk) => search.find(chunk, 0, last)) }
 }
 
 async function main(): Promise<void> {
@@ -99,6 +126,8 @@ async function main(): Promise<void> {
       console.log(`${each.label.padEnd(28)} ${`${median(own).toFixed(3)} s`.padStart(9)}   ${ratio.toFixed(2)}`)
     }
     console.log('hashd\'s multipart goal (issue 19) is ≤ 1.05')
+    const alone = searchAlone()
+    console.log(`the search alone over ${FILE_MIB} MiB of cached 64 KiB chunks: Buffer.indexOf ${alone.indexOf.toFixed(1)} ms, DelimiterSearch ${alone.pairProbe.toFixed(1)} ms`)
   } finally {
     if (hashd) await stop(hashd)
     if (bare) await stop(bare)

@@ -1,20 +1,18 @@
 /**
  * Finding a multipart delimiter (RFC 2046 §5.1.1: CRLF "--" boundary, 5 to 74 bytes) in a file part
- * without reading every byte twice.
+ * without looking at every byte.
  *
  * busboy searches each body chunk with Buffer.indexOf, which on random data is a memchr for the
- * delimiter's first byte (CR) over every byte of the chunk, and then hands the chunk on to be hashed:
- * two passes over 64 KiB, the first of which pulls the chunk into the core's cache and the second of
- * which finds it evicted again. On this machine that cost a multipart upload 7–9 % against a raw one
- * (`npm run bench:multipart-floor`), where issue 19 allows 5 %.
+ * delimiter's first byte (CR) over every byte of the chunk. In hashd that was most of what a
+ * multipart upload cost over a raw one (13–17 %, where issue 19 allows 5 %).
  *
  * This search reads one pair of bytes in every m − 1 (m the delimiter's length): any occurrence of
  * the delimiter covers m − 1 consecutive pair positions, so it covers exactly one probed pair, and
  * that pair is one of the delimiter's own. A probe whose pair does not occur in the delimiter (all but
  * about m of 65,536 on random data) rules out every start it covers. A probe whose pair does occur is
- * followed by a plain comparison at each start it covers. The probes are independent loads, so the
- * core overlaps them; the reader (multipart.ts) searches 8 KiB at a time and hashes each slice
- * straight after, while it is still in cache.
+ * followed by a plain comparison at each start it covers. The probes are independent loads, which
+ * the core overlaps: about half of Buffer.indexOf's time over the same chunks
+ * (`npm run bench:multipart-floor` prints both).
  */
 
 export class DelimiterSearch {
