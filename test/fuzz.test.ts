@@ -126,7 +126,7 @@ const part = (): fc.Arbitrary<Part> => fc.record({
   name: fc.constantFrom('file', 'file', 'algorithms', 'encoding', 'other', '', 'file"; x="'),
   filename: fc.option(fc.constantFrom('a.bin', '', '..\\..\\etc\\passwd', 'ü.txt', 'x'.repeat(300)), { nil: null }),
   contentType: fc.option(fc.constantFrom('application/octet-stream', 'text/plain; charset=utf-8', 'multipart/mixed; boundary=inner'), { nil: null }),
-  // A long extra header line: header sizes up to and past busboy's limits.
+  // A long extra header line: header sizes up to and past the form reader's 8 KiB limit.
   padding: fc.oneof(fc.constant(0), fc.nat(200), fc.nat(100_000)),
   value: fc.oneof(
     fc.constantFrom('sha256', 'md5,sha1,blake3', 'crc32,nope', 'hex', 'base64url', 'bogus', '').map((text) => new TextEncoder().encode(text)),
