@@ -93,6 +93,9 @@ describe('freeing upload chunks once hashed', () => {
     releaseChunk(slice)
     assert.equal(whole.length, canReleaseChunks ? 0 : 65536, 'a chunk that is its whole buffer is freed (read as empty after)')
     assert.equal(slice.length, 65526, 'a slice of a larger buffer is never freed')
+    // Freed twice (a chunk handed over again): the second time does nothing rather than throw.
+    releaseChunk(whole)
+    releaseChunk(Buffer.alloc(0))
   })
 
   describe('through HTTP', () => {

@@ -21,9 +21,9 @@ type Transferable = ArrayBuffer & { transfer?: (length?: number) => ArrayBuffer 
 /** Where the runtime has ArrayBuffer.prototype.transfer. */
 export const canReleaseChunks = typeof (ArrayBuffer.prototype as Transferable).transfer === 'function'
 
-/** The chunk is the whole of its ArrayBuffer. */
+/** The chunk is the whole of its ArrayBuffer, and holds something (a freed buffer reads as empty, and freeing it again would throw). */
 function wholeBuffer(chunk: Uint8Array): chunk is Uint8Array<ArrayBuffer> {
-  return chunk.buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
+  return chunk.byteLength > 0 && chunk.buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
 }
 
 /** Frees an ArrayBuffer's memory now: it reads as empty after. */
