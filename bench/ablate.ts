@@ -22,7 +22,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cpuTimes, throughput } from './load.js'
+import { cpuTimes, median, throughput } from './load.js'
 import { hasProgram, start, stop } from './servers.js'
 
 const ROUNDS = Number(process.env.ABLATE_ROUNDS ?? 5)
@@ -119,12 +119,6 @@ async function measure(script: string, env: Record<string, string>): Promise<Cos
   } finally {
     await stop(server)
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
 }
 
 async function main(): Promise<void> {

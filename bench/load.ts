@@ -82,3 +82,10 @@ export function cpuSeconds(pid: number | undefined): number {
   const { user, system } = cpuTimes(pid)
   return user + system
 }
+
+/** The median of some measurements (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}

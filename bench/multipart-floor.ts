@@ -20,6 +20,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { glibcEnvironment } from '../src/memory-tuning.js'
 import { DelimiterSearch } from '../src/upload/delimiter-search.js'
+import { median } from './load.js'
 import { hasProgram, start, startFlags, stop, type Started } from './servers.js'
 import { randomFile } from './uploads.js'
 
@@ -28,12 +29,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
 /** BENCH_BARE_ALLOCATOR=default runs the bare server with glibc's settings and no Node flags instead of hashd's. */
 const BARE_ALLOCATOR = process.env.BENCH_BARE_ALLOCATOR ?? 'hashd'
 const here = fileURLToPath(new URL('.', import.meta.url))
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 
 interface Upload { label: string, server: 'hashd' | 'bare', form: 'raw' | 'multipart', url: string }
 

@@ -20,6 +20,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { median } from './load.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
 
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 256)
@@ -43,12 +44,6 @@ export function timed(command: string, args: string[]): number {
  * little and a mean much.
  */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_UPLOAD_ROUNDS ?? 5))
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle] as number : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
-}
 
 /** ROUNDS rounds of A B B A: the median over the rounds of each side's mean of two runs. */
 function abba(a: () => number, b: () => number): [number, number] {

@@ -14,49 +14,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { DelimiterSearch } from '../src/upload/delimiter-search.js'
+import { Random } from './helpers/random.js'
 
 const BASE_SEED = Number(process.env.HASHD_DELIMITER_SEED ?? 0x5eed_2026) >>> 0 || 0x5eed_2026
-
-/** A small seeded generator (xorshift32): the same seed gives the same case. */
-class Random {
-  private state: number
-  constructor(seed: number) {
-    this.state = (seed >>> 0) || 0x9e3779b9
-  }
-
-  next(): number {
-    let x = this.state
-    x ^= x << 13
-    x >>>= 0
-    x ^= x >>> 17
-    x ^= x << 5
-    x >>>= 0
-    this.state = x
-    return x
-  }
-
-  /** An integer in [0, n). */
-  int(n: number): number {
-    return n <= 0 ? 0 : this.next() % n
-  }
-
-  /** An integer in [low, high]. */
-  range(low: number, high: number): number {
-    return low + this.int(high - low + 1)
-  }
-
-  chance(p: number): boolean {
-    return this.next() / 0x1_0000_0000 < p
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)] as T
-  }
-
-  fill(target: Uint8Array, start = 0, end = target.length): void {
-    for (let index = start; index < end; index++) target[index] = this.next() & 0xff
-  }
-}
 
 /** The seed of case `index` of a test named `name`: independent cases, each replayable alone. */
 function caseSeed(name: string, index: number): number {

@@ -23,56 +23,10 @@ import { Busboy } from '@fastify/busboy'
 import { Problem } from '../src/problem.js'
 import { boundaryOf, collect, readMultipart, type MultipartLimits, type PartConsumer, type PartHead } from '../src/upload/multipart.js'
 import { whichever } from './helpers/events.js'
+import { Random } from './helpers/random.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const BASE_SEED = Number(process.env.HASHD_MULTIPART_SEED ?? 0x7578_2046) >>> 0 || 0x7578_2046
-
-/** A small seeded generator (xorshift32): the same seed gives the same case. */
-class Random {
-  private state: number
-  constructor(seed: number) {
-    this.state = (seed >>> 0) || 0x9e3779b9
-  }
-
-  next(): number {
-    let x = this.state
-    x ^= x << 13
-    x >>>= 0
-    x ^= x >>> 17
-    x ^= x << 5
-    x >>>= 0
-    this.state = x
-    return x
-  }
-
-  int(n: number): number {
-    return n <= 0 ? 0 : this.next() % n
-  }
-
-  range(low: number, high: number): number {
-    return low + this.int(high - low + 1)
-  }
-
-  chance(p: number): boolean {
-    return this.next() / 0x1_0000_0000 < p
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)] as T
-  }
-
-  bytes(count: number): Buffer {
-    const out = Buffer.alloc(count)
-    for (let index = 0; index < count; index++) out[index] = this.next() & 0xff
-    return out
-  }
-
-  text(alphabet: readonly string[], count: number): string {
-    let out = ''
-    for (let index = 0; index < count; index++) out += this.pick(alphabet)
-    return out
-  }
-}
 
 const caseSeed = (index: number): number => (Math.imul(BASE_SEED ^ (index + 1), 0x9e3779b1) >>> 0) || 1
 

@@ -155,8 +155,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     let expected = expectedFromQuery(request.query)
     let fileSeen = false
     let result: FileHashResult | undefined
+    // Called when a field ends: before any file part begins, which the check at each part's start makes sure of.
     const setField = (name: string, value: string): void => {
-      if (fileSeen) throw problems.validation(`Send the "${name}" field before the file part: hashing starts with the file's first byte`)
       if (name === 'algorithms') {
         algorithmList = value
         algorithmPointer = '/body/algorithms'

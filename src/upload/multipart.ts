@@ -20,7 +20,7 @@
 import type { Readable } from 'node:stream'
 import { problems } from '../problem.js'
 import { DelimiterSearch } from './delimiter-search.js'
-import { releaseChunk } from './release.js'
+import { pump } from './pump.js'
 
 /** RFC 2046 §5.1.1: a boundary is 1 to 70 characters. */
 export const MAX_BOUNDARY = 70
@@ -381,11 +381,12 @@ class MultipartReader {
 }
 
 /**
- * Reads a multipart/form-data body to its end, calling `onPart` for each part and feeding the
- * consumer it returns. The body is paused whenever a consumer asks to wait. Resolves once the body
- * has ended after its close delimiter; rejects (the consumer aborted, the body left paused) on a
- * malformed body (400), a limit (413), a consumer's or `onPart`'s error, a stream error, or a body
- * that closes before its end (499: the client went away).
+ * Reads a multipart/form-data body to its end (through pump.ts, as a raw body is read), calling
+ * `onPart` for each part and feeding the consumer it returns. The body is paused whenever a
+ * consumer asks to wait. Resolves once the body has ended after its close delimiter; rejects (the
+ * consumer aborted, the body left paused) on a malformed body (400), a limit (413), a consumer's
+ * or `onPart`'s error, a stream error, or a body that closes before its end (499: the client went
+ * away).
  *
  * Each body chunk that is wholly its own buffer is freed once read (release.ts), as the raw form's
  * are: whatever was kept of it (held-back bytes, header bytes) was copied.
@@ -396,79 +397,9 @@ export function readMultipart(body: Readable, boundary: string, limits: Multipar
     return Promise.reject(problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`))
   }
   const reader = new MultipartReader(boundary, limits, onPart)
-  return new Promise<void>((resolve, reject) => {
-    let bytes = 0
-    let settled = false
-    /** The reader's wait on a consumer, while there is one. */
-    let pending: Promise<void> | undefined
-    const settle = (error: unknown): void => {
-      if (settled) return
-      settled = true
-      body.off('data', onData)
-      body.off('end', onEnd)
-      body.off('error', onError)
-      body.off('close', onClose)
-      // A listener stays so a late error (the socket reset after a refusal) is not an uncaught one.
-      body.on('error', () => {})
-      if (error === null) {
-        resolve()
-      } else {
-        reader.abort()
-        body.pause()
-        reject(error)
-      }
-    }
-    const done = (chunk: Buffer): void => {
-      // Only while this reader is the body's only reader may its chunks be freed.
-      if (body.listenerCount('data') === 1) releaseChunk(chunk)
-    }
-    const onData = (chunk: Buffer): void => {
-      bytes += chunk.length
-      if (bytes > limits.bodyBytes) {
-        settle(problems.tooLarge(limits.tooLargeDetail))
-        return
-      }
-      let wait: Promise<void> | undefined
-      try {
-        wait = reader.feed(chunk)
-      } catch (error) {
-        settle(error)
-        return
-      }
-      if (wait === undefined) {
-        done(chunk)
-        return
-      }
-      body.pause()
-      pending = wait.then(() => {
-        pending = undefined
-        if (settled) return
-        done(chunk)
-        body.resume()
-      }, settle)
-    }
-    const onEnd = (): void => {
-      // The body has ended: a 'close' now is its normal one, not the client going away.
-      body.off('close', onClose)
-      const finish = (): void => {
-        try {
-          reader.end()
-          settle(null)
-        } catch (error) {
-          settle(error)
-        }
-      }
-      // 'end' comes once the last chunk is delivered, even while the reader still waits on a
-      // consumer with that chunk (pausing the body does not hold 'end' back): finish after it.
-      if (pending === undefined) finish()
-      else void pending.then(finish)
-    }
-    const onError = (error: Error): void => settle((error as { code?: string }).code === 'ECONNRESET' ? problems.clientClosed() : error)
-    // 'close' before 'end': the peer went away mid-body (Node signals it so on IncomingMessage).
-    const onClose = (): void => settle(problems.clientClosed())
-    body.on('data', onData)
-    body.on('end', onEnd)
-    body.on('error', onError)
-    body.on('close', onClose)
-  })
+  return pump(body, (chunk) => reader.feed(chunk), { maxBytes: limits.bodyBytes, tooLargeDetail: limits.tooLargeDetail, release: true }, () => reader.end())
+    .then(() => undefined, (error: unknown) => {
+      reader.abort()
+      throw error
+    })
 }

@@ -43,7 +43,7 @@ export async function chooseSink(algorithms: readonly DigestAlgorithm[], options
 export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {
   const hashers = sink ?? await chooseSink(algorithms, options)
   try {
-    const size = await pump(source, hashers, options)
+    const size = await pump(source, (chunk) => hashers.write(chunk), options)
     return { size, digests: await hashers.finish() }
   } catch (error) {
     hashers.abort()

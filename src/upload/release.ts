@@ -11,9 +11,9 @@
  * Only a buffer that is wholly one chunk of this request's body (offset 0, its whole length) can
  * be freed this way: it holds nothing but this request's bytes, which this upload alone reads. A
  * chunk that shares its buffer (Node's pool for small Buffers, 64 KiB on Node 24; a body chunk cut
- * from a larger read) is left to the collector. The raw form's pump (pump.ts) frees each chunk once
- * the sink has it; the multipart reader (multipart.ts) each body chunk once it has read it, having
- * copied whatever it keeps.
+ * from a larger read) is left to the collector. pump.ts frees each chunk of a body once its consumer
+ * has it: the hashers for a raw body, the multipart reader (which copies whatever it keeps) for a
+ * form.
  */
 
 type Transferable = ArrayBuffer & { transfer?: (length?: number) => ArrayBuffer }
