@@ -10,8 +10,8 @@
  *   back part of the young generation that start-up grew), and RSS growth during a 1 GiB raw upload
  *   with those four algorithms.
  * Each hashd form is run once untimed first (threads started, code warm), as the API rows warm up.
- * Each pair runs BENCH_UPLOAD_ROUNDS rounds (default 5) and is compared by the median of the rounds;
- * multipart ÷ raw is its own pair. BENCH_FILE_MIB sets the file size (default 256).
+ * Each pair runs BENCH_UPLOAD_ROUNDS rounds (default 7) and is compared by the median of the rounds'
+ * ratios; multipart ÷ raw is its own pair. BENCH_FILE_MIB sets the file size (default 256).
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -39,14 +39,18 @@ export function timed(command: string, args: string[]): number {
 
 /**
  * Uploads of 256 MiB on two shared cores vary by ±20 % from one run to the next, more than the
- * goals' margins, so each pair is measured over ROUNDS rounds of A B B A and compared by the
- * median of the rounds' means: one slow run (a writeback, a neighbour's burst) moves a median
- * little and a mean much.
+ * goals' margins, so each pair is measured over ROUNDS rounds of A B B A. Each side's time is the
+ * median over the rounds of its mean of two runs, and the pair's ratio is the median over the rounds
+ * of each round's own ratio: a round's two sides run within a second of each other, so drift from
+ * one round to the next (a neighbour's burst, the memory bus shared with other guests) falls out of
+ * the ratio, and one slow round moves a median little and a mean much.
  */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_UPLOAD_ROUNDS ?? 5))
+const ROUNDS = Math.max(1, Number(process.env.BENCH_UPLOAD_ROUNDS ?? 7))
 
-/** ROUNDS rounds of A B B A: the median over the rounds of each side's mean of two runs. */
-function abba(a: () => number, b: () => number): [number, number] {
+interface Paired { a: number, b: number, /** The median over the rounds of b's time ÷ a's. */ ratio: number }
+
+/** ROUNDS rounds of A B B A: each side's median time and the median of the rounds' ratios. */
+function abba(a: () => number, b: () => number): Paired {
   const aRounds: number[] = []
   const bRounds: number[] = []
   for (let round = 0; round < ROUNDS; round++) {
@@ -54,7 +58,7 @@ function abba(a: () => number, b: () => number): [number, number] {
     aRounds.push((a1 + a2) / 2)
     bRounds.push((b1 + b2) / 2)
   }
-  return [median(aRounds), median(bRounds)]
+  return { a: median(aRounds), b: median(bRounds), ratio: median(bRounds.map((time, round) => time / (aRounds[round] as number))) }
 }
 
 /** The shortest time `times` take on `cores` cores when each runs whole on one core (every assignment tried). */
@@ -83,8 +87,8 @@ function rssKiB(pid: number): number {
 }
 
 const fmt = (seconds: number) => `${seconds.toFixed(3)} s`
-function line(label: string, hashd: number, peerLabel: string, peer: number, goal: string): void {
-  console.log(`${label.padEnd(44)} hashd ${fmt(hashd).padStart(9)}   ${peerLabel} ${fmt(peer).padStart(9)}   ratio ${(peer / hashd).toFixed(2)} (goal ${goal})`)
+function line(label: string, { a: hashd, b: peer, ratio }: Paired, peerLabel: string, goal: string): void {
+  console.log(`${label.padEnd(44)} hashd ${fmt(hashd).padStart(9)}   ${peerLabel} ${fmt(peer).padStart(9)}   ratio ${ratio.toFixed(2)} (goal ${goal})`)
 }
 
 /** A file of `mib` MiB of random bytes (incompressible, so nothing along the way shortcuts it). */
@@ -114,14 +118,14 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
     const hashdUrl = `${hashd.url}/api/filehash`
     const fourUrl = `${hashdUrl}?algorithms=sha256,md5,sha1,sha512`
     for (const warmUp of [curlPut(`${hashdUrl}?algorithms=sha256`, file), curlForm(hashdUrl, file, 'sha256'), curlPut(fourUrl, file), curlPut(`${bare.url}/`, file)]) warmUp()
-    const [rawHashd, rawBare] = abba(curlPut(`${hashdUrl}?algorithms=sha256`, file), curlPut(`${bare.url}/`, file))
-    line('raw body sha256 (curl -T)', rawHashd, 'bare node:http (curl -T)', rawBare, '≥ 0.95')
-    const [formHashd, formBare] = abba(curlForm(hashdUrl, file, 'sha256'), curlPut(`${bare.url}/`, file))
-    line('multipart sha256 (curl -F)', formHashd, 'bare node:http (curl -T)', formBare, '≥ 0.90')
+    const raw = abba(curlPut(`${hashdUrl}?algorithms=sha256`, file), curlPut(`${bare.url}/`, file))
+    line('raw body sha256 (curl -T)', raw, 'bare node:http (curl -T)', '≥ 0.95')
+    const form = abba(curlForm(hashdUrl, file, 'sha256'), curlPut(`${bare.url}/`, file))
+    line('multipart sha256 (curl -F)', form, 'bare node:http (curl -T)', '≥ 0.90')
     // Issue 19: "bring multipart to within 5% of raw": the two forms against each other in their
     // own rounds, rather than two times taken in different rounds against the bare server.
-    const [formPaired, rawPaired] = abba(curlForm(hashdUrl, file, 'sha256'), curlPut(`${hashdUrl}?algorithms=sha256`, file))
-    console.log(`   multipart / raw time, paired: ${(formPaired / rawPaired).toFixed(2)} (goal ≤ 1.05; ${fmt(formPaired)} / ${fmt(rawPaired)}; from the rows above: ${(formHashd / rawHashd).toFixed(2)})`)
+    const paired = abba(curlPut(`${hashdUrl}?algorithms=sha256`, file), curlForm(hashdUrl, file, 'sha256'))
+    console.log(`   multipart / raw time, paired: ${paired.ratio.toFixed(2)} (goal ≤ 1.05; medians ${fmt(paired.b)} / ${fmt(paired.a)}; from the rows above: ${(form.a / raw.a).toFixed(2)})`)
     // The machine's ceiling for the four-digest row: one `openssl dgst` pass per digest over the
     // cached file (nothing received), the four times split over the cores as evenly as possible (the
     // best assignment of whole digests to cores), against hashd receiving and hashing, in rounds.
@@ -134,13 +138,13 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
         for (const name of digestNames) lastOpenssl[name] = timed('openssl', ['dgst', `-${name}`, file])
         return bestSplit(digestNames.map((name) => lastOpenssl[name] as number), cores)
       }
-      const [fourHashd, ceiling] = abba(curlPut(fourUrl, file), ceilingRun)
+      const four = abba(curlPut(fourUrl, file), ceilingRun)
       const each = digestNames.map((name) => `${name} ${fmt(lastOpenssl[name] as number)}`).join(', ')
-      line('sha256+md5+sha1+sha512, raw (curl -T)', fourHashd, `ceiling on ${cores} cores`, ceiling, '≥ 0.75')
-      console.log(`   the ceiling: median ${fmt(ceiling)} over the rounds; the last round's openssl dgst ${each}`)
+      line('sha256+md5+sha1+sha512, raw (curl -T)', four, `ceiling on ${cores} cores`, '≥ 0.75')
+      console.log(`   the ceiling: median ${fmt(four.b)} over the rounds; the last round's openssl dgst ${each}`)
       if (hasProgram('rhash')) {
         const rhash = timed('rhash', ['--sha256', '--md5', '--sha1', '--sha512', file])
-        console.log(`   for scale: rhash on the file ${fmt(rhash)}, ${(rhash / fourHashd).toFixed(2)} × hashd's time`)
+        console.log(`   for scale: rhash on the file ${fmt(rhash)}, ${(rhash / four.a).toFixed(2)} × hashd's time`)
       }
     } else {
       console.log('sha256+md5+sha1+sha512: skipped (openssl is missing, so no ceiling; Debian: openssl)')
