@@ -54,7 +54,9 @@ function referenceSha256(file: string): string {
 /**
  * The search alone, in this process: Buffer.indexOf (what busboy does) against DelimiterSearch over
  * the same FILE_MIB of 64 KiB chunks (six random ones, reused, so they sit in cache as a socket's
- * fresh reads do), with curl's kind of boundary. Milliseconds, the median of five passes.
+ * fresh reads do), with curl's kind of boundary. Milliseconds, each the median of nine passes, the
+ * two taken in A B B A order (a pass of one beside a pass of the other) so that the machine's drift
+ * falls on both.
  */
 function searchAlone(): { indexOf: number, pairProbe: number } {
   const delimiter = Buffer.from(`\r\n--${'-'.repeat(24)}${randomBytes(8).toString('hex')}`)
@@ -62,18 +64,25 @@ function searchAlone(): { indexOf: number, pairProbe: number } {
   const chunks = Array.from({ length: 6 }, () => randomBytes(64 * 1024))
   const count = FILE_MIB * 16
   const last = 64 * 1024 - delimiter.length + 1
-  const time = (find: (chunk: Buffer) => number): number => {
-    const passes: number[] = []
-    for (let pass = 0; pass < 5; pass++) {
-      const started = process.hrtime.bigint()
-      let found = 0
-      for (let index = 0; index < count; index++) found += find(chunks[index % chunks.length] as Buffer)
-      passes.push(Number(process.hrtime.bigint() - started) / 1e6)
-      if (found !== -count) throw new Error('a delimiter was found in random data')
-    }
-    return median(passes)
+  const pass = (find: (chunk: Buffer) => number): number => {
+    const started = process.hrtime.bigint()
+    let found = 0
+    for (let index = 0; index < count; index++) found += find(chunks[index % chunks.length] as Buffer)
+    if (found !== -count) throw new Error('a delimiter was found in random data')
+    return Number(process.hrtime.bigint() - started) / 1e6
   }
-  return { indexOf: time((chunk) => chunk.indexOf(delimiter)), pairProbe: time((chunk) => search.find(chunk, 0, last)) }
+  const indexOf = (chunk: Buffer) => chunk.indexOf(delimiter)
+  const pairProbe = (chunk: Buffer) => search.find(chunk, 0, last)
+  const times = { indexOf: [] as number[], pairProbe: [] as number[] }
+  // One pass each untimed first, so both are compiled before either is timed.
+  pass(indexOf)
+  pass(pairProbe)
+  for (let round = 0; round < 9; round++) {
+    const [first, second] = round % 2 === 0 ? ['indexOf', 'pairProbe'] as const : ['pairProbe', 'indexOf'] as const
+    times[first].push(pass(first === 'indexOf' ? indexOf : pairProbe))
+    times[second].push(pass(second === 'indexOf' ? indexOf : pairProbe))
+  }
+  return { indexOf: median(times.indexOf), pairProbe: median(times.pairProbe) }
 }
 
 async function main(): Promise<void> {

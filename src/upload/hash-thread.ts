@@ -63,7 +63,7 @@ async function handle(message: ToThread): Promise<void> {
         send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
         return
       }
-      consumed += message.length
+      consumed += message.skip + message.length
       // The count goes through shared memory; a message only when the main thread waits for room.
       Atomics.store(progress, lane, BigInt(consumed))
       if (Atomics.load(control, CONTROL_WAITING) !== 0) send({ t: 'progress', id })
