@@ -257,7 +257,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. ' +
         'Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, ' +
         'and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). ' +
-        'A large file is hashed on threads beside the one reading it: from 1 MiB with several algorithms (spread over several threads), from 8 MiB with one.',
+        'With several algorithms and a large file, the hashers run on several threads.',
       querystring: Query,
       response,
     },

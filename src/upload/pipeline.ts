@@ -33,22 +33,10 @@ export interface UploadDigests {
   digests: Map<string, Uint8Array>
 }
 
-/**
- * Uploads of one algorithm declared smaller than this are hashed on the calling thread. From it
- * on, one thread hashes while the calling thread reads the socket (and, for a form, searches it for
- * the boundary): two stages of a pipeline on two cores, where inline they take turns on one. Below
- * it the upload is over in a few milliseconds either way, and the hop is not worth a thread.
- */
-export const PIPELINE_MIN_BYTES = 8 * 1024 * 1024
-
-/**
- * Inline for small uploads; threaded for large ones: several algorithms spread over several
- * threads, one algorithm on a thread of its own. Inline too whenever the threads are taken.
- */
+/** Inline for small or single-algorithm uploads; threaded when several algorithms meet a large upload. */
 export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>): Promise<DigestSink> {
-  const threshold = algorithms.length === 1 ? PIPELINE_MIN_BYTES : PARALLEL_MIN_BYTES
-  const large = options.expectedBytes !== undefined && options.expectedBytes >= threshold
-  const threaded = large ? options.threads?.sink(algorithms) ?? null : null
+  const large = options.expectedBytes !== undefined && options.expectedBytes >= PARALLEL_MIN_BYTES
+  const threaded = large && algorithms.length >= 2 ? options.threads?.sink(algorithms) ?? null : null
   return threaded ?? inlineSink(algorithms)
 }
 

@@ -145,7 +145,7 @@ export class HashThreads {
     this.#idleMs = options.idleMs ?? 30_000
   }
 
-  /** How many threads `sink` could have now (idle ones and ones it may still start). */
+  /** Whether `threadedSink` would get at least two threads now. */
   get available(): number {
     return this.#closed ? 0 : this.#idle.length + (this.#max - this.#started)
   }
@@ -183,16 +183,13 @@ export class HashThreads {
   }
 
   /**
-   * A sink whose algorithms are spread over threads, at least two of them for several algorithms
-   * and one for a single algorithm (which then runs beside the thread that reads the socket); null
-   * when not that many are free (the caller then hashes inline; its socket's own backpressure
-   * bounds that).
+   * A sink whose algorithms are spread over threads, or null when fewer than two threads are free
+   * (the caller then hashes inline; its socket's own backpressure bounds that).
    */
   sink(algorithms: readonly DigestAlgorithm[]): DigestSink | null {
-    const least = algorithms.length === 1 ? 1 : 2
-    if (algorithms.length === 0 || this.available < least) return null
+    if (this.available < 2 || algorithms.length < 2) return null
     const groups = balance(algorithms, Math.min(this.available, algorithms.length))
-    if (groups.length < least) return null
+    if (groups.length < 2) return null
     const lanes = this.#acquire(groups.length)
     if (lanes.length < groups.length) {
       this.#release(lanes)
@@ -305,8 +302,10 @@ class ThreadedSink implements DigestSink {
    * a word, and a byte at a time otherwise. A body whose first chunk is not a whole number of words
    * long (the rest of a socket read after the request's headers, or after a form's part headers)
    * put every later chunk out of step with the ring, and the copy ran byte by byte: 74 ms of the
-   * main thread's time per 256 MiB form upload. So the chunk goes where its bytes line up with their
-   * source, up to ALIGNMENT - 1 bytes on, and the lanes are told to count the bytes skipped as read.
+   * main thread's time per 256 MiB form upload with one algorithm on a thread (a change measured and
+   * not kept, commit `28627c6`; several algorithms copy the same way). So the chunk goes where its
+   * bytes line up with their source, up to ALIGNMENT - 1 bytes on, and the lanes are told to count
+   * the bytes skipped as read.
    */
   #put(chunk: Uint8Array): void {
     const size = this.#ring.length
