@@ -6,35 +6,17 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
-import { whichever } from './helpers/events.js'
+import { sendInPieces } from './helpers/send.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 import { run, skipUnless } from './helpers/tools.js'
 
 const LIMIT = 1024 * 1024
 
 /** A request with full control of headers (fetch always adds a Content-Type to some bodies). */
-function send(url: string, method: string, headers: Record<string, string>, chunks: Buffer[]): Promise<{ status: number, type: string, body: string }> {
-  return new Promise((resolve, reject) => {
-    let answered = false
-    // A fresh connection each time: a refused upload's unsent body must not reach the next request.
-    const request = httpRequest(url, { method, headers, agent: false }, (response) => {
-      answered = true
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => { text += chunk })
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), body: text }))
-    })
-    request.on('error', (error) => { if (!answered) reject(error) })
-    void (async () => {
-      for (const chunk of chunks) {
-        if (answered) return
-        if (!request.write(chunk)) await whichever(request, 'drain', 'close')
-      }
-      request.end()
-    })().catch(() => {})
-  })
+async function send(url: string, method: string, headers: Record<string, string>, chunks: Buffer[]): Promise<{ status: number, type: string, body: string }> {
+  const { status, type, text } = await sendInPieces(url, method, headers, chunks)
+  return { status, type, body: text }
 }
 
 const firstToken = (text: string): string => text.split(/\s+/)[0] as string

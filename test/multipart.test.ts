@@ -16,7 +16,6 @@
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { request as httpRequest } from 'node:http'
 import { PassThrough, Readable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { Busboy } from '@fastify/busboy'
@@ -24,6 +23,7 @@ import { Problem } from '../src/problem.js'
 import { boundaryOf, collect, readMultipart, type MultipartLimits, type PartConsumer, type PartHead } from '../src/upload/multipart.js'
 import { whichever } from './helpers/events.js'
 import { Random } from './helpers/random.js'
+import { sendInPieces } from './helpers/send.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const BASE_SEED = Number(process.env.HASHD_MULTIPART_SEED ?? 0x7578_2046) >>> 0 || 0x7578_2046
@@ -788,31 +788,13 @@ interface Answer {
  * a Content-Length: chunked, each write is its own HTTP chunk, so the server's body arrives in
  * exactly these pieces however TCP groups them.
  */
-function send(url: string, boundary: string, pieces: Buffer[], framing: 'chunked' | 'length'): Promise<Answer> {
+async function send(url: string, boundary: string, pieces: Buffer[], framing: 'chunked' | 'length'): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': `multipart/form-data; boundary=${boundary}` }
   if (framing === 'length') headers['content-length'] = String(pieces.reduce((sum, piece) => sum + piece.length, 0))
-  return new Promise((resolve, reject) => {
-    let answered = false
-    const request = httpRequest(`${url}/api/filehash`, { method: 'POST', headers, agent: false }, (response) => {
-      answered = true
-      let received = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => { received += chunk })
-      response.on('end', () => {
-        let body: unknown = received
-        try { body = JSON.parse(received) } catch { /* not JSON */ }
-        resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), body })
-      })
-    })
-    request.on('error', (error) => { if (!answered) reject(error) })
-    void (async () => {
-      for (const piece of pieces) {
-        if (answered) return
-        if (!request.write(piece)) await whichever(request, 'drain', 'close')
-      }
-      request.end()
-    })().catch(() => { /* the server may close the connection after answering early */ })
-  })
+  const { status, type, text } = await sendInPieces(`${url}/api/filehash`, 'POST', headers, pieces)
+  let body: unknown = text
+  try { body = JSON.parse(text) } catch { /* not JSON */ }
+  return { status, type, body }
 }
 
 const fileForm = (boundary: string, file: Buffer, options: { fields?: Array<[string, string]>, filename?: string, extraHeaders?: string } = {}): Buffer => Buffer.concat([

@@ -1,0 +1,35 @@
+/**
+ * A request written piece by piece over node:http, for tests that need full control of the
+ * headers and of how the body is cut (fetch adds a Content-Type to some bodies and picks its own
+ * framing).
+ */
+import { request as httpRequest } from 'node:http'
+import { whichever } from './events.js'
+
+export interface SentAnswer { status: number, /** Content-Type */ type: string, /** The body as text. */ text: string }
+
+/**
+ * Sends `pieces` in one request, one write each (waiting for `drain` when a write fills the
+ * socket), over a fresh connection so that a refused upload's unsent body cannot reach the next
+ * request. Stops writing once the server has answered: it may answer early (a 413, a 400) and close.
+ */
+export function sendInPieces(url: string, method: string, headers: Record<string, string>, pieces: readonly Buffer[]): Promise<SentAnswer> {
+  return new Promise((resolve, reject) => {
+    let answered = false
+    const request = httpRequest(url, { method, headers, agent: false }, (response) => {
+      answered = true
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => { text += chunk })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), text }))
+    })
+    request.on('error', (error) => { if (!answered) reject(error) })
+    void (async () => {
+      for (const piece of pieces) {
+        if (answered) return
+        if (!request.write(piece)) await whichever(request, 'drain', 'close')
+      }
+      request.end()
+    })().catch(() => { /* the server may close the connection after answering early */ })
+  })
+}
