@@ -301,11 +301,10 @@ class ThreadedSink implements DigestSink {
    * anything), a word at a time only where source and destination sit at the same offset within
    * a word, and a byte at a time otherwise. A body whose first chunk is not a whole number of words
    * long (the rest of a socket read after the request's headers, or after a form's part headers)
-   * put every later chunk out of step with the ring, and the copy ran byte by byte: 74 ms of the
-   * main thread's time per 256 MiB form upload with one algorithm on a thread (a change measured and
-   * not kept, commit `28627c6`; several algorithms copy the same way). So the chunk goes where its
-   * bytes line up with their source, up to ALIGNMENT - 1 bytes on, and the lanes are told to count
-   * the bytes skipped as read.
+   * put every later chunk out of step with the ring, and the copy ran byte by byte: 48 ms of the
+   * main thread's time per 256 MiB form upload with two algorithms, 28 ms in step (docs/benchmarks.md).
+   * So the chunk goes where its bytes line up with their source, up to ALIGNMENT - 1 bytes on, and
+   * the lanes are told to count the bytes skipped as read.
    */
   #put(chunk: Uint8Array): void {
     const size = this.#ring.length
