@@ -2,6 +2,7 @@
  * Entry point: read the configuration, start listening, and on SIGTERM/SIGINT turn unready, stop
  * accepting, finish in-flight requests, then exit 0 (docs/deployment.md, "Shutdown").
  */
+import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { tuneMemory } from './memory-tuning.js'
@@ -41,10 +42,22 @@ async function main(): Promise<void> {
   // supervisor's record shows the drain did not complete. A repeated signal changes nothing: a
   // Ctrl-C under `npm start` reaches node twice (from the terminal and forwarded by npm).
   let closing = false
+  // Exits once the log lines written so far are out (plugins/logging.ts, StdoutLog.flush), so that
+  // a supervisor's log ends with the line saying how the process ended; a stuck stdout delays the
+  // exit by a second at most.
+  const exit = (code: number) => {
+    // Should the loop empty first, the process ends with this code all the same.
+    process.exitCode = code
+    const now = () => process.exit(code)
+    setTimeout(now, 1000).unref()
+    // Fastify's logger type leaves out pino's flush, which hands the callback to the stream's.
+    const logger = app.log as unknown as Logger
+    logger.flush(now)
+  }
   const abandon = (reason: string) => {
     app.log.warn({ openConnections: openConnections() }, `${reason}; exiting with requests still open`)
     app.server.closeAllConnections()
-    process.exit(1)
+    exit(1)
   }
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) return
@@ -55,10 +68,10 @@ async function main(): Promise<void> {
     const started = performance.now()
     app.close().then(() => {
       app.log.info({ drainMs: Math.round(performance.now() - started) }, 'shut down: every request finished')
-      process.exit(0)
+      exit(0)
     }, (error: unknown) => {
       app.log.error({ err: error }, 'error while closing')
-      process.exit(1)
+      exit(1)
     })
   }
   process.on('SIGTERM', shutdown)

@@ -5,10 +5,14 @@
  */
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { newClientOutcome, spawnHashd, startHashd, untilRefused, type HashdProcess } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
+import { StdoutLog } from '../src/plugins/logging.js'
 
 /** Whether a new TCP connection to the server is refused. */
 function connectionRefused(url: string): Promise<boolean> {
@@ -133,6 +137,31 @@ describe('contract: the log on stdout', () => {
       assert.match(lines.at(-1)?.msg ?? '', /^shut down/)
     } finally {
       if (!stopped) await server.stop()
+    }
+  })
+
+  it('calls back from flush only once every line handed to it is written, which the server waits for before it exits', async () => {
+    // sonic-boom's own flush calls back at once while a write is on the thread pool; the process
+    // then exited with lines still in flight, and they could land after the lines written at exit.
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-log-'))
+    const fd = openSync(join(dir, 'out.log'), 'w')
+    try {
+      const log = new StdoutLog(fd)
+      const expected: string[] = []
+      for (let i = 0; i < 2000; i++) {
+        const line = `{"level":30,"n":${i},"msg":"${'x'.repeat(1000)}"}\n`
+        expected.push(line)
+        if (i % 2 === 0) log.write(line)
+        else log.writeAccessLine(line)
+      }
+      const writtenAtCallback = await new Promise<string>((resolve, reject) =>
+        log.flush((error) => error ? reject(error) : resolve(readFileSync(join(dir, 'out.log'), 'utf8'))))
+      assert.equal(writtenAtCallback.length, expected.join('').length)
+      assert.equal(writtenAtCallback, expected.join(''))
+      // Closed only once nothing is in flight: sonic-boom would otherwise write to a closed descriptor.
+      closeSync(fd)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

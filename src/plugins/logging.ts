@@ -115,9 +115,25 @@ export class StdoutLog {
     if (this.#gathered.push(line) === 1) setImmediate(this.#writeGathered)
   }
 
+  /**
+   * Calls back once every line handed over so far has reached the descriptor. sonic-boom's own
+   * flush(callback) calls back at once when its minLength is 0 (as here) even while a write is on
+   * the thread pool, and its flushSync at exit then writes what came later straight away, while
+   * that write is still in flight: the lines could land out of order (the shutdown's first line
+   * after its last). The server waits on this before it exits.
+   */
   flush(callback?: (error?: Error) => void): void {
     this.#writeGathered()
-    this.#destination.flush(callback)
+    if (callback === undefined) return
+    // `_writing`: sonic-boom's own state, true from the start of a write(2) until nothing is pending.
+    if (!(this.#destination as unknown as { _writing: boolean })._writing) {
+      process.nextTick(callback)
+      return
+    }
+    const onDrain = (): void => { this.#destination.off('error', onError); callback() }
+    const onError = (error: Error): void => { this.#destination.off('drain', onDrain); callback(error) }
+    this.#destination.once('drain', onDrain)
+    this.#destination.once('error', onError)
   }
 
   flushSync(): void {
