@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
+import { lingerOnClose } from './lingering-close.js'
 import { problems } from './problem.js'
 import authPlugin from './plugins/auth.js'
 import batchedWritesPlugin from './plugins/batched-writes.js'
@@ -77,9 +78,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // A refusal sent before its body has arrived reaches the client instead of a reset (lingering-close.ts).
+  const lingering = lingerOnClose(app.server)
+
   // Callback-style hooks: no promise per hook on every request.
   let closing = false
-  app.addHook('preClose', async () => { closing = true })
+  app.addHook('preClose', async () => {
+    closing = true
+    lingering.stop()
+  })
   app.addHook('onRequest', (request, reply, done) => {
     if (closing) {
       done(problems.shuttingDown())

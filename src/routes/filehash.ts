@@ -210,7 +210,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       return await (isMultipart(request) ? hashForm(withQuery) : hashRaw(withQuery))
     } catch (error) {
       // Refused before the body was read to its end (a limit cut, a bad field): close the connection
-      // after the answer rather than have Node read and discard the rest of a large upload.
+      // after the answer rather than have Node read and discard the rest of a large upload (it lingers
+      // for a few seconds so the client reads the answer: src/lingering-close.ts).
       if (!request.raw.complete) reply.header('connection', 'close')
       throw error
     }
