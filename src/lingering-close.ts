@@ -8,15 +8,15 @@
  * socket as soon as the answer is written. Closing a TCP socket with received data still unread
  * makes the kernel send a reset instead of a FIN (RFC 9293 §3.6.1; RFC 9112 §9.6 describes the
  * problem for HTTP), and a client still sending its body then sees the reset (EPIPE, ECONNRESET)
- * and may never read the answer waiting in its own buffer. Measured with Node's client and a 16 MB
- * body: every request failed with EPIPE, and only two thirds had read the 413 first.
+ * and may never read the answer waiting in its own buffer: test/lingering-close.test.ts has such a
+ * client, answered while it sends, which without lingering gets EPIPE and reads nothing.
  *
  * Mechanism: Node closes such a socket with `destroySoon()` once the answer is written
  * (`resOnFinish` in lib/_http_server.js). On hashd's sockets that call, when the request being
  * received is not complete, sends the FIN after the answer and keeps reading: Node's parser goes on
- * reading the body, and its request drops it. The socket is destroyed
- * when the body has arrived, when the client closes, or after LINGER_MS, whichever comes first:
- * a client that keeps sending past that gets the reset, having had LINGER_MS to read the answer.
+ * reading the body, and its request drops it. The socket is destroyed when the body has arrived,
+ * when the client closes, or after LINGER_MS, whichever comes first: a client that keeps sending
+ * past that gets the reset, having had LINGER_MS to read the answer.
  * Every other call (a complete request, a socket already half-closed, a server shutting down)
  * closes as before.
  */
