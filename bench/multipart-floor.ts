@@ -71,16 +71,13 @@ function searchAlone(): { indexOf: number, pairProbe: number } {
     if (found !== -count) throw new Error('a delimiter was found in random data')
     return Number(process.hrtime.bigint() - started) / 1e6
   }
-  const indexOf = (chunk: Buffer) => chunk.indexOf(delimiter)
-  const pairProbe = (chunk: Buffer) => search.find(chunk, 0, last)
+  const finders = { indexOf: (chunk: Buffer) => chunk.indexOf(delimiter), pairProbe: (chunk: Buffer) => search.find(chunk, 0, last) }
   const times = { indexOf: [] as number[], pairProbe: [] as number[] }
   // One pass each untimed first, so both are compiled before either is timed.
-  pass(indexOf)
-  pass(pairProbe)
+  pass(finders.indexOf)
+  pass(finders.pairProbe)
   for (let round = 0; round < 9; round++) {
-    const [first, second] = round % 2 === 0 ? ['indexOf', 'pairProbe'] as const : ['pairProbe', 'indexOf'] as const
-    times[first].push(pass(first === 'indexOf' ? indexOf : pairProbe))
-    times[second].push(pass(second === 'indexOf' ? indexOf : pairProbe))
+    for (const name of round % 2 === 0 ? ['indexOf', 'pairProbe'] as const : ['pairProbe', 'indexOf'] as const) times[name].push(pass(finders[name]))
   }
   return { indexOf: median(times.indexOf), pairProbe: median(times.pairProbe) }
 }

@@ -47,15 +47,11 @@ export function lingerOnClose(server: Server): Lingering {
       closeAtOnce.call(this)
       return
     }
-    const done = (): void => {
-      clearTimeout(timer)
-      receiving.off('end', done)
-      this.destroy()
-    }
+    const done = (): void => { this.destroy() }
     const timer = setTimeout(done, LINGER_MS)
     timer.unref()
     lingering.add(this)
-    // The body's last bytes read (the parser ends the request), or the client gone.
+    // The body's last bytes read (the parser ends the request); the client gone closes it too.
     receiving.once('end', done)
     this.once('close', () => {
       clearTimeout(timer)

@@ -5,10 +5,11 @@
  * with a raw socket for what the server does on the wire.
  */
 import assert from 'node:assert/strict'
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { LINGER_MS } from '../src/lingering-close.js'
+import { sendInPieces } from './helpers/send.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 const MiB = 1024 * 1024
@@ -16,23 +17,14 @@ const portOf = (server: TestServer) => Number(new URL(server.url).port)
 
 interface Outcome { status?: number, contentType?: string, body?: string, error?: string }
 
-/** Sends `body` and resolves with the answer, or with the error the client saw before it had one. */
-function send(url: string, agent: Agent, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<Outcome> {
-  return new Promise((resolve) => {
-    let answered = false
-    const outgoing = request(url + path, { agent, method, headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => { text += chunk })
-      response.on('end', () => {
-        answered = true
-        resolve({ status: response.statusCode, contentType: response.headers['content-type'], body: text })
-      })
-    })
-    // An error after the answer (the client still writing when the server closed) is not the user's problem.
-    outgoing.on('error', (error: NodeJS.ErrnoException) => { if (!answered) resolve({ error: error.code ?? error.message }) })
-    outgoing.end(body)
-  })
+/** Sends `body` and resolves with the answer, or with the error the client saw before it had read one. */
+async function send(url: string, agent: Agent, method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<Outcome> {
+  try {
+    const { status, type, text } = await sendInPieces(url + path, method, { ...headers, 'content-length': String(body.length) }, [body], agent)
+    return { status, contentType: type, body: text }
+  } catch (error) {
+    return { error: (error as NodeJS.ErrnoException).code ?? String(error) }
+  }
 }
 
 /** `count` requests, four at a time, as a client with a keep-alive pool would send them. */

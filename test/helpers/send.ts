@@ -3,25 +3,28 @@
  * headers and of how the body is cut (fetch adds a Content-Type to some bodies and picks its own
  * framing).
  */
-import { request as httpRequest } from 'node:http'
+import { request as httpRequest, type Agent } from 'node:http'
 import { whichever } from './events.js'
 
 export interface SentAnswer { status: number, /** Content-Type */ type: string, /** The body as text. */ text: string }
 
 /**
  * Sends `pieces` in one request, one write each (waiting for `drain` when a write fills the
- * socket), over a fresh connection so that a refused upload's unsent body cannot reach the next
- * request. Stops writing once the server has answered: it may answer early (a 413, a 400) and close.
+ * socket), by default over a fresh connection so that a refused upload's unsent body cannot reach
+ * the next request; `agent` sends it as a client with a pool of kept-alive connections would.
+ * Stops writing once the server has answered: it may answer early (a 413, a 400) and close.
+ * Rejects when the connection fails before the answer has been read whole.
  */
-export function sendInPieces(url: string, method: string, headers: Record<string, string>, pieces: readonly Buffer[]): Promise<SentAnswer> {
+export function sendInPieces(url: string, method: string, headers: Record<string, string>, pieces: readonly Buffer[], agent: Agent | false = false): Promise<SentAnswer> {
   return new Promise((resolve, reject) => {
     let answered = false
-    const request = httpRequest(url, { method, headers, agent: false }, (response) => {
+    const request = httpRequest(url, { method, headers, agent }, (response) => {
       answered = true
       let text = ''
       response.setEncoding('utf8')
       response.on('data', (chunk: string) => { text += chunk })
       response.on('end', () => resolve({ status: response.statusCode ?? 0, type: String(response.headers['content-type'] ?? ''), text }))
+      response.on('error', reject)
     })
     request.on('error', (error) => { if (!answered) reject(error) })
     void (async () => {
