@@ -2,11 +2,9 @@
  * Files of secrets or their hashes, one entry a line (API_KEYS_FILE, PEPPER_KEYS_FILE): `#` to the
  * end of a line is a comment, fields are separated by white space. Errors name the variable, the
  * file and the line, and describe a field rather than quote it, so a secret in the wrong place
- * never reaches a log. SIGHUP reads such a file again; a file that fails on reload is logged and the
- * entries already in force stay, so a typo during a rotation does not take the service down.
+ * never reaches a log. file-reload.ts reads such a file again when it changes and on SIGHUP.
  */
 import { readFileSync } from 'node:fs'
-import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError } from './config.js'
 
 export interface KeysFileLine {
@@ -34,24 +32,4 @@ export function readKeysFileText(variable: string, file: string): string {
   } catch (error) {
     throw new ConfigError(`${variable} ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
   }
-}
-
-/**
- * Calls `reload` on every SIGHUP until the app closes. `reload` returns what to log about the
- * entries now in force (counts, ids: never secrets), or throws (a ConfigError's message is safe to
- * log; anything else is logged as unreadable).
- */
-export function reloadOnHangup(
-  app: { log: FastifyBaseLogger, addHook(name: 'onClose', hook: () => Promise<void>): unknown },
-  what: string, file: string, reload: () => Record<string, unknown>,
-): void {
-  const onHangup = () => {
-    try {
-      app.log.info({ keysFile: file, ...reload() }, `${what} reloaded (SIGHUP)`)
-    } catch (error) {
-      app.log.warn({ keysFile: file, reason: error instanceof ConfigError ? error.message : 'unreadable' }, `${what} not reloaded: keeping the keys in force`)
-    }
-  }
-  process.on('SIGHUP', onHangup)
-  app.addHook('onClose', async () => { process.off('SIGHUP', onHangup) })
 }

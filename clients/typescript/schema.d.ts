@@ -1994,6 +1994,27 @@ export interface operations {
                             /** @description Tasks handed to a thread since start */
                             started: number;
                         };
+                        /** @description Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix */
+                        files: {
+                            /** @description What the file holds: api-keys, pepper-keys, … */
+                            source: string;
+                            /**
+                             * Format: date-time
+                             * @description When the version in force was loaded
+                             */
+                            loadedAt: string;
+                            /** @description Successful loads since start, the first one included */
+                            loads: number;
+                            /** @description Failed reloads since start */
+                            failures: number;
+                            /** @description Present while the last reload failed: the version loaded at loadedAt stays in force */
+                            lastError?: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description The variable, file and line at fault; never a field's contents */
+                                reason: string;
+                            };
+                        }[];
                     };
                 };
             };

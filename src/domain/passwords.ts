@@ -1,30 +1,23 @@
 /**
- * What password operations need besides the worker pool: the pepper keys in force (reloadable on
- * SIGHUP) and the password policy. One instance per server, made by plugins/passwords.ts.
+ * What password operations need besides the worker pool: the pepper keys in force (reloaded when
+ * PEPPER_KEYS_FILE changes and on SIGHUP, by plugins/passwords.ts) and the password policy. One
+ * instance per server.
  */
 import type { Config } from '../config.js'
-import { readPepperKeysFile, type PepperKeyring } from './pepper-keys.js'
+import type { PepperKeyring } from './pepper-keys.js'
 import { resolvePasswordPolicy, type PasswordPolicy } from './password-policy.js'
 
 export class Passwords {
   readonly policy: PasswordPolicy
-  readonly keysFile: string | null
-  #keyring: PepperKeyring | null
+  readonly #keys: { readonly value: PepperKeyring } | null
 
-  constructor(config: Pick<Config, 'pepperKeysFile' | 'passwordPolicy' | 'caps'>) {
+  /** `keys` holds the pepper keys in force (a Reloadable), or is null without PEPPER_KEYS_FILE. */
+  constructor(config: Pick<Config, 'passwordPolicy' | 'caps'>, keys: { readonly value: PepperKeyring } | null) {
     this.policy = resolvePasswordPolicy(config)
-    this.keysFile = config.pepperKeysFile
-    this.#keyring = this.keysFile === null ? null : readPepperKeysFile(this.keysFile)
+    this.#keys = keys
   }
 
   /** The pepper keys in force, or null when PEPPER_KEYS_FILE is not set. */
-  get keyring(): PepperKeyring | null { return this.#keyring }
-
-  /** Reads PEPPER_KEYS_FILE again; on error keeps the keys in force and rethrows. Returns the key count. */
-  reload(): number {
-    if (this.keysFile === null) return 0
-    this.#keyring = readPepperKeysFile(this.keysFile)
-    return this.#keyring.ids.length
-  }
+  get keyring(): PepperKeyring | null { return this.#keys?.value ?? null }
 }
 

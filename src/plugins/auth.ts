@@ -11,15 +11,17 @@
  * before the rate-limit plugin's route-level hook) only identifies the key, so the rate limit can
  * count per key; `preParsing` (after the rate limit, before any body is read) refuses with 401.
  *
- * SIGHUP reads the file again. A file that cannot be read or parsed at start-up is a ConfigError
- * naming the file and line; on reload the same error is logged as a warning and the keys already
- * loaded stay in force, so a typo during rotation does not lock every client out.
+ * The file is read again when it changes on disk and on SIGHUP (file-reload.ts). A file that cannot
+ * be read or parsed at start-up is a ConfigError naming the file and line; on reload the same error
+ * is logged as a warning and the keys already loaded stay in force, so a typo during rotation does
+ * not lock every client out.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ConfigError, type Config } from '../config.js'
-import { keysFileLines, readKeysFileText, reloadOnHangup } from '../keys-file.js'
+import { reloadable, type Reloadable } from '../file-reload.js'
+import { keysFileLines, readKeysFileText } from '../keys-file.js'
 import { Problem } from '../problem.js'
 import { problemResponse } from '../routes/schemas.js'
 
@@ -124,25 +126,18 @@ function isPublicPath(method: string, path: string): boolean {
   return !path.startsWith('/api/') && path !== '/api' && path !== '/metrics'
 }
 
-/** The keys in force, reloadable. */
+/** The keys in force, reloaded when the file changes. */
 export class ApiKeys {
-  #keys: Map<string, ApiKey>
-  readonly file: string
+  readonly #keys: Reloadable<Map<string, ApiKey>>
 
-  constructor(file: string) {
-    this.file = file
-    this.#keys = readKeysFile(file)
+  constructor(keys: Reloadable<Map<string, ApiKey>>) {
+    this.#keys = keys
   }
 
-  get size(): number { return this.#keys.size }
+  get size(): number { return this.#keys.value.size }
 
   authenticate(authorization: string | undefined): ApiKey | 'missing' | 'invalid' {
-    return authenticate(this.#keys, authorization)
-  }
-
-  /** Reads the file again; on error keeps the keys in force and rethrows for the caller to log. */
-  reload(): void {
-    this.#keys = readKeysFile(this.file)
+    return authenticate(this.#keys.value, authorization)
   }
 }
 
@@ -150,7 +145,12 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
   app.decorateRequest('apiKey', null)
   const file = options.config.apiKeysFile
   if (file === null) return
-  const keys = new ApiKeys(file)
+  const loaded = reloadable({
+    source: 'api-keys', what: 'API keys', files: [file], log: app.log,
+    load: () => readKeysFile(file), describe: (value) => ({ keysFile: file, keys: value.size }),
+  })
+  app.addHook('onClose', async () => { loaded.close() })
+  const keys = new ApiKeys(loaded)
   app.decorate('apiKeys', keys)
   app.log.info({ keysFile: file, keys: keys.size }, 'API keys loaded')
 
@@ -166,8 +166,6 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
       response: { ...response, 401: problemResponse('No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3)') },
     } as typeof route.schema
   })
-
-  reloadOnHangup(app, 'API keys', file, () => { keys.reload(); return { keys: keys.size } })
 
   /** Why a request failed to authenticate, from onRequest to preParsing. */
   const refusals = new WeakMap<FastifyRequest, 'missing' | 'invalid'>()

@@ -19,6 +19,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { Engine } from '../domain/engine.js'
+import { reloadStatuses } from '../file-reload.js'
 import { installObserver, type Observer } from '../observe.js'
 import type { ApiKeys } from './auth.js'
 import { unauthorized } from './auth.js'
@@ -159,6 +160,34 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
       for (const [operation, byAlgorithm] of byteTally) {
         for (const [algorithm, bytes] of byAlgorithm) this.labels(operation, algorithm).inc(bytes)
       }
+    },
+  })
+  // Files read again while the server runs (file-reload.ts): keys files, certificates, stores.
+  new Counter({
+    name: 'hashd_file_loads_total', help: 'Loads of a reloadable file (keys, certificates, stores) since start, by source and outcome (ok, failed)',
+    labelNames: ['source', 'outcome'] as const, registers,
+    collect() {
+      this.reset()
+      for (const status of reloadStatuses()) {
+        this.labels(status.source, 'ok').inc(status.loads)
+        this.labels(status.source, 'failed').inc(status.failures)
+      }
+    },
+  })
+  new Gauge({
+    name: 'hashd_file_reload_failing', help: '1 while the last load of a reloadable file failed and an older version stays in force, by source',
+    labelNames: ['source'] as const, registers,
+    collect() {
+      this.reset()
+      for (const status of reloadStatuses()) this.labels(status.source).set(status.lastError ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'hashd_file_loaded_timestamp_seconds', help: 'When the version in force of a reloadable file was loaded (Unix time), by source',
+    labelNames: ['source'] as const, registers,
+    collect() {
+      this.reset()
+      for (const status of reloadStatuses()) this.labels(status.source).set(Date.parse(status.loadedAt) / 1000)
     },
   })
   const passwordOperations = new Counter({

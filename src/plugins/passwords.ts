@@ -1,13 +1,14 @@
 /**
  * The pepper keys and the password policy, loaded once at start (a bad PEPPER_KEYS_FILE or policy
- * is a ConfigError: the server does not start) and the keys reloaded on SIGHUP, as API keys are
- * (see keys-file.ts). Logs name key ids and counts, never secrets.
+ * is a ConfigError: the server does not start); the keys are reloaded when the file changes and on
+ * SIGHUP (file-reload.ts). Logs name key ids and counts, never secrets.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
+import { readPepperKeysFile, type PepperKeyring } from '../domain/pepper-keys.js'
 import { Passwords } from '../domain/passwords.js'
-import { reloadOnHangup } from '../keys-file.js'
+import { reloadable } from '../file-reload.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,16 +18,18 @@ declare module 'fastify' {
 }
 
 async function passwordsPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
-  const passwords = new Passwords(options.config)
+  const file = options.config.pepperKeysFile
+  const describe = (keyring: PepperKeyring) => ({ keysFile: file, keys: keyring.ids.length, keyIds: keyring.ids, currentKey: keyring.current.id })
+  const keys = file === null ? null : reloadable({
+    source: 'pepper-keys', what: 'pepper keys', files: [file], log: app.log, describe, load: () => readPepperKeysFile(file),
+  })
+  if (keys) {
+    app.addHook('onClose', async () => { keys.close() })
+    app.log.info(describe(keys.value), 'pepper keys loaded')
+  }
+  const passwords = new Passwords(options.config, keys)
   app.decorate('passwords', passwords)
   if (passwords.policy.unusable) app.log.warn({ reason: passwords.policy.unusable }, 'verify-and-upgrade disabled')
-  const file = passwords.keysFile
-  if (file === null) return
-  app.log.info({ keysFile: file, keys: passwords.keyring?.ids.length, currentKey: passwords.keyring?.current.id }, 'pepper keys loaded')
-  reloadOnHangup(app, 'pepper keys', file, () => {
-    const keys = passwords.reload()
-    return { keys, keyIds: passwords.keyring?.ids, currentKey: passwords.keyring?.current.id }
-  })
 }
 
 export default fp(passwordsPlugin, { name: 'passwords' })

@@ -12,6 +12,7 @@ import { algorithms, operationsFor } from '../algorithms/registry.js'
 import type { Algorithm, OptionSpec } from '../algorithms/types.js'
 import { digestOptionSpecs } from '../domain/options.js'
 import type { Engine } from '../domain/engine.js'
+import { reloadStatuses } from '../file-reload.js'
 
 function describeOptions(specs: Record<string, OptionSpec>, config: Config) {
   return Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, {
@@ -61,6 +62,19 @@ const Health = Type.Object({
     memoryInUseBytes: Type.Integer({ description: 'Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB)' }),
     started: Type.Integer({ description: 'Tasks handed to a thread since start' }),
   }, { description: 'The worker pool that runs password hashing and large digests' }),
+  files: Type.Array(Type.Object({
+    source: Type.String({ description: 'What the file holds: api-keys, pepper-keys, …' }),
+    loadedAt: Type.String({ format: 'date-time', description: 'When the version in force was loaded' }),
+    loads: Type.Integer({ description: 'Successful loads since start, the first one included' }),
+    failures: Type.Integer({ description: 'Failed reloads since start' }),
+    lastError: Type.Optional(Type.Object({
+      at: Type.String({ format: 'date-time' }),
+      reason: Type.String({ description: 'The variable, file and line at fault; never a field\'s contents' }),
+    }, { description: 'Present while the last reload failed: the version loaded at loadedAt stays in force' })),
+  }), {
+    description: 'Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the ' +
+      'version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix',
+  }),
 })
 
 const Ready = Type.Object({ status: Type.Literal('ready') })
@@ -93,6 +107,7 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     status: 'ok' as const,
     rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
     work: engine.stats(),
+    files: reloadStatuses(),
   }))
 
   app.get('/api/ready', {
