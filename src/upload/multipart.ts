@@ -187,8 +187,11 @@ const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString(
 
 type State = 'content' | 'after-delimiter' | 'headers' | 'epilogue'
 
-/** The state machine: fed chunk by chunk; returns a promise where a consumer asked it to wait. */
-class MultipartReader {
+/**
+ * The state machine: fed chunk by chunk; returns a promise where a consumer asked it to wait.
+ * Exported for the fuzz target (fuzz/targets/multipart.ts), which feeds it without a stream.
+ */
+export class MultipartReader {
   private readonly search: DelimiterSearch
   private state: State = 'content'
   /** The last bytes of content seen (fewer than the delimiter), held back until the next chunk says whether a delimiter starts in them. A copy. */

@@ -1,0 +1,35 @@
+/**
+ * The fuzz targets, as data: each is a module of fuzz/targets/ exporting `fuzz(data)`, its seed
+ * corpus in fuzz/corpus/<name>/ and the inputs of its past findings in fuzz/findings/<name>/
+ * (both checked in; test/fuzz-corpus.test.ts runs them all in `npm test`).
+ */
+export interface FuzzTarget {
+  name: string
+  /** What it fuzzes, for `npm run fuzz -- --list`. */
+  about: string
+  /** Jazzer.js's --sync: the target answers synchronously (much faster); else it returns a promise. */
+  sync: boolean
+  /** libFuzzer's -max_len: the largest input it makes, in bytes. */
+  maxLen: number
+  /** Jazzer.js's --includes: the files whose coverage guides the fuzzer (compiled paths). */
+  includes: string[]
+}
+
+/** Per input: longer is a hang, and fails the run (libFuzzer's -timeout, through Jazzer.js's --timeout). */
+export const INPUT_TIMEOUT_MS = 5000
+/** The run's resident memory limit (libFuzzer's -rss_limit_mb): more fails it as out-of-memory. */
+export const RSS_LIMIT_MB = 2048
+
+export const TARGETS: readonly FuzzTarget[] = [
+  { name: 'multipart', about: 'the multipart/form-data reader, read whole and in chunks (src/upload/multipart.ts)', sync: true, maxLen: 4096, includes: ['dist/src/upload/'] },
+  { name: 'delimiter-search', about: 'the multipart delimiter search against Buffer.indexOf (src/upload/delimiter-search.ts)', sync: true, maxLen: 4096, includes: ['dist/src/upload/delimiter-search'] },
+  { name: 'checksum-list', about: 'checksum lists and the expected field (src/checksums/list.ts, src/domain/expected.ts)', sync: true, maxLen: 8192, includes: ['dist/src/checksums/', 'dist/src/domain/expected', 'dist/src/algorithms/registry'] },
+  { name: 'minisign', about: 'minisign signatures and keys (src/checksums/signatures/minisign.ts, ed25519.ts)', sync: false, maxLen: 2048, includes: ['dist/src/checksums/signatures/'] },
+  { name: 'signify', about: 'signify signatures, detached and embedded (src/checksums/signatures/signify.ts, ed25519.ts)', sync: false, maxLen: 2048, includes: ['dist/src/checksums/signatures/'] },
+  { name: 'openpgp-armor', about: 'OpenPGP signatures, keys and clearsigned lists, armored and binary (src/checksums/signatures/openpgp.ts over openpgp)', sync: false, maxLen: 8192, includes: ['dist/src/checksums/signatures/', 'node_modules/openpgp/'] },
+  { name: 'identify-input', about: 'identify input: lines, potfiles, dumps, readings, unwrapping, the format table (src/identify/)', sync: true, maxLen: 4096, includes: ['dist/src/identify/'] },
+  { name: 'pepper', about: 'the $pepper$ hash format and the digest envelopes (src/algorithms/password/pepper.ts, src/domain/envelopes.ts)', sync: true, maxLen: 2048, includes: ['dist/src/algorithms/password/pepper', 'dist/src/algorithms/password/common', 'dist/src/domain/envelopes'] },
+  { name: 'keys-file', about: 'API_KEYS_FILE and PEPPER_KEYS_FILE (src/keys-file.ts, src/plugins/auth.ts, src/domain/pepper-keys.ts)', sync: true, maxLen: 4096, includes: ['dist/src/keys-file', 'dist/src/plugins/auth', 'dist/src/domain/pepper-keys'] },
+]
+
+export const targetNamed = (name: string): FuzzTarget | undefined => TARGETS.find((target) => target.name === name)
