@@ -15,7 +15,7 @@
  * The exit status is 1 when any target failed.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { INPUT_TIMEOUT_MS, RSS_LIMIT_MB, TARGETS, targetNamed, type FuzzTarget } from './targets.js'
@@ -89,33 +89,37 @@ async function run(target: FuzzTarget): Promise<Outcome> {
     `-max_len=${target.maxLen}`, `-rss_limit_mb=${RSS_LIMIT_MB}`,
     `-artifact_prefix=${artifacts}/`, '-print_final_stats=1',
   ]
-  const log = createWriteStream(join(artifactsRoot, `${target.name}.log`))
+  const logFile = join(artifactsRoot, `${target.name}.log`)
   console.log(`fuzz: ── ${target.name} (${regression ? 'corpus only' : `${seconds} s`}, ${seeds} seeds): ${target.about}`)
   const started = Date.now()
-  const child = spawn(process.execPath, command, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
+  // The child writes to a file, not a pipe: Node makes its pipes non-blocking, and libFuzzer's
+  // writes to a full one would be lost (a long input's hex dump cut off mid-line).
+  const logFd = openSync(logFile, 'w')
+  const child = spawn(process.execPath, command, { cwd: root, stdio: ['ignore', logFd, logFd] })
+  closeSync(logFd)
+  let shown = 0
   let pending = ''
   let inDictionary = false
-  const take = (chunk: Buffer) => {
-    const text = chunk.toString()
-    output += text
-    log.write(text)
-    // The status lines (NEW, REDUCE, pulse) and the recommended dictionary go to the log only;
-    // the rest is shown as it comes.
-    const lines = (pending + text).split('\n')
-    pending = lines.pop() ?? ''
+  // The status lines (NEW, REDUCE, pulse) and the recommended dictionary stay in the log; the rest
+  // is shown as it comes.
+  const show = (final: boolean) => {
+    const text = readFileSync(logFile, 'latin1')
+    const lines = (pending + text.slice(shown)).split('\n')
+    shown = text.length
+    pending = final ? '' : lines.pop() ?? ''
     for (const line of lines) {
       if (line.startsWith('###### Recommended dictionary')) inDictionary = true
       if (!inDictionary && line !== '' && !/^#\d+\s+(NEW|REDUCE|pulse)\s/.test(line)) console.log(`  ${line}`)
       if (line.startsWith('###### End of recommended dictionary')) inDictionary = false
     }
   }
-  child.stdout.on('data', take)
-  child.stderr.on('data', take)
+  const tail = setInterval(() => show(false), 500)
   const exitCode: number = await new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1))))
-  if (pending !== '') console.log(`  ${pending}`)
-  await new Promise((resolve) => log.end(resolve))
-  const artifact = /Test unit written to (\S+)/.exec(output)?.[1]
+  clearInterval(tail)
+  show(true)
+  const output = readFileSync(logFile, 'latin1')
+  // What libFuzzer wrote for a failure (crash-, timeout-, oom-…; a slow-unit- file is only a note).
+  const artifact = readdirSync(artifacts).find((name) => /^(crash|timeout|oom|leak)-/.test(name))
   const reason = /==\d+== (ERROR: libFuzzer: [^\n]+|Uncaught Exception: [^\n]+)/.exec(output)?.[1] ?? /SUMMARY: ([^\n]+)/.exec(output)?.[1]
   return {
     target: target.name,
@@ -130,7 +134,7 @@ async function run(target: FuzzTarget): Promise<Outcome> {
     seeds,
     newUnits: lastNumber(output, /stat::new_units_added:\s+(\d+)/g),
     peakRssMb: lastNumber(output, /stat::peak_rss_mb:\s+(\d+)/g),
-    ...(artifact ? { artifact: relative(root, artifact) } : {}),
+    ...(artifact ? { artifact: relative(root, join(artifacts, artifact)) } : {}),
     ...(reason ? { reason } : {}),
   }
 }

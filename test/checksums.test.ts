@@ -6,8 +6,12 @@
  * the check against the real tools' own lists and signatures.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
+import { fields as fuzzFields } from '../fuzz/support.js'
 import { parseChecksumList } from '../src/checksums/list.js'
 import { Problem } from '../src/problem.js'
 import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
@@ -25,6 +29,9 @@ const BLAKE2B_ABC = 'ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbf
 const BLAKE3_ABC = '6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85'
 /** SHA-1("abc"), FIPS 180-2 appendix A.1. */
 const SHA1_ABC = 'a9993e364706816aba3e25717850c26c9cd0d89d'
+
+/** Inputs on which a fuzz target once failed (npm run fuzz), kept as regression tests. */
+const FINDINGS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fuzz', 'findings')
 
 const b64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64')
 
@@ -223,6 +230,37 @@ describe('POST /api/checksums', () => {
     ])
     assert.equal(response.status, 422)
     assert.equal(response.body.type, 'urn:hashd:problem:unsupported-signature')
+  })
+
+  // Found by the checksum-list fuzz target (fuzz/findings/checksum-list/): the tag and list-name
+  // tables were object literals, so `constructor` or `__proto__` read Object's own members and
+  // the lookup threw a TypeError (a 500).
+  it('reads a tag or a list name that is a member of Object.prototype as any other unknown name', async () => {
+    const tag = await check(server, [list(`constructor (abc) = ${SHA256_ABC}\n`), file('abc', 'abc')])
+    assert.equal(tag.status, 422, tag.text)
+    assert.equal(tag.body.type, 'urn:hashd:problem:no-checksum-lines')
+    assert.match(tag.body.detail, /unknown algorithm tag/)
+    for (const listName of ['__proto__SUMS', 'release.constructor', 'hasOwnProperty.txt']) {
+      const named = await check(server, [list(`${SHA256_ABC}  abc\n`, listName), file('abc', 'abc')])
+      assert.deepEqual(statuses(named), [['abc', 'ok', 'sha256']], listName)
+      assert.equal(named.body.files[0].algorithmGuessed, true)
+    }
+    const [, listName, text] = fuzzFields(readFileSync(join(FINDINGS, 'checksum-list', 'list-name-proto-typeerror')), 3)
+    const found = await check(server, [list(text!.toString('utf8'), listName!.toString('utf8')), { name: 'algorithm', value: 'blake3' }, file('abc', 'abc')])
+    assertCleanAnswer(found.status, found.headers.get('content-type'), found.text, 'the fuzzer\'s input')
+  })
+
+  // Found by the openpgp-armor fuzz target (fuzz/findings/openpgp-armor/): a signature packet of
+  // an unknown version is kept unparsed by OpenPGP.js and names no key; its undefined key id
+  // threw a TypeError (a 500).
+  it('refuses an OpenPGP signature whose packet names no key with 422 malformed-signature', async () => {
+    const [, signature, key] = fuzzFields(readFileSync(join(FINDINGS, 'openpgp-armor', 'signature-packet-without-issuer-typeerror')), 3)
+    const response = await check(server, [
+      list(`${SHA256_ABC}  abc\n`), { name: 'signature', value: new Blob([signature!]), filename: 'SHA256SUMS.asc' }, { name: 'publicKey', value: key!.toString('utf8') }, file('abc', 'abc'),
+    ])
+    assert.equal(response.status, 422, response.text)
+    assert.equal(response.body.type, 'urn:hashd:problem:malformed-signature')
+    assert.match(response.body.detail, /names no signing key/)
   })
 
   it('is in the OpenAPI document with its form fields and both answer types', async () => {

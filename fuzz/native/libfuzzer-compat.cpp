@@ -19,16 +19,28 @@
 //    input" and goes on. And at the end of a run (-max_total_time, -runs) upstream's FuzzerDriver
 //    calls exit(0), where the patched one returns to the addon, which resolves the JS promise.
 //    The link wraps FuzzerDriver (--wrap) to return to the addon in both cases.
+//    And in Jazzer.js's asynchronous mode libFuzzer runs on a thread of its own, where its alarm
+//    (-timeout) never fires: the SIGALRM it sets reaches Node's main thread, and its handler only
+//    acts on the fuzzing thread. There a watchdog thread does what the alarm does: an input still
+//    running after -timeout seconds is dumped (through the death callback) and ends the process
+//    with libFuzzer's timeout exit code, 70.
 // 4. registerModuleCounters: Jazzer.js 4 gives each instrumented ES module its own counters and
 //    registers them with this function, added to the addon after the last release whose npm
 //    package carries its C++ sources (2.1.0). The package's addon.cpp is compiled with its module
 //    registration turned off, and the module registered here adds the function to its exports.
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <csetjmp>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <thread>
+#include <unistd.h>
 #include <utility>
 
 #include <napi.h>
@@ -51,7 +63,12 @@ extern bool RunningUserCallback;
 } // namespace fuzzer
 
 // 1. The death callback.
+namespace {
+void (*gDeathCallback)() = nullptr;
+} // namespace
+
 extern "C" void __sanitizer_set_death_callback(void (*callback)()) {
+  gDeathCallback = callback;
   __jazzer_set_death_callback(callback);
 }
 
@@ -111,8 +128,32 @@ void LeaveLoop() {
   signal(SIGALRM, SIG_IGN);
 }
 
+// The watchdog of the asynchronous mode: when the running input started (0: none is running).
+constexpr int kTimeoutExitCode = 70;  // libFuzzer's -timeout_exitcode
+std::atomic<int64_t> gInputStartedMs{0};
+int gInputTimeoutSec = 0;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Watchdog() {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int64_t started = gInputStartedMs.load();
+    if (started != 0 && NowMs() - started > int64_t{gInputTimeoutSec} * 1000) {
+      std::fprintf(stderr, "==%d== ERROR: libFuzzer: timeout after %d seconds (an input of the asynchronous fuzz target has not finished)\n", getpid(), gInputTimeoutSec);
+      if (gDeathCallback != nullptr) gDeathCallback();
+      std::fprintf(stderr, "SUMMARY: libFuzzer: timeout\n");
+      std::_Exit(kTimeoutExitCode);
+    }
+  }
+}
+
 int StoppableCallback(const uint8_t *data, size_t size) {
+  gInputStartedMs.store(NowMs());
   int result = gAddonCallback(data, size);
+  gInputStartedMs.store(0);
   if (result == kStopFuzzing) {
     LeaveLoop();
     std::longjmp(gBackToAddon, 1);
@@ -126,6 +167,13 @@ extern "C" [[noreturn]] void __real_exit(int status);
 
 extern "C" int __wrap__ZN6fuzzer12FuzzerDriverEPiPPPcPFiPKhmE(int *argc, char ***argv, fuzzer::UserCallback callback) {
   gAddonCallback = callback;
+  // Off Node's main thread (the asynchronous mode), the watchdog stands in for libFuzzer's alarm.
+  if (syscall(SYS_gettid) != getpid()) {
+    for (int index = 0; index < *argc; ++index) {
+      if (std::strncmp((*argv)[index], "-timeout=", 9) == 0) gInputTimeoutSec = std::atoi((*argv)[index] + 9);
+    }
+    if (gInputTimeoutSec > 0) std::thread(Watchdog).detach();
+  }
   if (setjmp(gBackToAddon) != 0) {
     gInDriver = false;
     return 0;

@@ -44,7 +44,8 @@ export function fuzz(data: Buffer): void {
     return
   }
   for (const entry of batch.entries.slice(0, LINES_PER_INPUT)) {
-    invariant(entry.text.length > 0 && entry.text === entry.text.trim(), 'an entry is empty or untrimmed')
+    // A string without line breaks is one entry as it is; lines of a file are trimmed, blank ones skipped.
+    if (entry.line !== undefined) invariant(entry.text.length > 0 && entry.text === entry.text.trim(), 'a line entry is empty or untrimmed')
     const result = identifyEntry(entry, { potfile, popular }, 30)
     invariant(result.length <= entry.text.length, `a result's length ${result.length} exceeds its line's ${entry.text.length}`)
     invariant(result.matches.length <= 30, 'more matches than the cap')

@@ -61,11 +61,11 @@ export interface ListOptions {
 export const MAX_LINE_LENGTH = 8192
 
 /** Tags tools write that the registry's names and aliases do not already spell (normalized keys). */
-const TAG_NAMES: Record<string, string> = {
+const TAG_NAMES: ReadonlyMap<string, string> = new Map([
   // OpenSSL 3's `openssl dgst` names the SHA-2 family SHA2-*.
-  sha2224: 'sha224', sha2256: 'sha256', sha2384: 'sha384', sha2512: 'sha512',
-  sha2512224: 'sha512-224', sha2512256: 'sha512-256',
-}
+  ['sha2224', 'sha224'], ['sha2256', 'sha256'], ['sha2384', 'sha384'], ['sha2512', 'sha512'],
+  ['sha2512224', 'sha512-224'], ['sha2512256', 'sha512-256'],
+])
 
 /**
  * An untagged digest's algorithm by its length. coreutils' tools for the sizes they make
@@ -77,8 +77,14 @@ const GUESS_BY_BYTES: Record<number, string> = {
   4: 'xxh32', 8: 'xxh64', 16: 'md5', 20: 'sha1', 28: 'sha224', 32: 'sha256', 48: 'sha384', 64: 'sha512',
 }
 
-/** Short names in list file names that are not algorithm names (`B3SUMS`, `B2SUMS`). */
-const LIST_NAME_HINTS: Record<string, string> = { b3: 'blake3', b2: 'blake2b-512', blake2: 'blake2b-512', blake2b: 'blake2b-512', xxh: 'xxh64', xxhash: 'xxh64' }
+/**
+ * Short names in list file names that are not algorithm names (`B3SUMS`, `B2SUMS`). This table
+ * and TAG_NAMES are Maps: they are looked up with text from the request (a tag, a file name), and
+ * an object literal would answer `constructor` or `__proto__` with Object's own members.
+ */
+const LIST_NAME_HINTS: ReadonlyMap<string, string> = new Map([
+  ['b3', 'blake3'], ['b2', 'blake2b-512'], ['blake2', 'blake2b-512'], ['blake2b', 'blake2b-512'], ['xxh', 'xxh64'], ['xxhash', 'xxh64'],
+])
 
 /** A digest hashd can check a file against (password hashes and text-form digests cannot be). */
 function usable(algorithm: ReturnType<typeof findAlgorithm>): DigestAlgorithm | undefined {
@@ -89,7 +95,7 @@ function usable(algorithm: ReturnType<typeof findAlgorithm>): DigestAlgorithm | 
 /** The algorithm a BSD tag names: `SHA256`, `BLAKE2b-256`, `XXH3`, `SHA2-256`, `GOST12-256`, … */
 export function algorithmForTag(tag: string): DigestAlgorithm | undefined {
   if (tag.length > 64) return undefined
-  return usable(findAlgorithm(TAG_NAMES[normalizeName(tag)] ?? tag))
+  return usable(findAlgorithm(TAG_NAMES.get(normalizeName(tag)) ?? tag))
 }
 
 /** What a list's file name suggests for its untagged lines: `SHA512SUMS` → sha512, `x.iso.sha256` → sha256, `B3SUMS` → blake3. */
@@ -99,7 +105,7 @@ export function algorithmHintFromListName(listName: string | undefined): DigestA
   const candidates = [base.replace(/sums?$/, ''), base.slice(base.lastIndexOf('.') + 1).replace(/sums?$/, '')]
   for (const candidate of candidates) {
     if (candidate.length === 0) continue
-    const found = usable(findAlgorithm(LIST_NAME_HINTS[candidate] ?? candidate))
+    const found = usable(findAlgorithm(LIST_NAME_HINTS.get(candidate) ?? candidate))
     if (found) return found
   }
   return undefined

@@ -59,11 +59,14 @@ async function readSignature(bytes: Uint8Array): Promise<openpgp.Signature> {
  * (else bad-signature, with OpenPGP.js's reason: a changed list, an expired or revoked key, a
  * weak hash; its messages name no input bytes).
  */
-async function verifyWith(signedBy: openpgp.KeyID[], keys: openpgp.Key[], verify: () => Promise<openpgp.VerifyMessageResult<unknown>>): Promise<SignatureResult> {
+async function verifyWith(signingKeyIds: ReadonlyArray<openpgp.KeyID | undefined>, keys: openpgp.Key[], verify: () => Promise<openpgp.VerifyMessageResult<unknown>>): Promise<SignatureResult> {
+  // A signature packet OpenPGP.js cannot parse (an unknown version) is kept unparsed, and names no key.
+  const signedBy = signingKeyIds.filter((id): id is openpgp.KeyID => id !== undefined && id !== null)
+  if (signedBy.length === 0) throw signatureProblems.malformed('signature', 'The OpenPGP signature names no signing key')
   const known = keys.flatMap((key) => key.getKeyIDs())
   const signer = signedBy.find((id) => known.some((candidate) => candidate.equals(id)))
   if (!signer) {
-    throw signatureProblems.wrongKey('openpgp', signedBy.map((id) => id.toHex().toUpperCase()).join(', ') || 'an unnamed key',
+    throw signatureProblems.wrongKey('openpgp', signedBy.map((id) => id.toHex().toUpperCase()).join(', '),
       keys.map((key) => key.getKeyID().toHex().toUpperCase()).join(', '))
   }
   try {
