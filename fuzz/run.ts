@@ -60,6 +60,8 @@ if (!Number.isInteger(seconds) || seconds < 1) usage()
 // The native addon: prebuilt where it loads, else built here (fuzz/native/build-addon.sh).
 const built = spawnSync('bash', [join(root, 'fuzz', 'native', 'build-addon.sh')], { stdio: 'inherit' })
 if (built.status !== 0) process.exit(1)
+const jazzerVersion = (JSON.parse(readFileSync(join(root, 'node_modules', '@jazzer.js', 'core', 'package.json'), 'utf8')) as { version: string }).version
+console.log(`fuzz: Jazzer.js ${jazzerVersion} on Node ${process.version}`)
 
 /** The last value of `name: <number>` in libFuzzer's status lines and final stats. */
 function lastNumber(text: string, pattern: RegExp): number | undefined {
