@@ -2,11 +2,11 @@
 // llvm-project-jazzer, which the addon's CMakeLists downloads from GitHub at build time), provided
 // on top of upstream libFuzzer as Debian ships it (libclang-rt-16-dev), so the addon builds from
 // the npm package's sources with nothing downloaded. fuzz/native/build-addon.sh links this file,
-// the package's sources and libclang_rt.fuzzer_no_main into one .node file. Four differences:
+// the package's sources and libclang_rt.fuzzer_no_main into one .node file. What differs:
 //
 // 1. The death callback. The patched libFuzzer hands its "dump the crashing input" callback to
 //    __jazzer_set_death_callback; upstream hands it to __sanitizer_set_death_callback (a weak
-//    reference, meant for a sanitizer runtime, which a Node process has not). Defined here, it
+//    reference, meant for a sanitizer runtime, which a Node process does not have). Defined here, it
 //    forwards the callback to the addon's own __jazzer_set_death_callback.
 // 2. The compare hooks with a caller PC. The addon passes each JS comparison's site id as the
 //    "program counter" of __sanitizer_cov_trace_const_cmp8_with_pc and
@@ -20,14 +20,14 @@
 //    calls exit(0), where the patched one returns to the addon, which resolves the JS promise.
 //    The link wraps FuzzerDriver (--wrap) to return to the addon in both cases.
 //    And in Jazzer.js's asynchronous mode libFuzzer runs on a thread of its own, where its alarm
-//    (-timeout) never fires: the SIGALRM it sets reaches Node's main thread, and its handler only
-//    acts on the fuzzing thread. There a watchdog thread does what the alarm does: an input still
-//    running after -timeout seconds is dumped (through the death callback) and ends the process
-//    with libFuzzer's timeout exit code, 70.
+//    (-timeout) did not fire in our runs (a hung input ran on until killed): its handler acts only
+//    when the SIGALRM lands on the fuzzing thread. There a watchdog thread does what the alarm
+//    does: an input still running after -timeout seconds is dumped (through the death callback)
+//    and ends the process with libFuzzer's timeout exit code, 70.
 // 4. registerModuleCounters: Jazzer.js 4 gives each instrumented ES module its own counters and
 //    registers them with this function, added to the addon after the last release whose npm
-//    package carries its C++ sources (2.1.0). The package's addon.cpp is compiled with its module
-//    registration turned off, and the module registered here adds the function to its exports.
+//    package carries its C++ sources (2.1.0). build-addon.sh makes the module registration of the
+//    package's addon.cpp local, and the module registered here adds the function to its exports.
 #include <array>
 #include <atomic>
 #include <chrono>
