@@ -60,7 +60,7 @@ function base64Bytes(text: string, bytes: number): Buffer | null {
   const decoded = Buffer.from(text, 'base64')
   if (decoded.length !== bytes) return null
   // Re-encoding must give the same characters: no stray bits in the last one.
-  return decoded.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '') ? decoded : null
+  return decoded.toString('base64').replace(/={1,2}$/, '') === text.replace(/={1,2}$/, '') ? decoded : null
 }
 
 const DIGEST_BYTES: Record<string, number> = { md5: 16, sha1: 20, sha256: 32, sha384: 48, sha512: 64 }

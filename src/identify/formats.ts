@@ -39,7 +39,11 @@ const ab64 = (min: number, max?: number): string => `[./A-Za-z0-9]${count(min, m
 const digits = (min: number, max?: number): string => `\\d${count(min, max)}`
 /** A field of printable characters up to the next `$`, `*` or `:` delimiter. */
 const field = (max = 128, min = 1): string => `[^$*:\\s]${count(min, max)}`
-/** The rest of a long structured hash whose signature already decided the format. */
+/**
+ * The rest of a long structured hash whose signature already decided the format. Only at the end
+ * of a pattern, or before a separator it cannot hold: two fields that can both hold the separator
+ * between them meet at every place it occurs, and a backtracking engine tries each (see KEEPASS_FIELDS).
+ */
 const rest = (min: number, max: number): string => `[!-~]${count(min, max)}`
 /** A salt after `hash:`, as hashcat's salted modes take it (any characters, up to 256). */
 const SALT = '(?<salt>[^:\\n]{0,256})'
@@ -52,8 +56,15 @@ const STANDARD_CRC_INIT = { pattern: `${hex(8)}:0{8}`, otherwise: 0.1 }
  */
 const NON_DEFAULT_SALT_SIZE = 0.1
 
+/** How many `0`s `text` ends with. */
+function trailingZeros(text: string): number {
+  let count = 0
+  while (text[text.length - 1 - count] === '0') count += 1
+  return count
+}
+
 /** Rejects a hash whose last `zeros` hex digits are all 0 (the RFC_READ_TABLE form: see the SAP rows). */
-const unlessZeroTail = (zeros: number): FormatSpec['parse'] => (hash) => (/0+$/.exec(hash)?.[0].length ?? 0) >= zeros ? null : {}
+const unlessZeroTail = (zeros: number): FormatSpec['parse'] => (hash) => trailingZeros(hash) >= zeros ? null : {}
 
 /** Nix's base32 alphabet (libutil hash.cc base32Chars): digits and letters without e, o, t, u. */
 const nix32 = (min: number, max?: number): string => `[0-9a-df-np-sv-z]${count(min, max)}`
@@ -106,6 +117,25 @@ const CIPHER: Category = 'Raw cipher, known plaintext'
 const OTP: Category = 'One-time password'
 const TOKEN: Category = 'Token'
 const ENCODED: Category = 'Encoded digest'
+
+/**
+ * KeePass's seeds, IV and hashes before the `*1*` of inline data or a key file (hashcat
+ * module_13400 hash_decode): four hex fields (KeePass 1: 32, 64, 32, 64 digits) or five (KeePass
+ * 2: 64, 64, 32, 64, 64). A field cannot hold `*`, nor be the `1`, so the fields and the `*1*`
+ * meet at one place; `[!-~]{64,16384}\*1\*[!-~]{2,16384}` met at every `*1*` of the string, a
+ * quadratic search on a string of many.
+ */
+const KEEPASS_FIELDS = `(?:${hex(32, 64)}\\*){3,4}${hex(32, 64)}`
+
+/**
+ * The checksum-only entries of a PKZIP multi-file hash, after the first one's `1*0*<type>*`
+ * (hashcat module_17220 hash_decode, zip2john): data length, the CRC checksum, the time checksum
+ * (`$pkzip2$` only), the data; then up to six more `*1*…` entries. No field holds `*`, and the data
+ * (12 bytes at least) is longer than a 4-digit checksum, so each field ends at one place and the
+ * entries meet the `*2*0*` of the full entry after them at one place.
+ */
+const PKZIP_ENTRY_TAIL = `${hex(1, 8)}\\*${hex(1, 4)}\\*(?:${hex(1, 4)}\\*)?${hex(5, 16384)}`
+const PKZIP_CHECKSUM_ENTRIES = `${PKZIP_ENTRY_TAIL}(?:\\*1\\*\\d{1,3}\\*\\d{1,2}\\*${PKZIP_ENTRY_TAIL}){0,6}`
 
 interface Extra {
   john?: string
@@ -669,8 +699,8 @@ export const formatSpecs: FormatSpec[] = [
   hc(13600, 'winzip', 'WinZip', ARCHIVE, R`\$zip2\$\*0\*[1-3]\*[01]\*${hex(16, 32)}\*${hex(4)}\*${hex(1, 8)}\*${hex(0, 16384)}\*${hex(20)}\*\$/zip2\$`, 10, { john: 'zip' }),
   hc(17200, 'pkzip-compressed', 'PKZIP (Compressed)', ARCHIVE, R`\$pkzip2?\$1\*[12]\*2\*0\*${hex(1, 8)}\*${hex(1, 8)}\*${hex(8)}\*${hex(1, 8)}\*${hex(1, 4)}\*8\*${rest(8, 16384)}`, 8, { john: 'pkzip' }),
   hc(17210, 'pkzip-uncompressed', 'PKZIP (Uncompressed)', ARCHIVE, R`\$pkzip2?\$1\*[12]\*2\*0\*${hex(1, 8)}\*${hex(1, 8)}\*${hex(8)}\*${hex(1, 8)}\*${hex(1, 4)}\*0\*${rest(8, 16384)}`, 6, { john: 'pkzip' }),
-  hc(17220, 'pkzip-compressed-multi-file', 'PKZIP (Compressed Multi-File)', ARCHIVE, R`\$pkzip2?\$[2-8]\*[12]\*1\*0\*8\*${rest(8, 16384)}\*2\*0\*${rest(8, 16384)}`, 4, { john: 'pkzip' }),
-  hc(17225, 'pkzip-mixed-multi-file', 'PKZIP (Mixed Multi-File)', ARCHIVE, R`\$pkzip2?\$[2-8]\*[12]\*1\*0\*0\*${rest(8, 16384)}\*2\*0\*${rest(8, 16384)}`, 3, { john: 'pkzip' }),
+  hc(17220, 'pkzip-compressed-multi-file', 'PKZIP (Compressed Multi-File)', ARCHIVE, R`\$pkzip2?\$[2-8]\*[12]\*1\*0\*8\*${PKZIP_CHECKSUM_ENTRIES}\*2\*0\*${rest(8, 16384)}`, 4, { john: 'pkzip' }),
+  hc(17225, 'pkzip-mixed-multi-file', 'PKZIP (Mixed Multi-File)', ARCHIVE, R`\$pkzip2?\$[2-8]\*[12]\*1\*0\*0\*${PKZIP_CHECKSUM_ENTRIES}\*2\*0\*${rest(8, 16384)}`, 3, { john: 'pkzip' }),
   hc(17230, 'pkzip-mixed-multi-file-checksum-only', 'PKZIP (Mixed Multi-File Checksum-Only)', ARCHIVE, R`\$pkzip2?\$[2-8]\*[12]\*1\*0\*[08]\*${rest(8, 16384)}`, 2, { john: 'pkzip' }),
   hc(23001, 'securezip-aes128', 'SecureZIP AES-128', ARCHIVE, R`\$zip3\$\*0\*1\*128\*0\*${hex(24, 32)}\*${hex(2, 1024)}\*0\*0\*0\*[^*\n]{0,256}`, 2),
   hc(23002, 'securezip-aes192', 'SecureZIP AES-192', ARCHIVE, R`\$zip3\$\*0\*1\*192\*0\*${hex(24, 32)}\*${hex(2, 1024)}\*0\*0\*0\*[^*\n]{0,256}`, 1),
@@ -695,7 +725,7 @@ export const formatSpecs: FormatSpec[] = [
   hc(6600, '1password-agilekeychain', '1Password, agilekeychain', PWM, R`(?<rounds>\d{1,8}):${hex(16)}:${hex(64, 4096)}`, 3, { john: 'agilekeychain', signature: true, parse: parseIterated }),
   hc(8200, '1password-cloudkeychain', '1Password, cloudkeychain', PWM, R`${hex(64)}:${hex(32)}:(?<rounds>\d{1,8}):${hex(64, 4096)}`, 3, { john: 'cloudkeychain', signature: true, parse: parseIterated }),
   hc(31800, '1password-mobilekeychain', '1Password, mobilekeychain (1Password 8)', PWM, R`\$mobilekeychain\$[^$\s]{1,256}\$${hex(64)}\$${hex(64)}\$(?<rounds>\d{1,8})\$${hex(32)}\$${hex(32, 4096)}\$${hex(32)}`, 2, { parse: parseIterated }),
-  hc(13400, 'keepass', 'KeePass 1 (AES/Twofish) and KeePass 2 (AES)', PWM, R`\$keepass\$\*[12]\*(?<rounds>\d{1,10})\*[0-9]\*${rest(64, 16384)}\*1\*${rest(2, 16384)}`, 15, { john: 'keepass', parse: parseIterated }),
+  hc(13400, 'keepass', 'KeePass 1 (AES/Twofish) and KeePass 2 (AES)', PWM, R`\$keepass\$\*[12]\*(?<rounds>\d{1,10})\*[0-9]\*${KEEPASS_FIELDS}\*1\*${rest(2, 16384)}`, 15, { john: 'keepass', parse: parseIterated }),
   hc(29700, 'keepass-no-keyfile', 'KeePass 1 (AES/Twofish) and KeePass 2 (AES) - keyfile only mode', PWM, R`\$keepass\$\*[12]\*(?<rounds>\d{1,10})\*[0-9]\*${hex(64)}\*${hex(64)}\*${hex(32)}\*${hex(64)}\*${hex(2, 16384)}`, 14, { john: 'keepass', parse: parseIterated }),
   hc(16200, 'apple-secure-notes', 'Apple Secure Notes', PWM, R`\$ASN\$\*\d{1,10}\*(?<rounds>\d{1,8})\*${hex(32)}\*${hex(48)}`, 2, { parse: parseIterated }),
   hc(23100, 'apple-keychain', 'Apple Keychain', PWM, R`\$keychain\$\*${hex(40)}\*${hex(16)}\*${hex(96)}`, 3, { john: 'keychain' }),

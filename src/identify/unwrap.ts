@@ -35,15 +35,39 @@ const QUOTES: ReadonlyMap<string, readonly string[]> = new Map([
 const BRACKETS: ReadonlyMap<string, string> = new Map([['[', ']'], ['(', ')'], ['{', '}'], ['<', '>']])
 /** `- `, `* `, `+ `, `• `, `1. `, `2) `, Markdown task boxes `- [ ] `. */
 const BULLET = /^(?:[-*+•‣◦▪·–—]|\d{1,6}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?/
-/** A Markdown code fence around one line: ```text … ```. */
-const FENCE = /^```(?:[A-Za-z0-9_-]{1,16}[ \t]+)?([^`]{1,16384})```$/
+/** The info string of a one-line Markdown code fence (```text … ```): one word, then white space. */
+const FENCE_INFO = /^[A-Za-z0-9_-]{1,16}[ \t]/
 /** `"key": "value"` (a JSON object member), optionally inside `{…}`; the value is a JSON string. */
 const JSON_MEMBER = /^\{?[ \t]*"(?:[^"\\]|\\.){1,64}"[ \t]*:[ \t]*("(?:[^"\\]|\\.){1,16384}")[ \t]*\}?$/
 /** `key: value` (a YAML mapping line); the space after the colon tells it from `user:hash`. */
 const YAML_LINE = /^[A-Za-z_][\w.-]{0,63}:[ \t]+(\S.{0,16383})$/
 /** A log line's label before the value: Responder's `[SMB] NTLMv2-SSP Hash     : …`. */
-const LOG_PREFIX = /^\[[\w .+-]{1,24}\][ \t]+[^:]{0,48}?\bHash[ \t]*:[ \t]*(\S.{0,16383})$/
-const SQL_INSERT = /^INSERT[ \t]+INTO[ \t]+[^(]{1,256}?(?:\([^)]{0,2048}\)[ \t]*)?VALUES[ \t]*/i
+const LOG_PREFIX = /^\[[\w .+-]{1,24}\][ \t]+(?:[^:\s][^:]{0,47}?)?\bHash[ \t]*:[ \t]*(\S.{0,16383})$/
+/** `INSERT INTO name (columns) VALUES `: the name starts at its first non-blank character. */
+const SQL_INSERT = /^INSERT[ \t]+INTO[ \t]+[^(\s][^(]{0,255}?(?:\([^)]{0,2048}\)[ \t]*)?VALUES[ \t]*/i
+
+const isBlank = (char: string | undefined): boolean => char === ' ' || char === '\t'
+
+/** Whether `text` from `index` on is blanks, at most one `,` or `;`, and blanks (a scan: a regex here was quadratic). */
+function endsTuple(text: string, index: number): boolean {
+  while (isBlank(text[index])) index += 1
+  if (text[index] === ',' || text[index] === ';') index += 1
+  while (isBlank(text[index])) index += 1
+  return index === text.length
+}
+
+/**
+ * The content of a one-line Markdown code fence (```text … ``` or ``` … ```), or undefined. Read
+ * by hand, so that the info string and the content meet at one place: the first blank after the
+ * word. The word is an info string only where something follows that blank.
+ */
+function fenced(text: string): string | undefined {
+  if (text.length < 7 || !text.startsWith('```') || !text.endsWith('```')) return undefined
+  const inner = text.slice(3, -3)
+  if (inner.includes('`')) return undefined
+  const info = FENCE_INFO.exec(inner)
+  return info && inner.length > info[0].length ? inner.slice(info[0].length) : inner
+}
 
 /** The quoted (and bare) fields of `(a, 'b', "c")`, unescaped as SQL writes them, or null. */
 function sqlTupleFields(text: string): string[] | null {
@@ -53,7 +77,7 @@ function sqlTupleFields(text: string): string[] | null {
   let quoted = 0
   let index = 1
   while (index < body.length) {
-    while (body[index] === ' ' || body[index] === '\t') index += 1
+    while (isBlank(body[index])) index += 1
     const quote = body[index]
     if (quote === "'" || quote === '"') {
       let value = ''
@@ -84,14 +108,14 @@ function sqlTupleFields(text: string): string[] | null {
       fields.push(body.slice(index, end).trim())
       index = end
     }
-    while (body[index] === ' ' || body[index] === '\t') index += 1
+    while (isBlank(body[index])) index += 1
     if (body[index] === ',') {
       index += 1
       continue
     }
     if (body[index] !== ')') return null
     // After the tuple: nothing, or the `,` / `;` that separates or ends a VALUES list.
-    if (!/^\)[ \t]*[,;]?[ \t]*$/.test(body.slice(index))) return null
+    if (!endsTuple(body, index + 1)) return null
     return fields.length >= 2 && quoted >= 1 ? fields.filter((field) => field !== '' && !/^(?:NULL|\d{1,20})$/i.test(field)) : null
   }
   return null
@@ -119,8 +143,8 @@ function peel(text: string): Unwrapped[] {
     }
   }
   if (text.length >= 2 && BRACKETS.get(first) === last) add(text.slice(1, -1), 'brackets')
-  const fence = FENCE.exec(text)
-  if (fence) add(fence[1]!, 'quotes')
+  const fence = fenced(text)
+  if (fence !== undefined) add(fence, 'quotes')
   const bullet = BULLET.exec(text)
   if (bullet) add(text.slice(bullet[0].length), 'bullet')
   const member = JSON_MEMBER.exec(text)

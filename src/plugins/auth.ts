@@ -88,7 +88,8 @@ export function authenticate(keys: ReadonlyMap<string, ApiKey>, authorization: s
   if (authorization === undefined) return 'missing'
   // RFC 9110 §11.1: the scheme is case-insensitive. Other schemes are "no Bearer credentials"
   // (RFC 6750 §3.1: no error code for an unsupported method).
-  const match = /^bearer(?:[ \t]+(.*))?$/i.exec(authorization.trim())
+  // One blank after the scheme; the rest, trimmed, is the token (`[ \t]+(.*)` split a run of blanks every way).
+  const match = /^bearer(?:[ \t](.*))?$/i.exec(authorization.trim())
   if (!match) return 'missing'
   const token = match[1]?.trim() ?? ''
   if (!KEY_SYNTAX.test(token)) return 'invalid'

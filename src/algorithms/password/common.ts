@@ -40,7 +40,7 @@ export function decodeB64Unpadded(text: string): Buffer | null {
 }
 
 export function encodeB64Unpadded(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('base64').replace(/=+$/, '')
+  return Buffer.from(bytes).toString('base64').replace(/={1,2}$/, '')
 }
 
 /** passlib's "adapted base64" (ab64): standard base64 with `.` for `+` and no padding. */

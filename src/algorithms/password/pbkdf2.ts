@@ -17,22 +17,35 @@ const OWASP_ITERATIONS: Record<Digest, number> = { sha1: 1_300_000, sha256: 600_
 
 interface Decoded { format: string, iterations: number, salt: Buffer, expected: Buffer }
 
+/**
+ * The spellings of one digest's hashes, built once per digest (at load, where the ReDoS gate,
+ * test/redos.test.ts, sees every pattern the module can make).
+ */
+function spellings(digest: Digest): { passlib: RegExp, django: RegExp, werkzeug: RegExp, prefix: RegExp } {
+  return {
+    passlib: new RegExp(`^\\$pbkdf2(?:-${digest})${digest === 'sha1' ? '?' : ''}\\$(?:i=)?(\\d{1,10})\\$([A-Za-z0-9./]{0,172})\\$([A-Za-z0-9./]{16,1400})$`),
+    django: new RegExp(`^pbkdf2_${digest}\\$(\\d{1,10})\\$([!-#%-~]{1,128})\\$([A-Za-z0-9+/]{16,1400}={0,2})$`),
+    // werkzeug.security.generate_password_hash always writes the iteration count.
+    werkzeug: new RegExp(`^pbkdf2:${digest}:(\\d{1,10})\\$([!-#%-~]{1,128})\\$([0-9a-f]{16,2048})$`),
+    prefix: new RegExp(`^(\\$pbkdf2-${digest}\\$|pbkdf2_${digest}\\$|pbkdf2:${digest}:)`),
+  }
+}
+
 /** Reads every PBKDF2 spelling hashd knows; null when `hash` is none of them for this digest. */
-function decode(digest: Digest, hash: string): Decoded | null {
-  let m = new RegExp(`^\\$pbkdf2(?:-${digest})${digest === 'sha1' ? '?' : ''}\\$(?:i=)?(\\d{1,10})\\$([A-Za-z0-9./]{0,172})\\$([A-Za-z0-9./]{16,1400})$`).exec(hash)
+function decode(patterns: ReturnType<typeof spellings>, hash: string): Decoded | null {
+  let m = patterns.passlib.exec(hash)
   if (m) {
     const salt = decodeAb64(m[2] as string)
     const expected = decodeAb64(m[3] as string)
     if (!salt || !expected) return null
     return { format: '$pbkdf2-…$ (passlib)', iterations: Number(m[1]), salt, expected }
   }
-  m = new RegExp(`^pbkdf2_${digest}\\$(\\d{1,10})\\$([!-#%-~]{1,128})\\$([A-Za-z0-9+/]{16,1400}={0,2})$`).exec(hash)
+  m = patterns.django.exec(hash)
   if (m) {
     const expected = Buffer.from(m[3] as string, 'base64')
     return { format: 'Django', iterations: Number(m[1]), salt: Buffer.from(m[2] as string, 'utf8'), expected }
   }
-  // werkzeug.security.generate_password_hash always writes the iteration count.
-  m = new RegExp(`^pbkdf2:${digest}:(\\d{1,10})\\$([!-#%-~]{1,128})\\$([0-9a-f]{16,2048})$`).exec(hash)
+  m = patterns.werkzeug.exec(hash)
   if (m && (m[3] as string).length % 2 === 0) {
     return { format: 'Werkzeug', iterations: Number(m[1]), salt: Buffer.from(m[2] as string, 'utf8'), expected: Buffer.from(m[3] as string, 'hex') }
   }
@@ -41,6 +54,7 @@ function decode(digest: Digest, hash: string): Decoded | null {
 
 function pbkdf2Scheme(digest: Digest): PasswordScheme {
   const name = `pbkdf2-${digest}`
+  const patterns = spellings(digest)
   return {
     kind: 'password',
     name,
@@ -56,9 +70,9 @@ function pbkdf2Scheme(digest: Digest): PasswordScheme {
       keyLength: { default: DIGEST_BYTES[digest], min: 16, max: 1024, description: 'derived key length in bytes' },
       saltLength: { default: 16, min: 8, max: 64, description: 'salt length in bytes' },
     },
-    claims: (hash) => new RegExp(`^(\\$pbkdf2-${digest}\\$|pbkdf2_${digest}\\$|pbkdf2:${digest}:)`).test(hash) || (digest === 'sha1' && hash.startsWith('$pbkdf2$')),
+    claims: (hash) => patterns.prefix.test(hash) || (digest === 'sha1' && hash.startsWith('$pbkdf2$')),
     parse(hash): ParsedPasswordHash {
-      const decoded = decode(digest, hash)
+      const decoded = decode(patterns, hash)
       if (!decoded) throw problems.malformedHash(name, `expected $${name}$rounds$salt$hash, pbkdf2_${digest}$rounds$salt$hash or pbkdf2:${digest}:rounds$salt$hex`)
       if (decoded.iterations < 1) throw problems.malformedHash(name, 'iterations must be at least 1')
       return { scheme: name, params: { iterations: decoded.iterations }, format: decoded.format }
@@ -79,7 +93,7 @@ function pbkdf2Scheme(digest: Digest): PasswordScheme {
       return `$${digest === 'sha1' ? 'pbkdf2' : name}$${iterations}$${encodeAb64(salt)}$${encodeAb64(key)}`
     },
     verify(input, hash) {
-      const decoded = decode(digest, hash)
+      const decoded = decode(patterns, hash)
       if (!decoded) return false
       const key = pbkdf2Sync(input, decoded.salt, decoded.iterations, decoded.expected.length, digest)
       return timingSafeEqual(key, decoded.expected)
