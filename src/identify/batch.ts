@@ -89,28 +89,85 @@ export interface Entry {
 const CHATTER = /^(?:\[[*+!-]\](?:\s|$)|\[[\w .+-]{1,24}\]\s(?!.{0,48}?\bHash\s*:)|#(?:\s|$)|```)/
 const HEX_PLAIN = /:\$HEX\[[0-9a-fA-F]{0,2048}\]$/
 
-export type EntriesOrError = { entries: Entry[], skipped: number } | { tooMany: number }
+/** What reading `hashes` found: its entries, or the first thing that refuses the request. */
+export type ReadEntries =
+  | { entries: Entry[], skipped: number }
+  /** The strings (their indexes) that are empty or only white space. */
+  | { blank: number[] }
+  /** The first line (or string without line breaks: no `line`) longer than the limit. */
+  | { tooLong: { item: number, line?: number } }
+  /** More than MAX_IDENTIFY_ENTRIES lines in all. */
+  | { tooMany: true }
 
-/** The entries of `hashes`: a string without line breaks is one entry, as it always was. */
-export function entriesOf(items: readonly string[]): EntriesOrError {
+/** The index of the next line break (`\r` or `\n`) at or after `from`, or `text.length`. */
+class LineBreaks {
+  #cr = -1
+  #lf = -1
+
+  constructor(readonly text: string) {}
+
+  /** Each search resumes where the last found one, so a string of many lines is scanned once. */
+  next(from: number): number {
+    if (this.#cr !== this.text.length && this.#cr < from) this.#cr = this.#find('\r', from)
+    if (this.#lf !== this.text.length && this.#lf < from) this.#lf = this.#find('\n', from)
+    return Math.min(this.#cr, this.#lf)
+  }
+
+  #find(char: string, from: number): number {
+    const index = this.text.indexOf(char, from)
+    return index === -1 ? this.text.length : index
+  }
+}
+
+const isLonger = (text: string, maxBytes: number): boolean => text.length * 3 > maxBytes && Buffer.byteLength(text) > maxBytes
+
+/**
+ * The entries of `hashes`: a string without line breaks is one entry, as it always was; a string
+ * with them is a file, one entry per line (\r\n, \r or \n), less blank lines and chatter. Every
+ * string and line is held to `maxLineBytes`. The request's schema states that no string is empty or
+ * only white space; that is checked here, while reading, rather than by the validator, which would
+ * count the code points of a string of megabytes and scan it for `\S` in one go.
+ *
+ * The reading yields to the event loop every SLICE_MILLISECONDS, as identifyBatch does: each line
+ * costs at most a slice, a trim and a bounded test, so a body of a million blank lines does not hold
+ * up the other requests either. Everything is read before deciding, so the answer does not depend
+ * on the order of the faults: blank strings, then a line too long, then too many lines.
+ */
+export async function readEntries(items: readonly string[], maxLineBytes: number): Promise<ReadEntries> {
   const entries: Entry[] = []
+  let counted = 0
   let skipped = 0
+  const blank: number[] = []
+  let tooLong: { item: number, line?: number } | undefined
+  let sliceStart = performance.now()
   for (const [item, text] of items.entries()) {
-    if (!/[\r\n]/.test(text)) {
-      entries.push({ text })
-    } else {
-      const lines = text.split(/\r\n|\r|\n/)
-      for (const [index, line] of lines.entries()) {
-        const trimmed = line.trim()
-        if (trimmed === '' || CHATTER.test(trimmed)) {
-          skipped += 1
-          continue
-        }
-        entries.push({ text: trimmed, item, line: index + 1 })
+    const breaks = new LineBreaks(text)
+    if (breaks.next(0) === text.length) {
+      if (text.trim() === '') blank.push(item)
+      else if (isLonger(text, maxLineBytes)) tooLong ??= { item }
+      else if (++counted <= MAX_IDENTIFY_ENTRIES) entries.push({ text })
+      continue
+    }
+    let hasText = false
+    for (let start = 0, line = 1; start <= text.length; line += 1) {
+      const end = breaks.next(start)
+      const lineText = text.slice(start, end)
+      start = end + (text[end] === '\r' && text[end + 1] === '\n' ? 2 : 1)
+      if (isLonger(lineText, maxLineBytes)) tooLong ??= { item, line }
+      const trimmed = lineText.trim()
+      if (trimmed !== '') hasText = true
+      if (trimmed === '' || CHATTER.test(trimmed)) skipped += 1
+      else if (++counted <= MAX_IDENTIFY_ENTRIES) entries.push({ text: trimmed, item, line })
+      if (performance.now() - sliceStart >= SLICE_MILLISECONDS) {
+        await nextTurn()
+        sliceStart = performance.now()
       }
     }
-    if (entries.length > MAX_IDENTIFY_ENTRIES) return { tooMany: entries.length }
+    if (!hasText) blank.push(item)
   }
+  if (blank.length > 0) return { blank }
+  if (tooLong) return { tooLong }
+  if (counted > MAX_IDENTIFY_ENTRIES) return { tooMany: true }
   return { entries, skipped }
 }
 
