@@ -48,12 +48,18 @@ const SQL_INSERT = /^INSERT[ \t]+INTO[ \t]+[^(\s][^(]{0,255}?(?:\([^)]{0,2048}\)
 
 const isBlank = (char: string | undefined): boolean => char === ' ' || char === '\t'
 
-/** Whether `text` from `index` on is blanks, at most one `,` or `;`, and blanks (a scan: a regex here was quadratic). */
-function endsTuple(text: string, index: number): boolean {
-  while (isBlank(text[index])) index += 1
-  if (text[index] === ',' || text[index] === ';') index += 1
-  while (isBlank(text[index])) index += 1
-  return index === text.length
+/**
+ * Where the `)` that closes a tuple must be: the last character but for blanks, then at most one
+ * `,` or `;` (which separates or ends a VALUES list), then blanks; -1 where that is not a `)`.
+ * Known before the fields are read, a `)` anywhere else ends the reading at once (the check after
+ * the tuple was a regex, quadratic, and then a scan to the end at every `)` of every peeled form).
+ */
+function tupleClose(text: string): number {
+  let index = text.length - 1
+  while (isBlank(text[index])) index -= 1
+  if (text[index] === ',' || text[index] === ';') index -= 1
+  while (isBlank(text[index])) index -= 1
+  return text[index] === ')' ? index : -1
 }
 
 /**
@@ -72,7 +78,8 @@ function fenced(text: string): string | undefined {
 /** The quoted (and bare) fields of `(a, 'b', "c")`, unescaped as SQL writes them, or null. */
 function sqlTupleFields(text: string): string[] | null {
   const body = text.replace(SQL_INSERT, '')
-  if (!body.startsWith('(')) return null
+  const close = tupleClose(body)
+  if (!body.startsWith('(') || close < 0) return null
   const fields: string[] = []
   let quoted = 0
   let index = 1
@@ -103,8 +110,7 @@ function sqlTupleFields(text: string): string[] | null {
       quoted += 1
     } else {
       let end = index
-      while (end < body.length && body[end] !== ',' && body[end] !== ')') end += 1
-      if (end === body.length) return null
+      while (end < close && body[end] !== ',' && body[end] !== ')') end += 1
       fields.push(body.slice(index, end).trim())
       index = end
     }
@@ -113,9 +119,7 @@ function sqlTupleFields(text: string): string[] | null {
       index += 1
       continue
     }
-    if (body[index] !== ')') return null
-    // After the tuple: nothing, or the `,` / `;` that separates or ends a VALUES list.
-    if (!endsTuple(body, index + 1)) return null
+    if (index !== close) return null
     return fields.length >= 2 && quoted >= 1 ? fields.filter((field) => field !== '' && !/^(?:NULL|\d{1,20})$/i.test(field)) : null
   }
   return null
