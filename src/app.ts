@@ -106,7 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // Every reply, the refusals and errors of the plugins below included, leaves at the end of its turn.
   await app.register(batchedWritesPlugin)
-  await app.register(bodyPlugin)
+  await app.register(bodyPlugin, { engine })
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
   await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config })

@@ -5,7 +5,7 @@
  * `INLINE_DIGEST_MAX_BYTES`, so a 1 MiB input of a slow algorithm never holds the event loop.
  */
 import type { Config } from '../config.js'
-import type { Task, TaskValue } from '../workers/tasks.js'
+import type { ParsedJson, Task, TaskValue } from '../workers/tasks.js'
 import { runInline, WorkPool, type PoolStats, type WorkResult } from '../workers/pool.js'
 
 export class Engine {
@@ -15,6 +15,11 @@ export class Engine {
   constructor(config: Config) {
     this.config = config
     this.#pool = new WorkPool({ threads: config.workerThreads, maxQueue: config.workQueueMax, memoryBudgetBytes: config.maxWorkMemoryBytes })
+  }
+
+  /** A JSON request body over JSON_INLINE_MAX_BYTES (plugins/body.ts), parsed on the pool. */
+  async parseJson(body: Uint8Array): Promise<unknown> {
+    return (await this.#pool.run<ParsedJson>({ op: 'json', input: body })).value.json
   }
 
   run<T extends TaskValue>(task: Task, signal?: AbortSignal): Promise<WorkResult<T>> {

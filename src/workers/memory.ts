@@ -39,6 +39,8 @@ export function declaredMemoryBytes(task: Task): number {
         return SMALL_TASK_BYTES
       }
     }
+    // The text (up to twice the bytes, UTF-16) and the parsed strings beside the body.
+    case 'json': return Math.max(SMALL_TASK_BYTES, task.input.length * 4)
     default: return SMALL_TASK_BYTES
   }
 }

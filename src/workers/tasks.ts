@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { digestNamed, passwordSchemeNamed } from '../algorithms/registry.js'
 import type { CostParams, DigestAlgorithm, Hasher } from '../algorithms/types.js'
+import { parseJsonBody } from '../domain/json-body.js'
 import { knownProblem } from '../problem.js'
 
 export type Task =
@@ -13,8 +14,13 @@ export type Task =
   | { op: 'password-verify', scheme: string, input: Uint8Array, hash: string }
   | { op: 'digest', algorithm: string, input: Uint8Array, outputBytes: number }
   | { op: 'hmac', algorithm: string, key: Uint8Array, message: Uint8Array }
+  /** A large JSON request body (plugins/body.ts), parsed off the event loop. */
+  | { op: 'json', input: Uint8Array }
 
-export type TaskValue = string | boolean | Uint8Array
+/** A parsed JSON body, boxed: the value may itself be a string or a boolean. */
+export interface ParsedJson { json: unknown }
+
+export type TaskValue = string | boolean | Uint8Array | ParsedJson
 
 /** Problems cross the thread boundary as plain data; class identity does not survive cloning. */
 export type TaskOutcome =
@@ -54,6 +60,7 @@ async function perform(task: Task): Promise<TaskValue> {
     case 'password-verify': return passwordSchemeNamed(task.scheme).verify(task.input, task.hash)
     case 'digest': return digest(digestNamed(task.algorithm), task.input, task.outputBytes)
     case 'hmac': return hmac(digestNamed(task.algorithm), task.key, task.message)
+    case 'json': return { json: parseJsonBody(task.input) }
   }
 }
 

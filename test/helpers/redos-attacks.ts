@@ -23,11 +23,16 @@ export interface Attack {
 
 const bytes = (text: string): number => Buffer.byteLength(text)
 
-/** As many copies of `line` as fit in the body limit, one `hashes` string (a file); at most `max`. */
-function fill(name: string, target: string, line: string, max = Infinity): Attack {
-  const perLine = bytes(JSON.stringify(line)) - 2 + 2 // the line's JSON text, less its quotes, plus "\n"
+/**
+ * As many copies of `line` as fit in the body limit (at most `max`): one `hashes` string, a file
+ * of lines, or (`items`) one string each, where a file would skip the line as a tool's chatter
+ * (a code fence, a `[…]` label without `Hash :`) before any pattern of the unwrapping saw it.
+ */
+function fill(name: string, target: string, line: string, { max = Infinity, items = false } = {}): Attack {
+  const perLine = bytes(JSON.stringify(line)) - 2 + (items ? 3 : 2) // the line's JSON text, less its quotes, plus "\n" or `","`
   const lines = Math.min(max, Math.floor((BODY_LIMIT - 64) / perLine))
-  return { name, target, body: JSON.stringify({ hashes: [Array.from({ length: lines }, () => line).join('\n')] }), lines }
+  const copies = Array.from({ length: lines }, () => line)
+  return { name, target, body: JSON.stringify({ hashes: items ? copies : [copies.join('\n')] }), lines }
 }
 
 /** The line that froze the server: five bracket layers, a quoted field, 16,300 tabs, a stray `x`. */
@@ -36,10 +41,10 @@ export const TUPLE_TAIL_LINE = "((((('a')" + '\t'.repeat(16_300) + 'x)))))'
 export function attacks(): Attack[] {
   const spaced = "((((('a')" + ' '.repeat(UNWRAP_LIMIT - 15) + 'x)))))'
   return [
-    fill('tuple-tail, 10 lines', 'unwrap.ts sqlTupleFields (the reported request, 326 KB)', TUPLE_TAIL_LINE, 10),
+    fill('tuple-tail, 10 lines', 'unwrap.ts sqlTupleFields (the reported request, 326 KB)', TUPLE_TAIL_LINE, { max: 10 }),
     fill('tuple-tail', 'unwrap.ts sqlTupleFields', spaced),
-    fill('fence', 'unwrap.ts FENCE', '```-\t' + ' '.repeat(UNWRAP_LIMIT - 6) + '`'),
-    fill('log-prefix', 'unwrap.ts LOG_PREFIX', '[0]\t' + '\t '.repeat((UNWRAP_LIMIT - 5) / 2) + ':'),
+    fill('fence', 'unwrap.ts FENCE', '```-\t' + ' '.repeat(UNWRAP_LIMIT - 6) + '`', { items: true }),
+    fill('log-prefix', 'unwrap.ts LOG_PREFIX', '[0]\t' + '\t '.repeat((UNWRAP_LIMIT - 5) / 2) + ':', { items: true }),
     fill('sql-insert', 'unwrap.ts SQL_INSERT', 'INSERT\tINTO\t' + ' '.repeat(UNWRAP_LIMIT - 12)),
     fill('keepass', 'formats.ts keepass (13400)', '$keepass$*2*1*1*k' + '*1*$'.repeat((LINE_LIMIT - 20) / 4) + 'é'),
     fill('pkzip', 'formats.ts pkzip (17220)', '$pkzip$2*2*1*0*8*2' + '*2*0**'.repeat((LINE_LIMIT - 22) / 6) + 'é'),
