@@ -12,10 +12,11 @@
  * a result's length is at most its line's; confidences are in [0, 1]; a potfile line says
  * its plaintext was dropped; every result serializes to JSON.
  *
- * Expected refusals: none. The reader refuses nothing (an unknown string is a result with no
- * match), so anything thrown is a finding.
+ * Expected refusals: none thrown. The reader's refusals (a blank string, a line over 64 KiB, more
+ * than 10,000 lines) are results that end the input, and an unknown string is a result with no
+ * match, so anything thrown is a finding.
  */
-import { entriesOf, identifyEntry, MAX_IDENTIFY_ENTRIES } from '../../src/identify/batch.js'
+import { identifyEntry, readEntriesNow } from '../../src/identify/batch.js'
 import { interpretations } from '../../src/identify/input.js'
 import { unwrappings } from '../../src/identify/unwrap.js'
 import { fields, invariant } from '../support.js'
@@ -38,11 +39,9 @@ export function fuzz(data: Buffer): void {
     invariant(form.normalized.length >= 1 && form.normalized.length <= 5, 'an unwrapped form without its layers, or deeper than MAX_DEPTH')
   }
 
-  const batch = entriesOf([text])
-  if ('tooMany' in batch) {
-    invariant(batch.tooMany > MAX_IDENTIFY_ENTRIES, 'tooMany below the limit')
-    return
-  }
+  // The route's limit on a line (routes/identify.ts MAX_IDENTIFY_BYTES); refusals end the input.
+  const batch = readEntriesNow([text], 64 * 1024)
+  if (!('entries' in batch)) return
   for (const entry of batch.entries.slice(0, LINES_PER_INPUT)) {
     // A string without line breaks is one entry as it is; lines of a file are trimmed, blank ones skipped.
     if (entry.line !== undefined) invariant(entry.text.length > 0 && entry.text === entry.text.trim(), 'a line entry is empty or untrimmed')

@@ -134,6 +134,21 @@ const isLonger = (text: string, maxBytes: number): boolean => text.length * 3 > 
  * on the order of the faults: blank strings, then a line too long, then too many lines.
  */
 export async function readEntries(items: readonly string[], maxLineBytes: number): Promise<ReadEntries> {
+  const reading = readingEntries(items, maxLineBytes)
+  for (let step = reading.next(); ; step = reading.next()) {
+    if (step.done) return step.value
+    await nextTurn()
+  }
+}
+
+/** The same reading in one go, for callers that are not serving requests (the fuzz target, benches). */
+export function readEntriesNow(items: readonly string[], maxLineBytes: number): ReadEntries {
+  const reading = readingEntries(items, maxLineBytes)
+  for (let step = reading.next(); ; step = reading.next()) if (step.done) return step.value
+}
+
+/** The reading, pausing (yielding) every SLICE_MILLISECONDS; its return value is the result. */
+function * readingEntries(items: readonly string[], maxLineBytes: number): Generator<void, ReadEntries> {
   const entries: Entry[] = []
   let counted = 0
   let skipped = 0
@@ -161,7 +176,7 @@ export async function readEntries(items: readonly string[], maxLineBytes: number
       else if (++counted <= MAX_IDENTIFY_ENTRIES) entries.push({ text: trimmed, item, line })
       // The clock is read every few lines: a line costs microseconds, and a million blank ones a read each.
       if (line % 64 === 0 && performance.now() - sliceStart >= SLICE_MILLISECONDS) {
-        await nextTurn()
+        yield
         sliceStart = performance.now()
       }
     }
