@@ -18,6 +18,7 @@ import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import screeningPlugin from './plugins/screening.js'
 import webPlugin from './plugins/web.js'
 import { calibrateRoute } from './routes/calibrate.js'
 import { checksumsRoute } from './routes/checksums.js'
@@ -27,7 +28,9 @@ import { hmacRoute } from './routes/hmac.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
+import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
+import { rangeRoute } from './routes/range.js'
 import { verifyRoute } from './routes/verify.js'
 
 export interface BuildOptions {
@@ -114,6 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openapiPlugin)
   await app.register(metricsPlugin, { config, engine })
   await app.register(passwordsPlugin, { config })
+  await app.register(screeningPlugin, { config })
 
   await app.register(hashRoute, { engine })
   await app.register(verifyRoute, { engine })
@@ -125,6 +129,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })
   await app.register(pepperRoute)
+  await app.register(passwordsCheckRoute)
+  // HIBP's range API, outside /api at the public API's path (routes/range.ts).
+  await app.register(rangeRoute)
   // The page at / (built from web/ into dist/web); it speaks only the public API above.
   await app.register(webPlugin)
   return app

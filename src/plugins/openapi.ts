@@ -96,6 +96,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'hashing', description: 'Digests, password hashes and HMACs' },
         { name: 'files', description: 'Hashing uploads' },
         { name: 'identify', description: 'What kind of hash is this?' },
+        { name: 'passwords', description: 'Screening new passwords (NIST SP 800-63B-4) and the Pwned Passwords range API' },
         { name: 'meta', description: 'Algorithms, health and this document' },
       ],
     },
