@@ -5,7 +5,7 @@ import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, ContextWords, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -67,7 +67,9 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
         + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
         + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
-        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.',
+        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. '
+        + 'Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; '
+        + 'with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.',
       body: documentedAs(Type.Object({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
         algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
@@ -81,6 +83,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         pepper: Type.Optional(Type.Boolean({
           description: 'Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
+        context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
       }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
       response: {
         200: Type.Object({
@@ -90,13 +93,14 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           algorithm: CanonicalAlgorithm,
           encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
           pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
+          screening: Type.Optional({ ...Screened, description: 'Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check\'s answer)' }),
         }),
         ...errorResponsesWith({
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
-          422: 'an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+          422: 'a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
         }),
       },
     },
-  }, (request, reply) => hash(engine, request.body, () => clientGone(reply), app.passwords))
+  }, (request, reply) => hash(engine, request.body, () => clientGone(reply), app.passwords, app.screening))
 }

@@ -38,8 +38,8 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
           description: 'The suffixes and counts; Content-Type text/plain',
           content: { 'text/plain': { schema: { type: 'string', pattern: '^(?:[0-9A-F]{27}(?:[0-9A-F]{8})?:\\d+(?:\\r\\n|$))*$' } } },
           headers: {
-            'Cache-Control': { schema: { type: 'string' }, description: 'public, max-age=2678400 unpadded; no-store padded' },
-            ETag: { schema: { type: 'string' }, description: 'Unpadded answers: names the store\'s data, the mode and the prefix' },
+            'Cache-Control': { type: 'string', description: 'public, max-age=2678400 unpadded; no-store padded' },
+            ETag: { type: 'string', description: 'Unpadded answers: names the store\'s data, the mode and the prefix' },
           },
         },
         304: { description: 'Not Modified: If-None-Match named this answer\'s ETag' },

@@ -14,6 +14,7 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { Operation } from '../algorithms/types.js'
 import { INPUT_ENCODINGS, OUTPUT_ENCODINGS, type InputEncoding as InputEncodingName, type OutputEncoding as OutputEncodingName } from '../domain/encoding.js'
+import { MAX_CONTEXT_LENGTH, MAX_CONTEXT_WORDS, REASON_CODES } from '../screening/screen.js'
 
 /** Where `documentedAs` keeps what the document adds to a schema. A symbol: ajv and JSON never see it. */
 const DOCUMENT_EXTRA = Symbol('hashd.documentExtra')
@@ -144,3 +145,23 @@ export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: st
 export const errorResponses = errorResponsesWith()
 
 export const ProcessingTime = Type.Number({ description: 'Wall time of the hashing work itself, in milliseconds (fractional)' })
+
+export const ReasonCode = Type.Unsafe<string>({
+  type: 'string', enum: [...REASON_CODES],
+  description: 'too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user\'s own words, or the organization\'s blocklist)',
+})
+
+/** What screening found: POST /api/passwords/check's answer, and `screening` in hash and verify answers. */
+export const Screened = Type.Object({
+  acceptable: Type.Boolean({ description: 'true when no reason below applies' }),
+  reasons: Type.Array(Type.Object({ code: ReasonCode, message: Type.String({ description: 'What is wrong and what to do, for the user; never quotes the password' }) })),
+  breachCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Times the password appears in the breached-password data; present when a store was read (0: not found)' })),
+  checked: Type.Array(Type.String(), { description: 'The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE)' }),
+  warnings: Type.Array(Type.String(), { description: 'What could not be checked, and why' }),
+})
+
+export const ContextWords = Type.Array(Type.String({ maxLength: MAX_CONTEXT_LENGTH }), {
+  maxItems: MAX_CONTEXT_WORDS,
+  description: 'Words the password must not be built from: the user name, the e-mail address, the service\'s name. Compared whole and by their parts (an e-mail\'s local part, the words of a name)',
+  examples: [['alice', 'alice@example.com', 'Example Mail']],
+})

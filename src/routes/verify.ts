@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {
@@ -18,7 +18,8 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         + 'A bare digest whose length no algorithm produces is `match: false` with a warning saying so. '
         + 'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; '
         + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
-        + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.',
+        + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. '
+        + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.',
       body: Type.Object({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
@@ -37,6 +38,8 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
           warnings: Type.Array(Type.String()),
           pepperKey: Type.Optional(Type.String({ description: 'The pepper key id a peppered hash names' })),
           newHash: Type.Optional(Type.String({ description: 'With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading' })),
+          screening: Type.Optional({ ...Screened, description: 'With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). '
+            + 'Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one' }),
         }),
         ...errorResponsesWith({
           400: 'an input not valid in its inputEncoding (/body/input)',
@@ -45,5 +48,5 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         }),
       },
     },
-  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply), app.passwords))
+  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply), app.passwords, app.screening))
 }
