@@ -69,6 +69,13 @@ for (let digit = 0; digit < 16; digit++) {
   HEX['0123456789abcdef'.charCodeAt(digit)] = digit
   HEX['0123456789ABCDEF'.charCodeAt(digit)] = digit
 }
+/** The byte two hex digits stand for, indexed by (first << 8) | second; 0x100 and above: not two hex digits. */
+const HEX_PAIR = new Uint16Array(65536).fill(0xffff)
+for (let high = 0; high < 256; high++) {
+  for (let low = 0; low < 256; low++) {
+    if ((HEX[high] as number) < 16 && (HEX[low] as number) < 16) HEX_PAIR[(high << 8) | low] = ((HEX[high] as number) << 4) | (HEX[low] as number)
+  }
+}
 const COLON = 0x3a
 const CR = 0x0d
 const LF = 0x0a
@@ -126,18 +133,23 @@ class StoreWriter {
     if (this.#used + size > this.#out.length) this.#grow()
     const out = this.#out
     const start = this.#used
+    const suffixBytes = spec.suffixBytes
     let bad = 0
-    for (let index = 0; index < spec.suffixBytes; index++) {
-      const high = HEX[line[at + 2 * index] as number] as number
-      const low = HEX[line[at + 2 * index + 1] as number] as number
-      bad |= high | low
-      out[start + index] = (high << 4) | low
+    for (let index = 0, digit = at; index < suffixBytes; index++, digit += 2) {
+      const byte = HEX_PAIR[((line[digit] as number) << 8) | (line[digit + 1] as number)] as number
+      bad |= byte
+      out[start + index] = byte
     }
-    const lastDigit = HEX[line[at + 2 * spec.suffixBytes] as number] as number
-    if (((bad | lastDigit) & 0xf0) !== 0) return false
-    const tag = countTag(count)
-    out[start + spec.suffixBytes] = (lastDigit << 4) | tag
-    const length = spec.suffixBytes + 1 + writeCountExtra(out, start + spec.suffixBytes + 1, tag, count)
+    const lastDigit = HEX[line[at + 2 * suffixBytes] as number] as number
+    if (((bad & 0xff00) | (lastDigit & 0xf0)) !== 0) return false
+    let length = suffixBytes + 1
+    if (count <= 12) {
+      out[start + suffixBytes] = (lastDigit << 4) | (count - 1)
+    } else {
+      const tag = countTag(count)
+      out[start + suffixBytes] = (lastDigit << 4) | tag
+      length += writeCountExtra(out, start + suffixBytes + 1, tag, count)
+    }
     // Sorted input is the rule: compare with the record before, and sort the prefix at its end if not.
     const previous = this.#previous
     if (previous >= 0 && !this.#unsorted && compareSuffix(out, previous, start, spec) >= 0) this.#unsorted = true
@@ -163,7 +175,11 @@ class StoreWriter {
     const dataLength = this.#flushed
     this.#index[PREFIXES] = dataLength
     const index = Buffer.allocUnsafe(INDEX_BYTES)
-    for (let entry = 0; entry <= PREFIXES; entry++) index.writeBigUInt64LE(BigInt(this.#index[entry] as number), entry * 8)
+    for (let entry = 0; entry <= PREFIXES; entry++) {
+      const offset = this.#index[entry] as number
+      index.writeUInt32LE(offset % 0x1_0000_0000, entry * 8)
+      index.writeUInt32LE(Math.floor(offset / 0x1_0000_0000), entry * 8 + 4)
+    }
     writeAll(this.#fd, index, HEADER_BYTES)
     const dataSha256 = this.#dataHash.digest()
     const header = encodeHeader({
@@ -278,29 +294,45 @@ function parseLines(writer: StoreWriter, chunk: Uint8Array, start: number, end: 
   const expected = `${hashDigits} hex digits, ":" and a count`
   let at = start
   let lines = 0
-  // Searched within [start, end) only: what lies past `end` in the buffer is stale.
-  const view = Buffer.from(chunk.buffer, chunk.byteOffset, end)
+  // Each line is walked once, byte by byte: the hash, ':', the count's digits, then CRLF or LF (or
+  // the end of a final chunk). A line cut off by the chunk's end is left for the next chunk.
   while (at < end) {
-    // Find the end of this line.
-    let lineEnd = view.indexOf(LF, at)
-    if (lineEnd === -1) {
+    const first = chunk[at] as number
+    if (first === LF) { lines++; at++; continue }
+    if (first === CR && at + 1 < end && chunk[at + 1] === LF) { lines++; at += 2; continue }
+    const colon = at + hashDigits
+    if (colon >= end) {
       if (!final) break
-      lineEnd = end
+      throw badLine(source, firstLine + lines + 1, expected)
     }
     lines++
-    let contentEnd = lineEnd
-    if (contentEnd > at && chunk[contentEnd - 1] === CR) contentEnd--
-    if (contentEnd === at) { at = lineEnd + 1; continue }
-    if (contentEnd - at < hashDigits + 2 || chunk[at + hashDigits] !== COLON) throw badLine(source, firstLine + lines, expected)
+    if (chunk[colon] !== COLON) throw badLine(source, firstLine + lines, expected)
+    let index = colon + 1
     let count = 0
-    const digitsEnd = contentEnd
-    if (digitsEnd - (at + hashDigits + 1) > 15) throw badLine(source, firstLine + lines, `${expected} of at most 15 digits`)
-    for (let index = at + hashDigits + 1; index < digitsEnd; index++) {
+    while (index < end) {
       const digit = (chunk[index] as number) - 0x30
-      if (digit < 0 || digit > 9) throw badLine(source, firstLine + lines, expected)
+      if (digit < 0 || digit > 9) break
       count = count * 10 + digit
+      index++
     }
-    if (count === 0) { stats.zeroCountLines++; at = lineEnd + 1; continue }
+    const digits = index - colon - 1
+    let next: number
+    if (index === end) {
+      if (!final) { lines--; break }
+      next = end
+    } else {
+      let terminator = chunk[index] as number
+      if (terminator === CR) {
+        if (index + 1 === end && !final) { lines--; break }
+        terminator = index + 1 === end ? LF : chunk[index + 1] as number
+        index++
+      }
+      if (terminator !== LF) throw badLine(source, firstLine + lines, expected)
+      next = index + 1
+    }
+    if (digits === 0) throw badLine(source, firstLine + lines, expected)
+    if (digits > 15) throw badLine(source, firstLine + lines, `${expected} of at most 15 digits`)
+    if (count === 0) { stats.zeroCountLines++; at = next; continue }
     if (withPrefix) {
       const d0 = HEX[chunk[at] as number] as number, d1 = HEX[chunk[at + 1] as number] as number, d2 = HEX[chunk[at + 2] as number] as number
       const d3 = HEX[chunk[at + 3] as number] as number, d4 = HEX[chunk[at + 4] as number] as number
@@ -312,7 +344,7 @@ function parseLines(writer: StoreWriter, chunk: Uint8Array, start: number, end: 
       }
     }
     if (!writer.add(chunk, at + suffixAt, count)) throw badLine(source, firstLine + lines, expected)
-    at = lineEnd + 1
+    at = next
   }
   return { consumed: Math.min(at, end), lines }
 }

@@ -173,7 +173,8 @@ export function encodeHeader(header: Omit<StoreHeader, 'version'>): Buffer {
   return bytes
 }
 
-const u64 = (bytes: Buffer, at: number): number => Number(bytes.readBigUInt64LE(at))
+/** An unsigned 64-bit little-endian integer below 2^53, as a number. */
+const u64 = (bytes: Buffer, at: number): number => bytes.readUInt32LE(at) + bytes.readUInt32LE(at + 4) * 0x1_0000_0000
 
 /** Reads and checks a header; `refuse` makes the error (it names the file). */
 export function decodeHeader(bytes: Buffer, refuse: (why: string) => Error): StoreHeader {
