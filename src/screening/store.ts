@@ -1,8 +1,8 @@
 /**
  * The breached-password store: a file of Pwned Passwords hashes with their counts, made by
  * `npm run pwned:import` (import.ts) and read here with positioned reads. It is never loaded whole:
- * a lookup reads one index entry and one prefix's records, so a 40 GB store of two billion hashes
- * needs no more memory than a small one.
+ * a lookup reads one prefix's records (the index is held in memory in 2.1 MB, CompactIndex), so a
+ * 40 GB store of two billion hashes needs no more memory than a small one.
  *
  * ## The file format, version 1
  *
@@ -234,11 +234,15 @@ export class PwnedStore {
   #inFlight = 0
   #retired = false
 
-  private constructor(file: string, fd: number, header: StoreHeader, bytes: number) {
+  /** The index in memory, when every prefix fits CompactIndex; null: read from the file. */
+  readonly #index: CompactIndex | null
+
+  private constructor(file: string, fd: number, header: StoreHeader, bytes: number, index: CompactIndex | null) {
     this.file = file
     this.#fd = fd
     this.header = header
     this.bytes = bytes
+    this.#index = index
     this.id = header.dataSha256.subarray(0, 8).toString('hex')
   }
 
@@ -265,8 +269,8 @@ export class PwnedStore {
       const expectedSize = header.dataOffset + header.dataLength
       if (size < expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: the file is truncated (an unfinished copy?)`)
       if (size > expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: there are bytes after the end of the store`)
-      checkIndex(fd, header, refuse)
-      return new PwnedStore(file, fd, header, size)
+      const index = checkIndex(fd, header, refuse)
+      return new PwnedStore(file, fd, header, size, index)
     } catch (error) {
       closeSync(fd)
       throw error
@@ -289,10 +293,17 @@ export class PwnedStore {
     if (this.#fd === -1) throw new Error('store closed')
     this.#inFlight++
     try {
-      const entries = Buffer.allocUnsafe(16)
-      await this.#readExactly(entries, this.header.indexOffset + prefix * 8)
-      const start = u64(entries, 0)
-      const end = u64(entries, 8)
+      let start: number
+      let end: number
+      if (this.#index !== null) {
+        start = this.#index.start(prefix)
+        end = start + (this.#index.lengths[prefix] as number)
+      } else {
+        const entries = Buffer.allocUnsafe(16)
+        await this.#readExactly(entries, this.header.indexOffset + prefix * 8)
+        start = u64(entries, 0)
+        end = u64(entries, 8)
+      }
       if (end < start || end > this.header.dataLength || end - start > 64 * 1024 * 1024) throw new Error(`index entry ${prefix} is out of bounds`)
       const bytes = Buffer.allocUnsafe(end - start)
       if (bytes.length > 0) await this.#readExactly(bytes, this.header.dataOffset + start)
@@ -342,23 +353,68 @@ export class PwnedStore {
   }
 }
 
-/** Reads the index once, checking its SHA-256 and that its offsets rise to the data length. */
-function checkIndex(fd: number, header: StoreHeader, refuse: (why: string) => Error): void {
-  const index = Buffer.allocUnsafe(header.indexLength)
-  let done = 0
-  while (done < index.length) {
-    const got = readSync(fd, index, done, index.length - done, header.indexOffset + done)
-    if (got === 0) throw refuse('its index ends early (truncated)')
+/**
+ * The index kept in memory in 2.1 MB instead of its 8 MiB on disk, so that a lookup is one read:
+ * each prefix's length in bytes (16 bits: a prefix of two billion hashes' store holds about
+ * 35 KB), and the offset of every 64th prefix. A store with a prefix of 64 KiB or more (some four
+ * billion hashes) keeps its index on disk and reads the two entries it needs first.
+ */
+export class CompactIndex {
+  static readonly STRIDE = 64
+  readonly lengths: Uint16Array
+  readonly #bases: Float64Array
+
+  constructor(lengths: Uint16Array, bases: Float64Array) {
+    this.lengths = lengths
+    this.#bases = bases
+  }
+
+  /** The data offset of a prefix's first record. */
+  start(prefix: number): number {
+    const block = prefix >>> 6
+    let offset = this.#bases[block] as number
+    for (let each = block << 6; each < prefix; each++) offset += this.lengths[each] as number
+    return offset
+  }
+}
+
+/**
+ * Reads the index once, checking its SHA-256 and that its offsets rise to the data length; returns
+ * it compacted, or null when a prefix is too long for that.
+ */
+function checkIndex(fd: number, header: StoreHeader, refuse: (why: string) => Error): CompactIndex | null {
+  // Read in 64 KiB pieces (hashed as they come) rather than one 8 MiB buffer, which would stay in
+  // the process's memory after the open.
+  const piece = Buffer.allocUnsafe(64 * 1024)
+  const digest = createHash('sha256')
+  const lengths = new Uint16Array(PREFIXES)
+  const bases = new Float64Array(PREFIXES / CompactIndex.STRIDE)
+  let compact = true
+  let previous = 0
+  let entry = 0
+  // The first thing wrong in the offsets, reported after the checksum (which says "damaged" first).
+  let wrong: string | undefined
+  for (let done = 0; done < header.indexLength;) {
+    const got = readSync(fd, piece, 0, Math.min(piece.length, header.indexLength - done), header.indexOffset + done)
+    if (got === 0 || got % 8 !== 0) throw refuse('its index ends early (truncated)')
+    digest.update(piece.subarray(0, got))
+    for (let at = 0; at < got; at += 8, entry++) {
+      const offset = u64(piece, at)
+      if (entry === 0 && offset !== 0) wrong ??= 'its index does not start at the data'
+      if (offset < previous) wrong ??= `its index goes backwards at prefix ${entry.toString(16).toUpperCase().padStart(5, '0')}`
+      if (entry > 0) {
+        if (offset - previous > 0xffff) compact = false
+        lengths[entry - 1] = offset - previous
+      }
+      if (entry < PREFIXES && entry % CompactIndex.STRIDE === 0) bases[entry / CompactIndex.STRIDE] = offset
+      previous = offset
+    }
     done += got
   }
-  if (!createHash('sha256').update(index).digest().equals(header.indexSha256)) throw refuse('its index checksum does not match (the index is damaged)')
-  let previous = 0
-  for (let entry = 0; entry <= PREFIXES; entry++) {
-    const offset = u64(index, entry * 8)
-    if (offset < previous) throw refuse(`its index goes backwards at prefix ${entry.toString(16).toUpperCase().padStart(5, '0')}`)
-    previous = offset
-  }
-  if (u64(index, 0) !== 0 || previous !== header.dataLength) throw refuse('its index does not span the data')
+  if (!digest.digest().equals(header.indexSha256)) throw refuse('its index checksum does not match (the index is damaged)')
+  if (wrong !== undefined) throw refuse(wrong)
+  if (previous !== header.dataLength) throw refuse('its index does not span the data')
+  return compact ? new CompactIndex(lengths, bases) : null
 }
 
 /** The length in bytes of the record at `at` (its suffix, tag byte and count bytes). */
