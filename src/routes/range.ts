@@ -13,7 +13,7 @@ import { documentedAs, problemResponse } from './schemas.js'
 
 const PREFIX = /^[0-9A-Fa-f]{5}$/
 /** The public API's max-age: 31 days. */
-const MAX_AGE = 2_678_400
+const CACHEABLE = 'public, max-age=2678400'
 
 export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/range/:prefix', {
@@ -21,7 +21,7 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['passwords'],
       summary: 'Pwned Passwords range API: the hash suffixes under a 5-hex-digit prefix, with their counts',
       description: 'Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, '
-        + 'sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. `Add-Padding: true` mixes in random suffixes with the count 0 '
+        + 'sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 '
         + 'up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store\'s data and the prefix) and are cacheable for 31 days. '
         + 'Needs no API key. A prefix that is not 5 hex digits is 400 with the public API\'s message; a mode whose store this server does not have is 404.',
       params: Type.Object({
@@ -29,9 +29,6 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
       }),
       querystring: Type.Object({
         mode: Type.Optional(Type.Unsafe<'sha1' | 'ntlm'>({ type: 'string', enum: ['sha1', 'ntlm'], default: 'sha1', description: 'sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE)' })),
-      }, { additionalProperties: true }),
-      headers: Type.Object({
-        'add-padding': Type.Optional(Type.String({ description: '`true` pads the answer with count-0 lines to 800–1,000 lines' })),
       }, { additionalProperties: true }),
       response: {
         200: {
@@ -59,13 +56,14 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
     if (store === null) {
       throw new Problem(404, 'about:blank', 'Not Found', `This server has no ${mode === 'sha1' ? 'SHA-1' : 'NTLM'} breached-password store (${mode === 'sha1' ? 'PWNED_STORE' : 'PWNED_NTLM_STORE'} is not set)`)
     }
-    const padded = request.headers['add-padding']?.trim().toLowerCase() === 'true'
+    const padding = request.headers['add-padding']
+    const padded = typeof padding === 'string' && padding.trim().toLowerCase() === 'true'
     const upper = prefix.toUpperCase()
     reply.header('access-control-allow-origin', '*').header('vary', 'Add-Padding')
     let etag: string | undefined
     if (!padded) {
       etag = `"${store.id}-${mode}-${upper}"`
-      reply.header('etag', etag).header('cache-control', `public, max-age=${MAX_AGE}`).header('last-modified', store.header.dataDate.toUTCString())
+      reply.header('etag', etag).header('cache-control', CACHEABLE).header('last-modified', store.lastModified)
       if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) return reply.code(304).send()
     } else {
       reply.header('cache-control', 'no-store')
