@@ -23,6 +23,9 @@
  *                                                           PEPPER_KEYS_FILE has these key ids (the
  *                                                           last current), with random 32-byte secrets
  *                                                           (one per id for the run)
+ *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
+ *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
+ *                                                           20,000 hashes and its known passwords)
  *
  * A comment on the line just before a ```console fence applies to that block only; anywhere else, to
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
@@ -38,6 +41,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { makeCorpus } from '../scripts/pwned-corpus.js'
+import { importPwned } from '../src/screening/import.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { hasTool, skipUnless, TOOLS, type ToolName } from './helpers/tools.js'
 
@@ -50,6 +55,8 @@ export interface Example {
   line: number
   /** The pepper key ids the server must have for this command (none: the default server). */
   pepperKeys: string[]
+  /** The server has the synthetic breached-password store (`pwned-store`). */
+  pwnedStore: boolean
 }
 
 export interface Page {
@@ -62,8 +69,9 @@ const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[] } {
+function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
   const [kind, ...args] = words
+  if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
   if (kind === 'tools' && args.length > 0) {
     const unknown = args.filter((name) => !isTool(name))
@@ -81,6 +89,9 @@ export function pageOf(text: string, name = 'page'): Page {
   let pagePepperKeys: string[] = []
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
+  let pagePwned = false
+  let blockPwned = false
+  let pendingPwned = false
   let inBlock = false
   let current: Example | null = null
   let continuing = false
@@ -92,16 +103,21 @@ export function pageOf(text: string, name = 'page'): Page {
     for (const tool of found.tools ?? []) tools.add(tool)
     const next = lines.slice(index + 1).find((each) => each.trim() !== '')
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
+    if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
   })
   lines.forEach((line, index) => {
     if (!inBlock) {
       const match = DIRECTIVE.exec(line.trim())
-      if (match) pending = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`).pepperKeys ?? pending
-      else if (line.trim() === '```console') {
+      if (match) {
+        const found = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`)
+        pending = found.pepperKeys ?? pending
+        pendingPwned ||= found.pwnedStore === true
+      } else if (line.trim() === '```console') {
         inBlock = true
         blockPepperKeys = pending
+        blockPwned = pendingPwned
       }
-      if (line.trim() !== '' && !match) pending = undefined
+      if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
     }
     if (line.trim() === '```') {
@@ -116,7 +132,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, pwnedStore: blockPwned || pagePwned }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -199,8 +215,20 @@ const servers = new Map<string, Promise<TestServer>>()
 const secrets = new Map<string, string>()
 const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(32).toString('base64')).get(id)!
 const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
-function serverWith(pepperKeys: string[]): Promise<TestServer> {
-  const name = pepperKeys.join(' ')
+let pwnedStore: Promise<string> | undefined
+/** The synthetic store of `pwned-store` pages, made once for the run. */
+function syntheticStore(): Promise<string> {
+  pwnedStore ??= (async () => {
+    const dir = join(keysDir, 'pwned-corpus')
+    await makeCorpus({ dir, hashes: 20_000, kind: 'sha1', layout: 'folder', seed: 1 })
+    const file = join(keysDir, 'pwned.store')
+    importPwned(dir, file, { kind: 'sha1', allowMissing: true })
+    return file
+  })()
+  return pwnedStore
+}
+function serverWith(pepperKeys: string[], pwned = false): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}${pwned ? ' +pwned' : ''}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
@@ -208,7 +236,7 @@ function serverWith(pepperKeys: string[]): Promise<TestServer> {
       env.PEPPER_KEYS_FILE = join(keysDir, `pepper-${servers.size}`)
       writeFileSync(env.PEPPER_KEYS_FILE, pepperKeys.map((id) => `${id} ${secretOf(id)}\n`).join(''), { mode: 0o600 })
     }
-    started = startServer(env)
+    started = pwned ? syntheticStore().then((file) => startServer({ ...env, PWNED_STORE: file })) : startServer(env)
     servers.set(name, started)
   }
   return started
@@ -230,10 +258,11 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys)
-          const command = example.command
+          const server = await serverWith(example.pepperKeys, example.pwnedStore)
+          let command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)
+          for (const script of ['corpus', 'import', 'verify']) command = command.replaceAll(`npm run pwned:${script} --`, `node ${JSON.stringify(join(ROOT, `dist/scripts/pwned-${script}.js`))}`)
           // Asynchronously: the server runs in this process and must answer meanwhile.
           const { stdout: output } = await promisify(execFile)('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 })
           assertOutputMatches(output.trim(), example.expected, `${page}:${example.line} $ ${example.command.split('\n')[0]}`)
