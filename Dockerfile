@@ -46,8 +46,9 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/web dist/web
-# `docker run --rm hashd node dist/scripts/apikey.js NAME` mints an API key without a build step.
-COPY --from=build /app/dist/scripts/apikey.js dist/scripts/apikey.js
+# `docker run --rm hashd node dist/scripts/apikey.js NAME` mints an API key without a build step;
+# pwned-import.js and pwned-verify.js make and check a breached-password store (docs/passwords.md).
+COPY --from=build /app/dist/scripts/apikey.js /app/dist/scripts/pwned-import.js /app/dist/scripts/pwned-verify.js dist/scripts/
 USER node
 EXPOSE 3000
 # Liveness: GET /api/health on the container's own loopback, with Node (slim images have no curl).

@@ -257,6 +257,10 @@ expect "the page" "$(curl -sS -D - "$url/")" 'content-type: text/html.*<div id="
 expect "runs as uid 1000" "$(podman exec "hashd-ci-$tag" id -u)" '^1000$'
 apikey=$(podman run --rm --network host --no-healthcheck --read-only "$image" node dist/scripts/apikey.js ci-bot 2>/dev/null)
 expect "apikey: exactly the key and the line" "$apikey" $'^hk_[A-Za-z0-9_-]{43}\nci-bot [0-9a-f]{64}$'
+# The breached-password store's import and check run in the image (SHA-1 of "password").
+pwned=$(podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp "$image" sh -c \
+  'printf "5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8:3\r\n" > /tmp/p.txt && node dist/scripts/pwned-import.js /tmp/p.txt /tmp/p.store && node dist/scripts/pwned-verify.js /tmp/p.store' 2>&1)
+expect "pwned:import and pwned:verify in the image" "$pwned" '1 SHA-1 hashes from a file.*p\.store: sound, 1 SHA-1 hashes'
 
 # ── 4. the drain: SIGTERM with an argon2id of seconds in flight ─────────────────────────────────
 post "$url/api/hash" '{"input":"pw","algorithm":"argon2id","options":{"memoryCost":131072,"timeCost":10}}' >"$work/slow.json" &
