@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash.
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.
          */
         post: operations["postVerify"];
         delete?: never;
@@ -292,6 +292,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/passwords/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Is this password acceptable as a new password? (NIST SP 800-63B-4 §3.1.1.2)
+         * @description Checks a prospective password, whole, against the length policy (PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, in code points after NFKC), the built-in list of common passwords, the organization's blocklist (PASSWORD_BLOCKLIST_FILE), the context words given, and the breached-password store (PWNED_STORE). No composition rules. The answer never contains the password. When the store cannot be read, PASSWORD_SCREENING_FAIL decides: open answers without the breach comparison (and says so in `warnings`), closed answers 503 urn:hashd:problem:screening-unavailable.
+         */
+        post: operations["postPasswordsCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/range/{prefix}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pwned Passwords range API: the hash suffixes under a 5-hex-digit prefix, with their counts
+         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. Needs no API key. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
+         */
+        get: operations["getRangePrefix"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -493,6 +533,15 @@ export interface operations {
                     };
                     /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
+                    /**
+                     * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                     * @example [
+                     *       "alice",
+                     *       "alice@example.com",
+                     *       "Example Mail"
+                     *     ]
+                     */
+                    context?: string[];
                 } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
             };
         };
@@ -525,6 +574,26 @@ export interface operations {
                          * @example k2
                          */
                         pepperKey?: string;
+                        /** @description Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check's answer) */
+                        screening?: {
+                            /** @description true when no reason below applies */
+                            acceptable: boolean;
+                            reasons: {
+                                /**
+                                 * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                 * @enum {string}
+                                 */
+                                code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                /** @description What is wrong and what to do, for the user; never quotes the password */
+                                message: string;
+                            }[];
+                            /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                            breachCount?: number;
+                            /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                            checked: string[];
+                            /** @description What could not be checked, and why */
+                            warnings: string[];
+                        };
                     };
                 };
             };
@@ -582,7 +651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -698,6 +767,26 @@ export interface operations {
                         pepperKey?: string;
                         /** @description With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading */
                         newHash?: string;
+                        /** @description With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one */
+                        screening?: {
+                            /** @description true when no reason below applies */
+                            acceptable: boolean;
+                            reasons: {
+                                /**
+                                 * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                 * @enum {string}
+                                 */
+                                code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                /** @description What is wrong and what to do, for the user; never quotes the password */
+                                message: string;
+                            }[];
+                            /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                            breachCount?: number;
+                            /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                            checked: string[];
+                            /** @description What could not be checked, and why */
+                            warnings: string[];
+                        };
                     };
                 };
             };
@@ -2015,6 +2104,49 @@ export interface operations {
                                 reason: string;
                             };
                         }[];
+                        /** @description Password screening (docs/passwords.md) */
+                        screening: {
+                            /**
+                             * @description PASSWORD_SCREENING
+                             * @enum {string}
+                             */
+                            mode: "off" | "warn" | "reject";
+                            /**
+                             * @description PASSWORD_SCREENING_FAIL
+                             * @enum {string}
+                             */
+                            fail: "open" | "closed";
+                            /** @description Entries of the built-in common-password list */
+                            commonPasswords: number;
+                            /** @description Entries of PASSWORD_BLOCKLIST_FILE, or null without it */
+                            blocklist: number | null;
+                            /** @description The breached-password stores in force; their loads and reload failures are under files (pwned-store, pwned-ntlm-store) */
+                            stores: {
+                                /**
+                                 * @description sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE)
+                                 * @enum {string}
+                                 */
+                                kind: "sha1" | "ntlm";
+                                /** @description Hashes in the store in force */
+                                hashes: number;
+                                /** @description The sum of their counts */
+                                occurrences: number;
+                                /** @description The store file's size */
+                                bytes: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the imported data was downloaded (the newest input file's modification time)
+                                 */
+                                dataDate: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When npm run pwned:import made the store
+                                 */
+                                importedAt: string;
+                                /** @description The first 16 hex digits of the data's SHA-256 (part of /range ETags) */
+                                id: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -2441,6 +2573,229 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postPasswordsCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The prospective password (at most 4096 characters in a request; the policy's maximum is PASSWORD_MAX_LENGTH) */
+                    password: string;
+                    /**
+                     * @description Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name)
+                     * @example [
+                     *       "alice",
+                     *       "alice@example.com",
+                     *       "Example Mail"
+                     *     ]
+                     */
+                    context?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true when no reason below applies */
+                        acceptable: boolean;
+                        reasons: {
+                            /**
+                             * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                             * @enum {string}
+                             */
+                            code: "too-short" | "too-long" | "common" | "breached" | "context";
+                            /** @description What is wrong and what to do, for the user; never quotes the password */
+                            message: string;
+                        }[];
+                        /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                        breachCount?: number;
+                        /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                        checked: string[];
+                        /** @description What could not be checked, and why */
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a password over 4096 characters; a password or context word that is not well-formed Unicode (/body/password, /body/context/<n>) */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; or the breached-password store cannot be read with PASSWORD_SCREENING_FAIL=closed (screening-unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRangePrefix: {
+        parameters: {
+            query?: {
+                /** @description sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE) */
+                mode?: "sha1" | "ntlm";
+            };
+            header?: never;
+            path: {
+                /** @description The first 5 hex digits of the SHA-1 (or NTLM) hash, in either case */
+                prefix: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suffixes and counts; Content-Type text/plain */
+            200: {
+                headers: {
+                    /** @description public, max-age=2678400 unpadded; no-store padded */
+                    "Cache-Control"?: string;
+                    /** @description Unpadded answers: names the store's data, the mode and the prefix */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Modified: If-None-Match named this answer's ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The prefix is not 5 hex digits, or mode is neither sha1 nor ntlm */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This server has no store for the mode asked (PWNED_STORE, PWNED_NTLM_STORE) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down, or the store cannot be read; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
