@@ -157,7 +157,7 @@ describe('GET /range/{prefix}', () => {
   })
   after(async () => { await server?.close() })
 
-  it('answers each prefix with what grep finds in the sorted text, in either case of the prefix', async () => {
+  it('answers each prefix with what grep finds in the sorted text, in either case of the prefix', { skip: skipUnless('grep') }, async () => {
     const lines = readFileSync(sorted, 'utf8').split('\n')
     const prefixes = ['00000', 'FFFFF', '5BAA6', ...lines.filter((_, index) => index % 300 === 0).map((line) => line.slice(0, 5))]
     for (const prefix of prefixes) {
@@ -168,7 +168,7 @@ describe('GET /range/{prefix}', () => {
     }
   })
 
-  it('answers ?mode=ntlm from PWNED_NTLM_STORE with 27-digit suffixes', async () => {
+  it('answers ?mode=ntlm from PWNED_NTLM_STORE with 27-digit suffixes', { skip: skipUnless('grep') }, async () => {
     const prefix = readFileSync(ntlmSorted, 'utf8').slice(0, 5)
     const response = await server.fetch(`/range/${prefix}?mode=ntlm`)
     const text = await response.text()
@@ -176,7 +176,7 @@ describe('GET /range/{prefix}', () => {
     assert.match(text, /^[0-9A-F]{27}:\d+(\r\n[0-9A-F]{27}:\d+)*$/)
   })
 
-  it('gives the known passwords\' counts for their hashes from Python\'s hashlib, and the hibp client reads them', { skip: skipUnless('python3') }, async () => {
+  it('gives the known passwords\' counts for their hashes from Python\'s hashlib, and the hibp client reads them', { skip: skipUnless('python3', 'grep') }, async () => {
     const known = readFileSync(join(folder.dir, 'known.tsv'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.split('\t')[0] as string)
     const hashes = JSON.parse(python('import hashlib, json, sys\nprint(json.dumps([hashlib.sha1(p.encode()).hexdigest().upper() for p in json.loads(sys.stdin.read())]))', [], JSON.stringify(known))) as string[]
     for (const [index, password] of known.entries()) {
@@ -192,7 +192,7 @@ describe('GET /range/{prefix}', () => {
     }
   })
 
-  it('gives the known passwords\' NTLM hashes from pycryptodome\'s MD4, read by the hibp client with mode ntlm', { skip: skipUnless('python3', 'pycryptodome') }, async () => {
+  it('gives the known passwords\' NTLM hashes from pycryptodome\'s MD4, read by the hibp client with mode ntlm', { skip: skipUnless('python3', 'pycryptodome', 'grep') }, async () => {
     const known = readFileSync(join(ntlmCorpus.dir, 'known.tsv'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.split('\t')[0] as string)
     const hashes = JSON.parse(python('import json, sys\nfrom Cryptodome.Hash import MD4\nprint(json.dumps([MD4.new(p.encode("utf-16-le")).hexdigest().upper() for p in json.loads(sys.stdin.read())]))', [], JSON.stringify(known))) as string[]
     for (const hash of hashes) {
@@ -202,7 +202,7 @@ describe('GET /range/{prefix}', () => {
     }
   })
 
-  it('pads with count-0 lines to 800–1,000 lines for Add-Padding: true, anew each time and never cached', async () => {
+  it('pads with count-0 lines to 800–1,000 lines for Add-Padding: true, anew each time and never cached', { skip: skipUnless('grep') }, async () => {
     const prefix = readFileSync(sorted, 'utf8').slice(0, 5)
     const real = grepRange(sorted, prefix).split('\r\n')
     const padded = await pwnedPasswordRange(prefix, { baseUrl: server.url, addPadding: true })

@@ -60,6 +60,7 @@ export const TOOLS = {
   signify: { debian: 'signify-openbsd', command: 'signify-openbsd' },
   gpg: { debian: 'gnupg', command: 'gpg' },
   jq: { debian: 'jq', command: 'jq' },
+  grep: { debian: 'grep', command: 'grep' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
