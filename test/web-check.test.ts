@@ -32,7 +32,7 @@ describe('web page: Check a password', { skip: skipUnless('chromium') }, () => {
   })
 
   const submit = async (page: Page, password: string, context = '') => {
-    const panel = page.getByRole('tabpanel', { name: 'Check a password', exact: true })
+    const panel = page.getByRole('tabpanel', { name: 'Password', exact: true })
     await panel.getByLabel('Password', { exact: true }).fill(password)
     await panel.getByLabel(/User name, e-mail/).fill(context)
     await panel.getByRole('button', { name: 'Check', exact: true }).click()

@@ -23,7 +23,7 @@ const TABS = [
   { id: 'identify', label: 'Identify' },
   // Last, so the five operations' tabs keep their places (and their arrow-key order).
   { id: 'checksums', label: 'Checksums' },
-  { id: 'check', label: 'Check a password' },
+  { id: 'check', label: 'Password' },
 ] as const
 type TabId = typeof TABS[number]['id']
 
