@@ -32,6 +32,7 @@ import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
 import { rangeRoute } from './routes/range.js'
 import { verifyRoute } from './routes/verify.js'
+import { webhooksRoute } from './routes/webhooks.js'
 
 export interface BuildOptions {
   /** Where logs go (tests capture them); defaults to stdout. */
@@ -132,6 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(passwordsCheckRoute)
   // HIBP's range API, outside /api at the public API's path (routes/range.ts).
   await app.register(rangeRoute)
+  await app.register(webhooksRoute, { engine })
   // The page at / (built from web/ into dist/web); it speaks only the public API above.
   await app.register(webPlugin)
   return app

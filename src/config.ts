@@ -74,6 +74,8 @@ export interface Config {
   memoryTuning: boolean
   /** Password screening (src/screening/): the policy, the lists and the breached-password stores. */
   screening: ScreeningConfig
+  /** Webhooks remembered for replay protection in this process's memory (without REDIS_URL); past it the oldest go first. */
+  webhookReplayMemoryMax: number
 }
 
 export interface ScreeningConfig {
@@ -285,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
     screening: readScreening(env),
+    webhookReplayMemoryMax: readInt(env, 'WEBHOOK_REPLAY_MEMORY_MAX', 100_000, 1, 10_000_000),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

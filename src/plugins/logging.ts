@@ -18,6 +18,7 @@ const CONTENT_FIELDS = new Set([
   'headers', 'rawheaders', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key',
   'body', 'rawbody', 'payload', 'rawpacket', 'query', 'querystring', 'params',
   'input', 'message', 'key', 'hash', 'password', 'file', 'filename', 'files', 'fields',
+  'secret', 'payloadbase64', 'publickey',
 ])
 
 const MAX_DEPTH = 6

@@ -97,6 +97,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'files', description: 'Hashing uploads' },
         { name: 'identify', description: 'What kind of hash is this?' },
         { name: 'passwords', description: 'Screening new passwords (NIST SP 800-63B-4) and the Pwned Passwords range API' },
+        { name: 'webhooks', description: 'Verify and sign webhooks: Standard Webhooks, GitHub, Stripe' },
         { name: 'meta', description: 'Algorithms, health and this document' },
       ],
     },

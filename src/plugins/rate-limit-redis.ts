@@ -9,10 +9,17 @@
  * CPU). Every call is bounded by `REDIS_COMMAND_TIMEOUT_MS`, and with the offline queue off a call
  * made while disconnected fails at once instead of waiting for a reconnect. ioredis reconnects by
  * itself, so shared limiting resumes without a restart.
+ *
+ * The same connection keeps the webhook replay store (src/webhooks/replay.ts): a verified webhook's
+ * key is set with NX and a time to live, so every replica sees it. Unlike the limits, replay
+ * protection fails closed: a check Redis cannot answer rejects (the route answers 503), since a
+ * webhook let through unchecked may be a replay.
  */
+import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
+import { ReplayStoreUnavailable, type ReplayStore } from '../webhooks/replay.js'
 
 /** What GET /api/health reports as `rateLimitStore`. */
 export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
@@ -28,8 +35,17 @@ export interface RedisRateLimitStore {
   noteFailure(reason: string): void
   /** A rate-limit call succeeded; mark healthy again. */
   noteSuccess(): void
+  /** The webhook replay store on this connection, under `<REDIS_PREFIX>replay:`. */
+  replays: ReplayStore
   close(): Promise<void>
 }
+
+/**
+ * Deletes a replay key only if it still holds this check's token: a SET that timed out may still
+ * run when a hung Redis wakes (its command is on the connection), and would otherwise make the
+ * sender's next delivery of that webhook look like a replay of one that was never accepted.
+ */
+const UNDO_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 export function redisRateLimitStore(config: Config & { redisUrl: string }, log: FastifyBaseLogger): RedisRateLimitStore {
   const client = new Redis(config.redisUrl, {
@@ -52,7 +68,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     const now = Date.now()
     if (closing || now - lastWarning < WARN_INTERVAL_MS) return
     lastWarning = now
-    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns')
+    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns (webhook replay checks answer 503)')
   }
   const noteSuccess = (): void => {
     if (healthy) return
@@ -65,11 +81,29 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.on('error', (error: Error) => { noteFailure(error.message) })
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
 
+  const replays: ReplayStore = {
+    async seen(key, ttlMs, remember) {
+      const redisKey = `${config.redisPrefix}replay:${key}`
+      const token = remember ? randomBytes(12).toString('base64url') : ''
+      try {
+        const seen = remember ? await client.set(redisKey, token, 'PX', ttlMs, 'NX') === null : await client.exists(redisKey) === 1
+        noteSuccess()
+        return seen
+      } catch {
+        noteFailure('a replay-store call failed or timed out')
+        if (remember) client.eval(UNDO_SCRIPT, 1, redisKey, token).catch(() => {})
+        throw new ReplayStoreUnavailable()
+      }
+    },
+    state: () => (healthy ? 'redis' : 'degraded'),
+  }
+
   return {
     storeOptions: { redis: client, nameSpace: config.redisPrefix },
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,
     noteSuccess,
+    replays,
     close: async () => {
       closing = true
       client.disconnect()

@@ -12,6 +12,10 @@
  * rewrite, and it reports a failed Redis call only as "remaining = limit". Counted with callgrind
  * after warm-up, that hook cost about 50,000 instructions per request, a third of all hashd spends on
  * a short /api/hash; the in-memory store answers its callback at once, so this hook costs no promise.
+ *
+ * The webhook replay store lives beside the counters (`app.replayStore`): in memory, or in the same
+ * Redis, on the same connection. With REDIS_URL set Redis is used for replays even when
+ * RATE_LIMIT_MAX=0 turns the limits off, so replicas share replay protection either way.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
@@ -20,6 +24,7 @@ import LocalStore from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { Config } from '../config.js'
 import { problems } from '../problem.js'
+import { MemoryReplayStore, type ReplayStore } from '../webhooks/replay.js'
 import type { RateLimitStoreState } from './rate-limit-redis.js'
 
 declare module 'fastify' {
@@ -28,6 +33,8 @@ declare module 'fastify' {
     rateLimitStoreState(): RateLimitStoreState
     /** The limit as a hook, for handlers that are not routes (the 404 handler); absent when off. */
     limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+    /** Where verified webhooks are remembered (src/webhooks/replay.ts). */
+    replayStore: ReplayStore
   }
 }
 
@@ -47,18 +54,19 @@ function bucketOf(request: FastifyRequest): string {
 
 async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
   const { rateLimitMax, rateLimitWindowMs } = options.config
-  if (rateLimitMax === 0) {
-    app.decorate('rateLimitStoreState', (): RateLimitStoreState => 'off')
-    return
-  }
-  const windowSeconds = Math.ceil(rateLimitWindowMs / 1000)
   const { redisUrl } = options.config
   // Loaded only when configured: without REDIS_URL, ioredis is never imported.
   const redis = redisUrl === undefined
     ? undefined
     : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
-  app.decorate('rateLimitStoreState', redis ? redis.state : (): RateLimitStoreState => 'memory')
   if (redis) app.addHook('onClose', redis.close)
+  app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(options.config.webhookReplayMemoryMax))
+  if (rateLimitMax === 0) {
+    app.decorate('rateLimitStoreState', (): RateLimitStoreState => 'off')
+    return
+  }
+  const windowSeconds = Math.ceil(rateLimitWindowMs / 1000)
+  app.decorate('rateLimitStoreState', redis ? redis.state : (): RateLimitStoreState => 'memory')
 
   // The plugin's defaults: a fixed window that a refused request does not extend, and an LRU of
   // 5000 clients in memory (the least recent is forgotten first).

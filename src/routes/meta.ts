@@ -55,6 +55,10 @@ const Health = Type.Object({
       '"degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; ' +
       'the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0)',
   }),
+  replayStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded')], {
+    description: 'Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, ' +
+      'also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200)',
+  }),
   work: Type.Object({
     threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
     running: Type.Integer({ description: 'Tasks running on the threads now' }),
@@ -122,6 +126,7 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
   }, async () => ({
     status: 'ok' as const,
     rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
+    replayStore: app.replayStore.state(),
     work: engine.stats(),
     files: reloadStatuses(),
     screening: {

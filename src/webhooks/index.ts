@@ -1,0 +1,185 @@
+/**
+ * POST /api/webhooks/verify and /api/webhooks/sign as domain operations: the request's payload and
+ * key are read, the profile's verification runs behind its seam (verify.ts), and a valid webhook
+ * is checked against the replay store. Nothing here logs: the payload, the headers and the key stay
+ * in the request's own objects, and answers and problems quote none of them.
+ */
+import { randomBytes, verify as cryptoVerify } from 'node:crypto'
+import type { Engine } from '../domain/engine.js'
+import { Problem, problems } from '../problem.js'
+import { strictBase64 } from './headers.js'
+import type { ForwardedHeaders } from './headers.js'
+import { exactlyOne, resolveKey, type KeyChoice, type NamedKeySource } from './keys.js'
+import { webhookProfile, WEBHOOK_PROFILE_NAMES, type WebhookProfile } from './profiles.js'
+import { replayKey, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
+import { v1Signature } from './standard-webhooks.js'
+import type { WebhookReason } from './types.js'
+import { inlineCrypto, verify, type WebhookCrypto } from './verify.js'
+
+export { WEBHOOK_PROFILES, WEBHOOK_PROFILE_NAMES, webhookProfile } from './profiles.js'
+export { WEBHOOK_REASONS, type WebhookReason } from './types.js'
+export { MemoryReplayStore, ReplayStoreUnavailable, type ReplayStore, type ReplayStoreState } from './replay.js'
+export { noNamedKeys, type NamedKey, type NamedKeySource } from './keys.js'
+export { inlineCrypto, type WebhookCrypto } from './verify.js'
+
+/** The timestamp tolerance without `toleranceSeconds`: five minutes, as Standard Webhooks' and Stripe's libraries. */
+export const DEFAULT_TOLERANCE_SECONDS = 300
+/** The largest `toleranceSeconds`: a day. Every verified webhook is remembered for twice the tolerance. */
+export const MAX_TOLERANCE_SECONDS = 86_400
+
+export interface WebhookServices {
+  keys: NamedKeySource
+  replays: ReplayStore
+  crypto?: WebhookCrypto
+  /** Milliseconds since the epoch (tests move the clock). */
+  now?: () => number
+}
+
+export interface PayloadChoice {
+  payload?: string
+  payloadBase64?: string
+}
+
+export interface VerifyWebhookRequest extends PayloadChoice, KeyChoice {
+  profile: string
+  headers: ForwardedHeaders
+  toleranceSeconds?: number
+  receivedAt?: number
+  remember?: boolean
+}
+
+export interface VerifyWebhookAnswer {
+  valid: boolean
+  reason?: WebhookReason
+  detail?: string
+  keyName?: string
+  keyVersion?: number
+  timestamp?: number
+  replayed: boolean
+}
+
+export interface SignWebhookRequest extends PayloadChoice {
+  keyName?: string
+  secret?: string
+  id?: string
+  timestamp?: number
+}
+
+export interface SignWebhookAnswer {
+  headers: { 'webhook-id': string, 'webhook-timestamp': string, 'webhook-signature': string }
+  keyName?: string
+  keyVersion?: number
+}
+
+/** The payload's exact bytes: `payload` as UTF-8 text, or `payloadBase64` for any bytes. */
+export function payloadBytes(choice: PayloadChoice): Buffer {
+  const field = exactlyOne(choice as Record<string, unknown>, ['payload', 'payloadBase64'])
+  if (field === 'payload') return Buffer.from(choice.payload as string, 'utf8')
+  const bytes = strictBase64(choice.payloadBase64 as string, true)
+  if (bytes === null) throw problems.invalidEncoding('payloadBase64', 'base64')
+  return bytes
+}
+
+function profileNamed(name: string): WebhookProfile {
+  const profile = webhookProfile(name)
+  // The schema's enum refuses other names first; this is for callers of the domain function.
+  if (!profile) throw problems.validation(`profile must be one of ${WEBHOOK_PROFILE_NAMES.join(', ')}`, [{ pointer: '/body/profile', message: 'unknown profile' }])
+  return profile
+}
+
+export const replayStoreUnavailable = () => new Problem(503, 'urn:hashd:problem:replay-store-unavailable', 'Replay store unavailable',
+  'The signature is valid, but the replay store (Redis) cannot be reached to check that this webhook was not seen before; ' +
+  'answer the sender with a 5xx so that it delivers again, and hashd will check it then', { headers: { 'retry-after': '1' } })
+
+export async function verifyWebhook(request: VerifyWebhookRequest, services: WebhookServices): Promise<VerifyWebhookAnswer> {
+  const profile = profileNamed(request.profile)
+  const payload = payloadBytes(request)
+  const key = resolveKey(profile, request, services.keys)
+  const now = services.now?.() ?? Date.now()
+  const nowSeconds = Math.floor(now / 1000)
+  const toleranceSeconds = request.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS
+  if (request.receivedAt !== undefined && request.receivedAt > nowSeconds + toleranceSeconds) {
+    throw problems.validation('receivedAt is later than now by more than the tolerance: it must be when the webhook was received, in Unix seconds',
+      [{ pointer: '/body/receivedAt', message: 'in the future' }])
+  }
+  const verification = await verify(profile, payload, request.headers, key,
+    { toleranceSeconds, referenceSeconds: request.receivedAt ?? nowSeconds }, services.crypto ?? inlineCrypto)
+  const named = key.kind === 'hmac' && key.keyName !== undefined ? { keyName: key.keyName } : {}
+  const shown = {
+    ...named,
+    ...(verification.keyVersion !== undefined ? { keyVersion: verification.keyVersion } : {}),
+    ...(verification.timestamp !== undefined ? { timestamp: verification.timestamp } : {}),
+  }
+  if (!verification.valid || verification.replayToken === undefined) {
+    return { valid: false, reason: verification.reason, detail: verification.detail, ...shown, replayed: false }
+  }
+  // Remembered for twice the tolerance: a timestamp may be up to the tolerance ahead of the
+  // reference, and is accepted until it is the tolerance behind.
+  const storeKey = replayKey(profile.name, key.scope, verification.replayToken)
+  let replayed: boolean
+  try {
+    replayed = await services.replays.seen(storeKey, 2 * toleranceSeconds * 1000, request.remember ?? true)
+  } catch (error) {
+    if (error instanceof ReplayStoreUnavailable) throw replayStoreUnavailable()
+    throw error
+  }
+  if (replayed) {
+    return {
+      valid: false, reason: 'replayed', ...shown, replayed: true,
+      detail: `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`,
+    }
+  }
+  return { valid: true, ...shown, replayed: false }
+}
+
+/** A new webhook id: `msg_` and 128 random bits, the shape Standard Webhooks' examples use. */
+const newWebhookId = (): string => `msg_${randomBytes(16).toString('base64url')}`
+
+export async function signWebhook(request: SignWebhookRequest, services: WebhookServices): Promise<SignWebhookAnswer> {
+  const profile = profileNamed('standard-webhooks')
+  const payload = payloadBytes(request)
+  const key = resolveKey(profile, request, services.keys, 'sign')
+  if (key.kind !== 'hmac') throw new Error('signing takes an HMAC key')
+  const id = request.id ?? newWebhookId()
+  const timestamp = request.timestamp ?? Math.floor((services.now?.() ?? Date.now()) / 1000)
+  const content = profile.module.signedContent({ id, timestamp, signatures: [] }, payload)
+  const crypto = services.crypto ?? inlineCrypto
+  // The current version signs first; other versions that still verify sign too, so a receiver
+  // holding either secret accepts it during a rotation (the spec's "Webhook headers" section).
+  const signing = key.keyName === undefined ? key.versions : signingVersions(key.versions, services.keys.namedKey(key.keyName)?.current)
+  const signatures: string[] = []
+  for (const version of signing) signatures.push(v1Signature(await crypto.hmacSha256(version.secret, content)))
+  const current = signing[0]?.version
+  return {
+    headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') },
+    ...(key.keyName !== undefined ? { keyName: key.keyName } : {}),
+    ...(current !== undefined ? { keyVersion: current } : {}),
+  }
+}
+
+function signingVersions<T extends { version?: number, standing: string }>(versions: T[], current: number | undefined): T[] {
+  const first = versions.filter((version) => version.version === current)
+  return [...first, ...versions.filter((version) => version.version !== current && version.standing === 'valid')]
+}
+
+/**
+ * The engine's HMAC (inline for small payloads, on the pool above INLINE_DIGEST_MAX_BYTES, as
+ * /api/hmac) and Ed25519 on libuv's threads above the same size, so a large payload never holds
+ * the event loop.
+ */
+export function engineCrypto(engine: Engine): WebhookCrypto {
+  const inlineMax = engine.config.inlineDigestMaxBytes
+  return {
+    hmacSha256: async (key, content) => (await engine.run<Uint8Array>({ op: 'hmac', algorithm: 'sha256', key, message: content })).value,
+    ed25519Verify: async (content, signature, key) => {
+      if (content.length < inlineMax) return inlineCrypto.ed25519Verify(content, signature, key)
+      return new Promise((resolve) => {
+        try {
+          cryptoVerify(null, content, key, signature, (error, valid) => resolve(error === null && valid))
+        } catch {
+          resolve(false)
+        }
+      })
+    },
+  }
+}

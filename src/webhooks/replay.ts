@@ -1,0 +1,83 @@
+/**
+ * Replay protection: a webhook that verified is remembered, by its id (or, for profiles without
+ * one, by the content its signature covers), for the replay window, and a second one with the same
+ * identity is refused as `replayed`. The store is the rate-limit store: this process's memory, or
+ * with REDIS_URL the same Redis every replica shares (plugins/rate-limit-redis.ts, the only module
+ * that talks to Redis), so a webhook replayed to another replica is caught too.
+ *
+ * What is stored is a SHA-256 of the profile, the key's scope and the identity: never the payload,
+ * a secret or an id in the clear. Only webhooks whose signature and timestamp are valid are
+ * remembered, so a forger cannot spend an id ahead of the real sender.
+ */
+import { createHash } from 'node:crypto'
+
+export type ReplayStoreState = 'memory' | 'redis' | 'degraded'
+
+export interface ReplayStore {
+  /**
+   * Whether `key` was already seen within its window. With `remember`, records it for `ttlMs` in
+   * the same step (of two concurrent checks of one key, exactly one sees it unseen). Rejects with
+   * ReplayStoreUnavailable when the store cannot answer.
+   */
+  seen(key: string, ttlMs: number, remember: boolean): Promise<boolean>
+  state(): ReplayStoreState
+}
+
+export class ReplayStoreUnavailable extends Error {
+  constructor() {
+    super('the replay store is unavailable')
+    this.name = 'ReplayStoreUnavailable'
+  }
+}
+
+/** The store key of one delivery: base64url SHA-256, 43 characters. */
+export function replayKey(profile: string, scope: string, token: Uint8Array): string {
+  return createHash('sha256').update(`hashd webhook replay\0${profile}\0${scope}\0`).update(token).digest('base64url')
+}
+
+/**
+ * In memory: a Map from key to expiry, in insertion order. Each insert drops a few expired
+ * entries from the front, and past `maxEntries` the oldest goes first (documented: a replica
+ * alone, past that many webhooks in one window, forgets the oldest early).
+ */
+export class MemoryReplayStore implements ReplayStore {
+  readonly #expiries = new Map<string, number>()
+  readonly #maxEntries: number
+  readonly #now: () => number
+
+  constructor(maxEntries = 100_000, now: () => number = Date.now) {
+    this.#maxEntries = maxEntries
+    this.#now = now
+  }
+
+  async seen(key: string, ttlMs: number, remember: boolean): Promise<boolean> {
+    const now = this.#now()
+    const expiry = this.#expiries.get(key)
+    if (expiry !== undefined && expiry > now) return true
+    if (!remember) return false
+    this.#expiries.delete(key)
+    this.#expiries.set(key, now + ttlMs)
+    this.#sweep(now)
+    return false
+  }
+
+  state(): ReplayStoreState {
+    return 'memory'
+  }
+
+  get size(): number {
+    return this.#expiries.size
+  }
+
+  #sweep(now: number): void {
+    let checked = 0
+    for (const [key, expiry] of this.#expiries) {
+      if (this.#expiries.size > this.#maxEntries || (expiry <= now && checked < 4)) {
+        this.#expiries.delete(key)
+        checked++
+        continue
+      }
+      break
+    }
+  }
+}
