@@ -50,6 +50,7 @@ export const TOOLS = {
   'python3-bcrypt': { debian: 'python3-bcrypt', pythonModule: 'bcrypt' },
   'argon2-cffi': { debian: 'python3-argon2', pythonModule: 'argon2' },
   pycryptodome: { debian: 'python3-pycryptodome', pythonModule: 'Cryptodome.Hash' },
+  pynacl: { debian: 'python3-nacl', pythonModule: 'nacl.signing' },
   libxcrypt: { debian: 'libcrypt1', sharedLibrary: 'libcrypt.so.1' },
   'ssh-keygen': { debian: 'openssh-client', command: 'ssh-keygen' },
   'redis-server': { debian: 'redis-server', command: 'redis-server' },

@@ -1,0 +1,143 @@
+/**
+ * Webhook replay protection shared through a real redis-server: two hashd processes, one Redis. A
+ * webhook verified by one replica is a replay at the other; with Redis stopped or hung a webhook
+ * whose signature is valid gets 503 (fail closed) while bad ones are still refused with their
+ * reasons; a check that timed out on a hung Redis does not turn the sender's next delivery into a
+ * "replay" when Redis wakes.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import { Webhook } from 'standardwebhooks'
+import Stripe from 'stripe'
+import { startHashd, type HashdProcess } from './helpers/process.js'
+import { startRedis, type TestRedis } from './helpers/redis.js'
+import { skipUnless } from './helpers/tools.js'
+
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+
+function signed(secret: string, id = `msg_${randomBytes(12).toString('hex')}`) {
+  const payload = JSON.stringify({ type: 'user.created', data: { id: randomBytes(8).toString('hex') } })
+  const timestamp = nowSeconds()
+  const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), payload) }
+  return { profile: 'standard-webhooks', payload, secret, headers }
+}
+
+async function replayStore(server: HashdProcess): Promise<string> {
+  return ((await server.get('/api/health')).body as { replayStore: string }).replayStore
+}
+
+async function waitForReplayStore(server: HashdProcess, state: string): Promise<void> {
+  const deadline = Date.now() + 15_000
+  let last = ''
+  while (Date.now() < deadline) {
+    last = await replayStore(server)
+    if (last === state) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  assert.fail(`replayStore stayed "${last}", expected "${state}"`)
+}
+
+describe('webhook replays shared through Redis', { skip: skipUnless('redis-server') }, () => {
+  let redis: TestRedis
+  const processes: HashdProcess[] = []
+  const prefix = `hashd-test-${randomBytes(4).toString('hex')}:`
+  const start = async (env: Record<string, string> = {}) => {
+    // RATE_LIMIT_MAX=0 (the helpers' default): Redis keeps replays even with the limits off.
+    const started = await startHashd({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })
+    processes.push(started)
+    return started
+  }
+  const verify = async (server: HashdProcess, request: object) => server.post('/api/webhooks/verify', request)
+
+  before(async () => { redis = await startRedis() })
+  after(async () => {
+    await Promise.all(processes.map((process) => process.stop()))
+    await redis.destroy()
+  })
+
+  it('a webhook verified by one replica is a replay at the other (Standard Webhooks by id, Stripe by signed content)', async () => {
+    const [a, b] = await Promise.all([start(), start()])
+    await Promise.all([waitForReplayStore(a, 'redis'), waitForReplayStore(b, 'redis')])
+    const secret = newSecret()
+    const webhook = signed(secret)
+    const first = await verify(a, webhook)
+    assert.equal(first.status, 200)
+    assert.deepEqual(first.body, { valid: true, timestamp: Number(webhook.headers['webhook-timestamp']), replayed: false })
+    const second = await verify(b, webhook)
+    assert.deepEqual([second.status, second.body.valid, second.body.reason, second.body.replayed], [200, false, 'replayed', true])
+    // The sender's retry: same id, new timestamp and signature, at the other replica.
+    const retry = signed(secret, webhook.headers['webhook-id'])
+    assert.equal((await verify(b, retry)).body.replayed, true)
+
+    const stripe = new Stripe('sk_test_hashd_never_used')
+    const stripeSecret = `whsec_${randomBytes(24).toString('hex')}`
+    const payload = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, object: 'event' })
+    const request = { profile: 'stripe', payload, secret: stripeSecret, headers: { 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret: stripeSecret }) } }
+    assert.equal((await verify(b, request)).body.valid, true)
+    assert.equal((await verify(a, request)).body.reason, 'replayed')
+
+    // What Redis holds: a hash under <prefix>replay:, never the id, with the window as its time to live.
+    const keys = await redis.command(`KEYS ${prefix}replay:*`)
+    assert.match(keys, /^\*2\r\n/, keys)
+    assert.ok(!keys.includes(webhook.headers['webhook-id']))
+    const ttl = Number(/^:(\d+)/.exec(await redis.command(`PTTL ${/\r\n(hashd-test-[^\r]+)\r\n/.exec(keys)?.[1]}`))?.[1])
+    assert.ok(ttl > 590_000 && ttl <= 600_000, `PTTL ${ttl}: twice the 300 s tolerance`)
+    await Promise.all([a.stop(), b.stop()])
+  })
+
+  it('with Redis stopped: a valid signature gets 503 with Retry-After (fail closed), bad ones are refused with their reasons; with Redis back, it verifies', async () => {
+    const server = await start({ REDIS_PREFIX: `${prefix}outage:` })
+    await waitForReplayStore(server, 'redis')
+    const secret = newSecret()
+    await redis.stop()
+    try {
+      await waitForReplayStore(server, 'degraded')
+      const webhook = signed(secret)
+      const refused = await verify(server, webhook)
+      assert.equal(refused.status, 503)
+      assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+      assert.equal(refused.body.type, 'urn:hashd:problem:replay-store-unavailable')
+      assert.equal(refused.headers.get('retry-after'), '1')
+      const forged = await verify(server, { ...webhook, secret: newSecret() })
+      assert.deepEqual([forged.status, forged.body.reason], [200, 'signature-mismatch'])
+      const malformed = await verify(server, { ...webhook, headers: { ...webhook.headers, 'webhook-timestamp': 'soon' } })
+      assert.deepEqual([malformed.status, malformed.body.reason], [200, 'malformed-header'])
+      const health = await server.get('/api/health')
+      assert.deepEqual([health.status, health.body.status, health.body.replayStore, health.body.rateLimitStore], [200, 'ok', 'degraded', 'off'])
+      assert.equal(server.stdout().split('\n').filter((line) => line.includes('Redis unavailable')).length, 1, 'one warning')
+    } finally {
+      await redis.start()
+    }
+    await waitForReplayStore(server, 'redis')
+    const webhook = signed(secret)
+    assert.equal((await verify(server, webhook)).body.valid, true)
+    assert.equal((await verify(server, webhook)).body.reason, 'replayed')
+    await server.stop()
+  })
+
+  it('with Redis hung (SIGSTOP): 503 within the command timeout; the check that timed out is undone, so the sender\'s next delivery verifies', async () => {
+    const server = await start({ REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '100' })
+    await waitForReplayStore(server, 'redis')
+    const webhook = signed(newSecret())
+    redis.pause()
+    try {
+      const started = Date.now()
+      const refused = await verify(server, webhook)
+      assert.equal(refused.status, 503)
+      assert.ok(Date.now() - started < 2_000, `answered in ${Date.now() - started} ms`)
+    } finally {
+      redis.resume()
+    }
+    // Redis runs the queued SET when it thaws, and the undo right after it: no key is left.
+    const deadline = Date.now() + 5_000
+    let keys = ''
+    while (Date.now() < deadline && (keys = await redis.command(`KEYS ${prefix}hung:replay:*`)) !== '*0\r\n') await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(keys, '*0\r\n')
+    const again = await verify(server, webhook)
+    assert.deepEqual([again.status, again.body.valid, again.body.replayed], [200, true, false])
+    assert.equal((await verify(server, webhook)).body.reason, 'replayed')
+    await server.stop()
+  })
+})

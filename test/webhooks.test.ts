@@ -1,0 +1,483 @@
+/**
+ * POST /api/webhooks/verify and /api/webhooks/sign against the providers' own libraries from npm,
+ * both ways, and the Standard Webhooks spec's published vectors:
+ *
+ * - `standardwebhooks` (the spec's JavaScript library) signs and hashd verifies; hashd signs and it
+ *   verifies;
+ * - `@octokit/webhooks-methods` (GitHub's) signs, and it and hashd judge the same cases alike;
+ * - `stripe`'s `webhooks.generateTestHeaderString` signs, and its `constructEvent` and hashd judge
+ *   the same cases alike.
+ *
+ * Then every refusal with its reason (a changed byte, a stale or future timestamp, a wrong key,
+ * malformed and missing headers), rotation, replays in memory, receivedAt, the 400s, and the logs.
+ * Replays across two replicas sharing Redis are in webhooks-redis.test.ts.
+ */
+import assert from 'node:assert/strict'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as cryptoSign } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
+import { Webhook } from 'standardwebhooks'
+import Stripe from 'stripe'
+import { startServer, type TestServer } from './helpers/server.js'
+import { python, skipUnless } from './helpers/tools.js'
+
+/** The spec's v1 vector (its libraries' tests: libraries/javascript/src/webhook.test.ts and the others). */
+const VECTOR = {
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+  timestamp: 1614265330,
+  payload: '{"test": 2432232314}',
+  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+}
+/** The spec's v1a vector (libraries/go/webhook_asymmetric_test.go, TestAsymmetricWebhookSign): the Ed25519 seed, same id, time and payload. */
+const V1A_SEED = 'VEVTVFNJR05JTkdLRVlET05PVFVTRVRISVNGT1JBTlk='
+const V1A_SIGNATURE = 'v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag=='
+
+/** RFC 8410 PKCS #8 around a 32-byte Ed25519 seed, so node:crypto can load the vector's key. */
+function ed25519FromSeed(seedBase64: string) {
+  const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(seedBase64, 'base64')])
+  const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
+  const x = createPublicKey(privateKey).export({ format: 'jwk' }).x as string
+  return { privateKey, whpk: `whpk_${Buffer.from(x, 'base64url').toString('base64')}` }
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+const newId = () => `msg_${randomBytes(12).toString('hex')}`
+const body = (extra: Record<string, unknown> = {}) => JSON.stringify({ type: 'invoice.paid', data: { id: randomBytes(8).toString('hex'), amount: 4200 }, ...extra })
+
+/** Headers as the spec's library signs them. */
+function standardHeaders(secret: string, payload: string, id = newId(), timestamp = nowSeconds()) {
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), payload) }
+}
+
+/** Whether the spec's library accepts it (it throws WebhookVerificationError otherwise). */
+function standardAccepts(secret: string, payload: string, headers: Record<string, string>): boolean {
+  try {
+    new Webhook(secret).verify(payload, headers)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const stripe = new Stripe('sk_test_hashd_never_used')
+const stripeHeader = (secret: string, payload: string, timestamp = nowSeconds()) => stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp })
+function stripeAccepts(secret: string, payload: string, header: string): boolean {
+  try {
+    stripe.webhooks.constructEvent(payload, header, secret)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('POST /api/webhooks/verify and /sign', () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(async () => { await server.close() })
+
+  const verify = async (request: Record<string, unknown>) => {
+    const response = await server.post('/api/webhooks/verify', request)
+    assert.equal(response.status, 200, response.text)
+    return response.body as { valid: boolean, reason?: string, detail?: string, keyName?: string, keyVersion?: number, timestamp?: number, replayed: boolean }
+  }
+
+  describe('the published Standard Webhooks vectors', () => {
+    it('v1: the spec\'s vector verifies (receivedAt at its time), once; its sign reproduces it', async () => {
+      const headers = { 'webhook-id': VECTOR.id, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': VECTOR.signature }
+      const request = { profile: 'standard-webhooks', payload: VECTOR.payload, secret: VECTOR.secret, headers, receivedAt: VECTOR.timestamp + 10, remember: false }
+      assert.deepEqual(await verify(request), { valid: true, timestamp: VECTOR.timestamp, replayed: false })
+      // The base64 alone, without whsec_, is the same secret (the spec's libraries take both).
+      assert.equal((await verify({ ...request, secret: VECTOR.secret.slice('whsec_'.length) })).valid, true)
+      const signed = await server.post('/api/webhooks/sign', { payload: VECTOR.payload, secret: VECTOR.secret, id: VECTOR.id, timestamp: VECTOR.timestamp })
+      assert.equal(signed.status, 200)
+      assert.deepEqual(signed.body, { headers })
+    })
+
+    it('v1a: the spec\'s Ed25519 vector verifies with its public key (whpk_ and PEM); v1 entries beside it are skipped', async () => {
+      const { privateKey, whpk } = ed25519FromSeed(V1A_SEED)
+      const pem = createPublicKey(privateKey).export({ format: 'pem', type: 'spki' }) as string
+      const headers = { 'webhook-id': VECTOR.id, 'webhook-timestamp': String(VECTOR.timestamp), 'webhook-signature': `${VECTOR.signature} ${V1A_SIGNATURE}` }
+      for (const publicKey of [whpk, pem]) {
+        assert.deepEqual(await verify({ profile: 'standard-webhooks', payload: VECTOR.payload, publicKey, headers, receivedAt: VECTOR.timestamp, remember: false }),
+          { valid: true, timestamp: VECTOR.timestamp, replayed: false })
+      }
+      // A secret checks the v1 entry of the same header.
+      assert.equal((await verify({ profile: 'standard-webhooks', payload: VECTOR.payload, secret: VECTOR.secret, headers, receivedAt: VECTOR.timestamp, remember: false })).valid, true)
+      const changed = await verify({ profile: 'standard-webhooks', payload: VECTOR.payload.replace('4', '5'), publicKey: whpk, headers, receivedAt: VECTOR.timestamp })
+      assert.equal(changed.reason, 'signature-mismatch')
+    })
+
+    it('v1a made by PyNaCl (libsodium, an independent Ed25519) verifies; a changed byte does not', { skip: skipUnless('pynacl') }, async () => {
+      const id = newId()
+      const timestamp = nowSeconds()
+      const payload = body()
+      const [publicKey, signature] = python([
+        'import sys, base64, nacl.signing',
+        'key = nacl.signing.SigningKey.generate()',
+        'message = sys.argv[1].encode() + b"." + sys.argv[2].encode() + b"." + sys.stdin.buffer.read()',
+        'print(base64.b64encode(bytes(key.verify_key)).decode())',
+        'print(base64.b64encode(key.sign(message).signature).decode())',
+      ].join('\n'), [id, String(timestamp)], payload).trim().split('\n') as [string, string]
+      const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1a,${signature}` }
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, publicKey: `whpk_${publicKey}`, headers })).valid, true)
+      const tampered = await verify({ profile: 'standard-webhooks', payload: payload.replace('4200', '4201'), publicKey: `whpk_${publicKey}`, headers })
+      assert.equal(tampered.reason, 'signature-mismatch')
+    })
+  })
+
+  describe('standard-webhooks with the spec\'s library (standardwebhooks on npm)', () => {
+    it('what the library signs, hashd verifies; what hashd signs, the library verifies', async () => {
+      for (let round = 0; round < 20; round++) {
+        const secret = newSecret()
+        const payload = body({ round, text: 'naïve ☃ \u{1F600}' })
+        assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers: standardHeaders(secret, payload) })).valid, true)
+        const signed = await server.post('/api/webhooks/sign', { payload, secret })
+        assert.equal(signed.status, 200)
+        assert.match(signed.body.headers['webhook-id'], /^msg_[A-Za-z0-9_-]{22}$/)
+        assert.ok(Math.abs(Number(signed.body.headers['webhook-timestamp']) - nowSeconds()) <= 2)
+        assert.equal(standardAccepts(secret, payload, signed.body.headers), true, 'standardwebhooks accepts hashd\'s headers')
+      }
+    })
+
+    it('refuses each tampered case with its reason, as the library refuses it', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const good = standardHeaders(secret, payload)
+      const stale = standardHeaders(secret, payload, newId(), nowSeconds() - 301)
+      const future = standardHeaders(secret, payload, newId(), nowSeconds() + 360)
+      const cases: Array<[string, { payload: string, secret: string, headers: Record<string, string> }, string]> = [
+        ['one changed byte of the body', { payload: payload.replace('4200', '4201'), secret, headers: good }, 'signature-mismatch'],
+        ['one byte more (a trailing newline)', { payload: `${payload}\n`, secret, headers: good }, 'signature-mismatch'],
+        ['another id', { payload, secret, headers: { ...good, 'webhook-id': newId() } }, 'signature-mismatch'],
+        ['another timestamp', { payload, secret, headers: { ...good, 'webhook-timestamp': String(Number(good['webhook-timestamp']) - 1) } }, 'signature-mismatch'],
+        ['a wrong key', { payload, secret: newSecret(), headers: good }, 'signature-mismatch'],
+        ['a timestamp 301 s old', { payload, secret, headers: stale }, 'timestamp-too-old'],
+        ['a timestamp 6 minutes ahead', { payload, secret, headers: future }, 'timestamp-too-new'],
+      ]
+      for (const [label, request, reason] of cases) {
+        const answer = await verify({ profile: 'standard-webhooks', ...request })
+        assert.equal(answer.valid, false, label)
+        assert.equal(answer.reason, reason, label)
+        assert.equal(answer.replayed, false, label)
+        assert.ok(answer.detail && !answer.detail.includes(request.secret) && !answer.detail.includes('4200'), `${label}: the detail quotes nothing`)
+        assert.equal(standardAccepts(request.secret, request.payload, request.headers), false, `${label}: the library refuses it too`)
+      }
+      // The stale one is authentic: its signature matched, so the answer has its time.
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers: stale })).timestamp, Number(stale['webhook-timestamp']))
+    })
+
+    it('refuses malformed and missing headers with their reasons, never a 5xx', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const good = standardHeaders(secret, payload)
+      const { 'webhook-id': _id, ...withoutId } = good
+      const { 'webhook-signature': _signature, ...withoutSignature } = good
+      const v1 = good['webhook-signature']
+      const cases: Array<[string, Record<string, string | string[]>, string]> = [
+        ['no webhook-id', withoutId, 'missing-header'],
+        ['no webhook-signature', withoutSignature, 'missing-header'],
+        ['an empty webhook-timestamp', { ...good, 'webhook-timestamp': '  ' }, 'missing-header'],
+        ['a timestamp in milliseconds', { ...good, 'webhook-timestamp': `${good['webhook-timestamp']}000` }, 'malformed-header'],
+        ['a timestamp with a fraction', { ...good, 'webhook-timestamp': `${good['webhook-timestamp']}.5` }, 'malformed-header'],
+        ['a negative timestamp', { ...good, 'webhook-timestamp': '-1' }, 'malformed-header'],
+        ['a timestamp with a leading zero', { ...good, 'webhook-timestamp': `0${good['webhook-timestamp']}` }, 'malformed-header'],
+        ['a signature without its version', { ...good, 'webhook-signature': v1.slice(3) }, 'malformed-header'],
+        ['a v1 signature that is not base64', { ...good, 'webhook-signature': 'v1,not*base64' }, 'malformed-header'],
+        ['a v1 signature of 31 bytes', { ...good, 'webhook-signature': `v1,${randomBytes(31).toString('base64')}` }, 'malformed-header'],
+        ['seventeen signatures', { ...good, 'webhook-signature': Array(17).fill(v1).join(' ') }, 'malformed-header'],
+        ['webhook-id given twice under two spellings', { ...good, 'Webhook-Id': newId() }, 'malformed-header'],
+        ['webhook-signature as two values', { ...good, 'webhook-signature': [v1, v1] }, 'malformed-header'],
+        ['only a v1a signature, checked with a secret', { ...good, 'webhook-signature': `v1a,${randomBytes(64).toString('base64')}` }, 'unsupported-signature'],
+        ['only a v2 signature', { ...good, 'webhook-signature': `v2,${randomBytes(32).toString('base64')}` }, 'unsupported-signature'],
+      ]
+      for (const [label, headers, reason] of cases) {
+        const answer = await verify({ profile: 'standard-webhooks', payload, secret, headers })
+        assert.deepEqual([answer.valid, answer.reason], [false, reason], label)
+      }
+    })
+
+    it('reads header names in any case, a one-value array, and other headers beside them', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const good = standardHeaders(secret, payload)
+      const headers = {
+        'WEBHOOK-ID': good['webhook-id'], 'Webhook-Timestamp': [good['webhook-timestamp']], 'webhook-Signature': `  ${good['webhook-signature']} `,
+        'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'], host: 'example.test',
+      }
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers })).valid, true)
+    })
+
+    it('rotation: a header signed with the old and the new secret verifies with either; unknown entries are skipped', async () => {
+      const [oldSecret, newSecretText] = [newSecret(), newSecret()]
+      const payload = body()
+      const id = newId()
+      const timestamp = nowSeconds()
+      const signatures = [oldSecret, newSecretText].map((secret) => new Webhook(secret).sign(id, new Date(timestamp * 1000), payload))
+      const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v2,abc ${signatures.join(' ')} v1a,${randomBytes(64).toString('base64')}` }
+      for (const secret of [oldSecret, newSecretText]) {
+        assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers, remember: false })).valid, true)
+        assert.equal(standardAccepts(secret, payload, headers), true)
+      }
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret: newSecret(), headers })).reason, 'signature-mismatch')
+    })
+
+    it('payloadBase64 carries bytes that are not UTF-8, signed over the raw bytes (Python\'s hmac)', { skip: skipUnless('python3') }, async () => {
+      const secret = newSecret()
+      const payload = Buffer.concat([Buffer.from('{"bin":"'), Buffer.from([0xff, 0xfe, 0x00, 0x80]), Buffer.from('"}')])
+      const id = newId()
+      const timestamp = nowSeconds()
+      const signature = python('import sys, hmac, hashlib, base64; key = base64.b64decode(sys.argv[1][6:]); '
+        + 'print(base64.b64encode(hmac.new(key, sys.argv[2].encode() + b"." + sys.argv[3].encode() + b"." + sys.stdin.buffer.read(), hashlib.sha256).digest()).decode())',
+      [secret, id, String(timestamp)], payload).trim()
+      const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` }
+      assert.equal((await verify({ profile: 'standard-webhooks', payloadBase64: payload.toString('base64'), secret, headers, remember: false })).valid, true)
+      // The same bytes through a JSON string are not the same bytes: 0xff is not UTF-8.
+      assert.equal((await verify({ profile: 'standard-webhooks', payload: payload.toString('latin1'), secret, headers })).reason, 'signature-mismatch')
+      // And hashd signs the raw bytes too.
+      const signed = await server.post('/api/webhooks/sign', { payloadBase64: payload.toString('base64'), secret, id, timestamp })
+      assert.equal(signed.body.headers['webhook-signature'], `v1,${signature}`)
+    })
+  })
+
+  describe('github with @octokit/webhooks-methods', () => {
+    it('what octokit signs, hashd verifies; octokit and hashd judge every case alike', async () => {
+      const secret = `It's a Secret to Everybody ${randomBytes(4).toString('hex')}`
+      const payload = body({ action: 'opened', text: 'naïve ☃' })
+      const signature = await octokitSign(secret, payload)
+      const cases: Array<[string, string, string, string, string | undefined]> = [
+        ['as signed', secret, payload, signature, undefined],
+        ['one changed byte', secret, payload.replace('4200', '4201'), signature, 'signature-mismatch'],
+        ['a wrong key', `${secret}!`, payload, signature, 'signature-mismatch'],
+      ]
+      for (const [label, key, content, header, reason] of cases) {
+        const answer = await verify({ profile: 'github', payload: content, secret: key, headers: { 'X-Hub-Signature-256': header }, remember: false })
+        assert.equal(answer.valid, reason === undefined, label)
+        assert.equal(answer.reason, reason, label)
+        assert.equal(answer.timestamp, undefined, 'GitHub signs no timestamp')
+        assert.equal(await octokitVerify(key, content, header), reason === undefined, `${label}: octokit agrees`)
+      }
+    })
+
+    it('refuses malformed and missing headers', async () => {
+      const secret = 'github-secret'
+      const payload = body()
+      const hex = (await octokitSign(secret, payload)).slice('sha256='.length)
+      const cases: Array<[string, Record<string, string>, string]> = [
+        ['no header', {}, 'missing-header'],
+        ['only the SHA-1 header', { 'x-hub-signature': `sha1=${'a'.repeat(40)}` }, 'missing-header'],
+        ['no sha256= prefix', { 'x-hub-signature-256': hex }, 'malformed-header'],
+        ['sha1= prefix', { 'x-hub-signature-256': `sha1=${hex}` }, 'malformed-header'],
+        ['63 hex digits', { 'x-hub-signature-256': `sha256=${hex.slice(1)}` }, 'malformed-header'],
+        ['not hex', { 'x-hub-signature-256': `sha256=${'z'.repeat(64)}` }, 'malformed-header'],
+      ]
+      for (const [label, headers, reason] of cases) {
+        const answer = await verify({ profile: 'github', payload, secret, headers })
+        assert.deepEqual([answer.valid, answer.reason], [false, reason], label)
+      }
+    })
+  })
+
+  describe('stripe with stripe-node (generateTestHeaderString, constructEvent)', () => {
+    it('what Stripe\'s library signs, hashd verifies; constructEvent and hashd judge every case alike', async () => {
+      const secret = `whsec_${randomBytes(24).toString('hex')}`
+      const payload = body({ object: 'event' })
+      const now = nowSeconds()
+      const header = stripeHeader(secret, payload, now)
+      const second = stripeHeader(`whsec_${randomBytes(24).toString('hex')}`, payload, now).split(',')[1] as string
+      const cases: Array<[string, string, string, string, string | undefined]> = [
+        ['as signed', secret, payload, header, undefined],
+        ['two v1 signatures (a secret being rolled), ours second', secret, payload, `t=${now},${second},${header.split(',')[1]}`, undefined],
+        ['with a v0 entry', secret, payload, `${header},v0=${'0'.repeat(64)}`, undefined],
+        ['one changed byte', secret, payload.replace('4200', '4201'), header, 'signature-mismatch'],
+        ['a wrong key', `${secret}x`, payload, header, 'signature-mismatch'],
+        ['301 s old', secret, payload, stripeHeader(secret, payload, now - 301), 'timestamp-too-old'],
+        ['another t', secret, payload, header.replace(`t=${now}`, `t=${now - 1}`), 'signature-mismatch'],
+        ['no t', secret, payload, header.split(',')[1] as string, 'malformed-header'],
+        ['no v1', secret, payload, `t=${now},v0=${'0'.repeat(64)}`, 'unsupported-signature'],
+      ]
+      for (const [label, key, content, signatureHeader, reason] of cases) {
+        const answer = await verify({ profile: 'stripe', payload: content, secret: key, headers: { 'Stripe-Signature': signatureHeader }, remember: false })
+        assert.deepEqual([answer.valid, answer.reason], [reason === undefined, reason], label)
+        assert.equal(stripeAccepts(key, content, signatureHeader), reason === undefined, `${label}: constructEvent agrees`)
+      }
+    })
+
+    it('receivedAt: an event read from a queue an hour late verifies against when it arrived, as constructEvent\'s receivedAt', async () => {
+      const secret = `whsec_${randomBytes(24).toString('hex')}`
+      const payload = body()
+      const signedAt = nowSeconds() - 3600
+      const header = stripeHeader(secret, payload, signedAt)
+      const request = { profile: 'stripe', payload, secret, headers: { 'stripe-signature': header }, remember: false }
+      assert.equal((await verify(request)).reason, 'timestamp-too-old')
+      assert.deepEqual(await verify({ ...request, receivedAt: signedAt + 20 }), { valid: true, timestamp: signedAt, replayed: false })
+      assert.equal((await verify({ ...request, receivedAt: signedAt + 301 })).reason, 'timestamp-too-old')
+      assert.equal((await verify({ ...request, receivedAt: signedAt + 301, toleranceSeconds: 600 })).valid, true)
+      assert.doesNotThrow(() => stripe.webhooks.constructEvent(payload, header, secret, 300, undefined, (signedAt + 20) * 1000))
+      const late = await server.post('/api/webhooks/verify', { ...request, receivedAt: nowSeconds() + 400 })
+      assert.equal(late.status, 400)
+      assert.equal(late.body.errors[0].pointer, '/body/receivedAt')
+    })
+  })
+
+  describe('replays (this process\'s memory; across replicas: webhooks-redis.test.ts)', () => {
+    it('a second delivery with the same id is replayed, whatever its timestamp and signature', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const id = newId()
+      const first = standardHeaders(secret, payload, id)
+      assert.deepEqual(await verify({ profile: 'standard-webhooks', payload, secret, headers: first }), { valid: true, timestamp: Number(first['webhook-timestamp']), replayed: false })
+      const again = await verify({ profile: 'standard-webhooks', payload, secret, headers: first })
+      assert.deepEqual([again.valid, again.reason, again.replayed], [false, 'replayed', true])
+      // The sender's retry of the same event has a new timestamp and signature but the same id.
+      const retry = standardHeaders(secret, payload, id, nowSeconds() - 5)
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers: retry })).replayed, true)
+      // Another key's webhook with the same id is another webhook.
+      const otherSecret = newSecret()
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret: otherSecret, headers: standardHeaders(otherSecret, payload, id) })).valid, true)
+    })
+
+    it('a forgery is not remembered, so it cannot spend the real webhook\'s id', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const id = newId()
+      const forged = standardHeaders(newSecret(), payload, id)
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers: forged })).reason, 'signature-mismatch')
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers: standardHeaders(secret, payload, id) })).valid, true)
+    })
+
+    it('remember: false looks without remembering', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const headers = standardHeaders(secret, payload)
+      for (let index = 0; index < 3; index++) assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers, remember: false })).valid, true)
+      assert.equal((await verify({ profile: 'standard-webhooks', payload, secret, headers })).valid, true)
+      const seen = await verify({ profile: 'standard-webhooks', payload, secret, headers, remember: false })
+      assert.deepEqual([seen.valid, seen.reason, seen.replayed], [false, 'replayed', true])
+    })
+
+    it('github and stripe, which sign no id, are remembered by the signed content: a replay carrying only one of two signatures is still caught', async () => {
+      const secret = 'github-replay-secret'
+      const payload = body()
+      const headers = { 'x-hub-signature-256': await octokitSign(secret, payload) }
+      assert.equal((await verify({ profile: 'github', payload, secret, headers })).valid, true)
+      assert.equal((await verify({ profile: 'github', payload, secret, headers })).reason, 'replayed')
+
+      const stripeSecret = `whsec_${randomBytes(24).toString('hex')}`
+      const otherSecret = `whsec_${randomBytes(24).toString('hex')}`
+      const now = nowSeconds()
+      const mine = stripeHeader(stripeSecret, payload, now).split(',')[1] as string
+      const theirs = stripeHeader(otherSecret, payload, now).split(',')[1] as string
+      assert.equal((await verify({ profile: 'stripe', payload, secret: stripeSecret, headers: { 'stripe-signature': `t=${now},${theirs},${mine}` } })).valid, true)
+      assert.equal((await verify({ profile: 'stripe', payload, secret: stripeSecret, headers: { 'stripe-signature': `t=${now},${mine}` } })).reason, 'replayed')
+    })
+
+    it('concurrent deliveries of one webhook: exactly one is valid', async () => {
+      const secret = newSecret()
+      const payload = body()
+      const headers = standardHeaders(secret, payload)
+      const answers = await Promise.all(Array.from({ length: 8 }, () => verify({ profile: 'standard-webhooks', payload, secret, headers })))
+      assert.equal(answers.filter((answer) => answer.valid).length, 1)
+      assert.equal(answers.filter((answer) => answer.replayed).length, 7)
+    })
+  })
+
+  describe('requests hashd refuses (400 or 422 problem+json, never a 5xx)', () => {
+    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' }
+    const cases: Array<[string, Record<string, unknown>, number, string]> = [
+      ['no payload', { profile: 'standard-webhooks', secret: VECTOR.secret, headers }, 400, '/body/payload'],
+      ['payload and payloadBase64', { profile: 'standard-webhooks', payload: 'a', payloadBase64: 'YQ==', secret: VECTOR.secret, headers }, 400, '/body/payload'],
+      ['payloadBase64 that is not base64', { profile: 'standard-webhooks', payloadBase64: 'YQ=x', secret: VECTOR.secret, headers }, 400, '/body/payloadBase64'],
+      ['no key', { profile: 'standard-webhooks', payload: 'a', headers }, 400, '/body/keyName'],
+      ['secret and publicKey', { profile: 'standard-webhooks', payload: 'a', secret: VECTOR.secret, publicKey: 'whpk_x', headers }, 400, '/body/secret'],
+      ['a publicKey for github', { profile: 'github', payload: 'a', publicKey: ed25519FromSeed(V1A_SEED).whpk, headers }, 400, '/body/publicKey'],
+      ['a publicKey that is not Ed25519', { profile: 'standard-webhooks', payload: 'a', publicKey: `whpk_${randomBytes(31).toString('base64')}`, headers }, 400, '/body/publicKey'],
+      ['a Standard Webhooks secret that is not base64', { profile: 'standard-webhooks', payload: 'a', secret: 'whsec_not base64!', headers }, 400, '/body/secret'],
+      ['an unknown profile', { profile: 'svix', payload: 'a', secret: VECTOR.secret, headers }, 400, '/body/profile'],
+      ['a tolerance of 0', { profile: 'stripe', payload: 'a', secret: 'x', headers, toleranceSeconds: 0 }, 400, '/body/toleranceSeconds'],
+      ['receivedAt in milliseconds', { profile: 'stripe', payload: 'a', secret: 'x', headers, receivedAt: Date.now() }, 400, '/body/receivedAt'],
+      ['a header value that is a number', { profile: 'stripe', payload: 'a', secret: 'x', headers: { 'stripe-signature': 1 } }, 400, '/body/headers/stripe-signature'],
+      ['a keyName no key has', { profile: 'github', payload: 'a', keyName: 'nothing-here', headers }, 422, '/body/keyName'],
+    ]
+    for (const [label, request, status, pointer] of cases) {
+      it(`${label}: ${status} naming ${pointer}`, async () => {
+        const response = await server.post('/api/webhooks/verify', request)
+        assert.equal(response.status, status, response.text)
+        assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+        assert.ok((response.body.errors as Array<{ pointer: string }>).some((error) => error.pointer === pointer), JSON.stringify(response.body.errors))
+        assert.ok(!response.text.includes(VECTOR.secret.slice(6)), 'no secret in the problem')
+      })
+    }
+
+    it('sign: an id with a "." or a space, a secret that is no whsec_, a publicKey: 400', async () => {
+      for (const [request, pointer] of [
+        [{ payload: 'a', secret: VECTOR.secret, id: 'msg.1' }, '/body/id'],
+        [{ payload: 'a', secret: VECTOR.secret, id: 'msg 1' }, '/body/id'],
+        [{ payload: 'a', secret: '%%%' }, '/body/secret'],
+        [{ payload: 'a', publicKey: ed25519FromSeed(V1A_SEED).whpk }, '/body/publicKey'],
+        [{ payload: 'a' }, '/body/keyName'],
+      ] as const) {
+        const response = await server.post('/api/webhooks/sign', request)
+        assert.equal(response.status, 400, JSON.stringify(request))
+        assert.ok((response.body.errors as Array<{ pointer: string }>).some((error) => error.pointer === pointer), `${JSON.stringify(request)}: ${response.text}`)
+      }
+    })
+  })
+
+  it('no secret, payload or signature reaches the logs, even at debug', async () => {
+    const debug = await startServer({ LOG_LEVEL: 'trace' })
+    try {
+      const secret = newSecret()
+      const payload = body({ marker: 'payload-marker-4f1c' })
+      const headers = standardHeaders(secret, payload)
+      await debug.post('/api/webhooks/verify', { profile: 'standard-webhooks', payload, secret, headers })
+      await debug.post('/api/webhooks/verify', { profile: 'standard-webhooks', payloadBase64: Buffer.from(payload).toString('base64'), secret, headers })
+      await debug.post('/api/webhooks/verify', { profile: 'standard-webhooks', payload, publicKey: 'whpk_bad', headers })
+      await debug.post('/api/webhooks/sign', { payload, secret })
+      await debug.post('/api/webhooks/verify', `{"profile":"github","payload":"payload-marker-4f1c","secret":"${secret}"`)
+      const logs = debug.logs()
+      assert.match(logs, /\/api\/webhooks\/verify/)
+      for (const needle of [secret, secret.slice(6), 'payload-marker-4f1c', Buffer.from(payload).toString('base64').slice(0, 40), headers['webhook-signature'].slice(3), headers['webhook-id']]) {
+        assert.ok(!logs.includes(needle), `the logs hold ${needle.slice(0, 12)}…`)
+      }
+    } finally {
+      await debug.close()
+    }
+  })
+
+  it('is in the document with its profiles and reasons', async () => {
+    const document = (await server.get('/api/openapi.json')).body
+    const verifyBody = document.paths['/api/webhooks/verify'].post.requestBody.content['application/json'].schema
+    assert.deepEqual(verifyBody.properties.profile.enum, ['standard-webhooks', 'github', 'stripe'])
+    const answer = document.paths['/api/webhooks/verify'].post.responses['200'].content['application/json'].schema
+    assert.ok(answer.properties.reason.enum.includes('replayed'))
+    assert.ok(document.paths['/api/webhooks/sign'].post)
+  })
+
+  it('health says where replays are remembered', async () => {
+    assert.equal((await server.get('/api/health')).body.replayStore, 'memory')
+  })
+})
+
+/** The signing side needs no server for this: a key pair made here signs, hashd's v1a check reads it. */
+describe('v1a with a fresh key pair', () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(async () => { await server.close() })
+
+  it('verifies, and refuses another key\'s signature and a v1a of 63 bytes', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+    const other = generateKeyPairSync('ed25519')
+    const whpk = `whpk_${Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url').toString('base64')}`
+    const id = newId()
+    const timestamp = nowSeconds()
+    const payload = body()
+    const message = Buffer.from(`${id}.${timestamp}.${payload}`)
+    const headers = (signature: Buffer) => ({ 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1a,${signature.toString('base64')}` })
+    const post = async (signature: Buffer) => (await server.post('/api/webhooks/verify', { profile: 'standard-webhooks', payload, publicKey: whpk, headers: headers(signature), remember: false })).body
+    assert.equal((await post(cryptoSign(null, message, privateKey))).valid, true)
+    assert.equal((await post(cryptoSign(null, message, other.privateKey))).reason, 'signature-mismatch')
+    assert.equal((await post(cryptoSign(null, message, privateKey).subarray(1))).reason, 'malformed-header')
+  })
+})
