@@ -1,8 +1,9 @@
 /**
  * The webhook profiles, as data: the headers each reads, the keys it takes, how its secret is
  * written and what identifies a delivery for replay protection. Everything else (the routes' enums,
- * the document, the page's picker, docs/webhooks.md's table) is read from here; a new provider is
- * one entry and one small module (its headers in, the signed bytes out).
+ * the document's enums and descriptions) is read from here; a new provider is one entry and one
+ * small module (its headers in, the signed bytes out), plus a line in the web page's picker
+ * (web/src/tabs/webhook.tsx, which speaks only the public API) and docs/webhooks.md.
  */
 import { github } from './github.js'
 import { standardWebhooks } from './standard-webhooks.js'

@@ -13,6 +13,7 @@ import { HashTab } from './tabs/hash'
 import { HmacTab } from './tabs/hmac'
 import { IdentifyTab } from './tabs/identify'
 import { VerifyTab, type VerifyPrefill } from './tabs/verify'
+import { WebhookTab } from './tabs/webhook'
 import './style.css'
 
 const TABS = [
@@ -24,6 +25,7 @@ const TABS = [
   // Last, so the five operations' tabs keep their places (and their arrow-key order).
   { id: 'checksums', label: 'Checksums' },
   { id: 'check', label: 'Password' },
+  { id: 'webhook', label: 'Webhook' },
 ] as const
 type TabId = typeof TABS[number]['id']
 
@@ -123,6 +125,7 @@ function App() {
             {tab.id === 'hmac' && <HmacTab algorithms={algorithms} />}
             {tab.id === 'identify' && <IdentifyTab onVerify={verifyWith} />}
             {tab.id === 'check' && <CheckTab />}
+            {tab.id === 'webhook' && <WebhookTab />}
           </section>
         ))}
       </main>
