@@ -8,8 +8,9 @@
  * A B B A order with the bare server, so drift on a shared machine falls on both alike. Then the
  * upload rows (uploads.ts), then the password rows against native references (passwords.ts), then
  * the breached-password store (pwned.ts: size, import, /range against a bare server, check latency,
- * memory). Durations can be set with BENCH_SECONDS (default 10); BENCH_ONLY picks sections by name
- * (`api`, `flood`, `uploads`, `passwords`, `pwned`, comma-separated; all by default).
+ * memory), then webhook verification against /api/hmac of the same payload (webhooks.ts).
+ * Durations can be set with BENCH_SECONDS (default 10); BENCH_ONLY picks sections by name
+ * (`api`, `flood`, `uploads`, `passwords`, `pwned`, `webhooks`, comma-separated; all by default).
  */
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -19,9 +20,10 @@ import { hasProgram, start, stop, type Started } from './servers.js'
 import { benchPasswords } from './passwords.js'
 import { benchPwned } from './pwned.js'
 import { benchUploads } from './uploads.js'
+import { benchWebhooks } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,pwned').split(',').map((name) => name.trim()))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,pwned,webhooks').split(',').map((name) => name.trim()))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
   if (ONLY.has('uploads')) await benchUploads(hashdScript, `${here}bare-upload-server.js`)
   if (ONLY.has('passwords')) await benchPasswords(hashdScript, SECONDS)
   if (ONLY.has('pwned')) await benchPwned(hashdScript, SECONDS)
+  if (ONLY.has('webhooks')) await benchWebhooks(hashdScript, SECONDS)
 }
 
 async function benchApi(hashdScript: string, sha256: object): Promise<void> {

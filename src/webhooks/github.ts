@@ -19,8 +19,8 @@ export const github: WebhookProfileModule = {
     return { ok: true, headers: { signatures: [{ kind: 'hmac-sha256', bytes }] } }
   },
 
-  signedContent(_headers: SignedHeaders, payload: Buffer): Buffer {
-    return payload
+  signedContent(_headers: SignedHeaders, payload: Buffer): Buffer[] {
+    return [payload]
   },
 
   secretBytes(secret: string): Buffer | null {

@@ -14,7 +14,7 @@ import { webhookProfile, WEBHOOK_PROFILE_NAMES, type WebhookProfile } from './pr
 import { replayKey, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
 import { v1Signature } from './standard-webhooks.js'
 import type { WebhookReason } from './types.js'
-import { inlineCrypto, verify, type WebhookCrypto } from './verify.js'
+import { hmacInline, inlineCrypto, verify, type WebhookCrypto } from './verify.js'
 
 export { WEBHOOK_PROFILES, WEBHOOK_PROFILE_NAMES, webhookProfile } from './profiles.js'
 export { WEBHOOK_REASONS, type WebhookReason } from './types.js'
@@ -169,8 +169,11 @@ function signingVersions<T extends { version?: number, standing: string }>(versi
  */
 export function engineCrypto(engine: Engine): WebhookCrypto {
   const inlineMax = engine.config.inlineDigestMaxBytes
+  const size = (content: readonly Uint8Array[]) => content.reduce((total, piece) => total + piece.length, 0)
   return {
-    hmacSha256: async (key, content) => (await engine.run<Uint8Array>({ op: 'hmac', algorithm: 'sha256', key, message: content })).value,
+    hmacSha256: async (key, content) => size(content) < inlineMax
+      ? hmacInline(key, content)
+      : (await engine.run<Uint8Array>({ op: 'hmac', algorithm: 'sha256', key, message: Buffer.concat(content) })).value,
     ed25519Verify: async (content, signature, key) => {
       if (content.length < inlineMax) return inlineCrypto.ed25519Verify(content, signature, key)
       return new Promise((resolve) => {

@@ -4,7 +4,7 @@
  * a secret in the provider's own form (`secret`), or an Ed25519 public key (`publicKey`). The ring
  * is reached only through `NamedKeySource`, so this room never reads a keys file itself.
  */
-import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
+import { createPublicKey, type KeyObject } from 'node:crypto'
 import { problems } from '../problem.js'
 import { strictBase64 } from './headers.js'
 import type { WebhookProfile } from './profiles.js'
@@ -69,8 +69,8 @@ function readPublicKey(text: string): KeyObject {
   return key
 }
 
-/** A short name for a secret, so the replay store keeps one secret's webhooks apart from another's without holding the secret. */
-const fingerprint = (bytes: Uint8Array): string => createHash('sha256').update('hashd webhook key\0').update(bytes).digest('base64url').slice(0, 22)
+/** What keeps one key's webhooks apart from another's in the replay store; replay.ts hashes it into the store key, so no secret is stored. */
+const scopeOf = (kind: string, material: Uint8Array): Buffer => Buffer.concat([Buffer.from(`${kind}:`), material])
 
 export function resolveKey(profile: WebhookProfile, choice: KeyChoice, source: NamedKeySource, purpose: 'verify' | 'sign' = 'verify'): WebhookKey {
   const fields = purpose === 'verify' && profile.keys.includes('publicKey') ? ['keyName', 'secret', 'publicKey'] : ['keyName', 'secret']
@@ -82,17 +82,17 @@ export function resolveKey(profile: WebhookProfile, choice: KeyChoice, source: N
   const field = exactlyOne(choice as Record<string, unknown>, fields)
   if (field === 'publicKey') {
     const publicKey = readPublicKey(choice.publicKey as string)
-    return { kind: 'ed25519', publicKey, scope: `ed25519:${fingerprint(publicKey.export({ format: 'der', type: 'spki' }))}` }
+    return { kind: 'ed25519', publicKey, scope: scopeOf('ed25519', publicKey.export({ format: 'der', type: 'spki' })) }
   }
   if (field === 'secret') {
     const secret = profile.module.secretBytes(choice.secret as string)
     if (secret === null) {
       throw problems.validation(`secret is not in the form ${profile.title} hands out: ${profile.secretForm}`, [{ pointer: '/body/secret', message: 'not in the provider\'s form' }])
     }
-    return { kind: 'hmac', versions: [{ secret, standing: 'valid' }], scope: `secret:${fingerprint(secret)}` }
+    return { kind: 'hmac', versions: [{ secret, standing: 'valid' }], scope: scopeOf('secret', secret) }
   }
   const name = choice.keyName as string
   const named = source.namedKey(name)
   if (!named) throw unknownKey(name)
-  return { kind: 'hmac', keyName: named.name, versions: named.versions, scope: `name:${named.name}` }
+  return { kind: 'hmac', keyName: named.name, versions: named.versions, scope: Buffer.from(`name:${named.name}`) }
 }

@@ -5,11 +5,11 @@
  * with REDIS_URL the same Redis every replica shares (plugins/rate-limit-redis.ts, the only module
  * that talks to Redis), so a webhook replayed to another replica is caught too.
  *
- * What is stored is a SHA-256 of the profile, the key's scope and the identity: never the payload,
- * a secret or an id in the clear. Only webhooks whose signature and timestamp are valid are
+ * What is stored is a SHA-256 of the profile, the key (its name, or its secret or public key) and
+ * the identity: never the payload, a secret or an id in the clear. Only webhooks whose signature and timestamp are valid are
  * remembered, so a forger cannot spend an id ahead of the real sender.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 export type ReplayStoreState = 'memory' | 'redis' | 'degraded'
 
@@ -31,8 +31,11 @@ export class ReplayStoreUnavailable extends Error {
 }
 
 /** The store key of one delivery: base64url SHA-256, 43 characters. */
-export function replayKey(profile: string, scope: string, token: Uint8Array): string {
-  return createHash('sha256').update(`hashd webhook replay\0${profile}\0${scope}\0`).update(token).digest('base64url')
+export function replayKey(profile: string, scope: Uint8Array, token: readonly Uint8Array[]): string {
+  // The scope's length first, so that no two (scope, token) pairs run together into the same input.
+  const head = Buffer.from(`hashd webhook replay\0${profile}\0${scope.length}\0`)
+  // One-shot crypto.hash: a Hash object per request costs about as much as hashing an id.
+  return hash('sha256', Buffer.concat([head, scope, ...token]), 'base64url')
 }
 
 /**

@@ -56,8 +56,8 @@ export const standardWebhooks: WebhookProfileModule = {
     return { ok: true, headers: { id: id.text, timestamp, signatures } }
   },
 
-  signedContent(headers: SignedHeaders, payload: Buffer): Buffer {
-    return Buffer.concat([Buffer.from(`${headers.id ?? ''}.${headers.timestamp ?? ''}.`), payload])
+  signedContent(headers: SignedHeaders, payload: Buffer): Buffer[] {
+    return [Buffer.from(`${headers.id ?? ''}.${headers.timestamp ?? ''}.`), payload]
   },
 
   /** `whsec_` + base64, or the base64 alone (the spec's libraries take both). */

@@ -39,8 +39,8 @@ export const stripe: WebhookProfileModule = {
     return { ok: true, headers: { timestamp, signatures } }
   },
 
-  signedContent(headers: SignedHeaders, payload: Buffer): Buffer {
-    return Buffer.concat([Buffer.from(`${headers.timestamp ?? ''}.`), payload])
+  signedContent(headers: SignedHeaders, payload: Buffer): Buffer[] {
+    return [Buffer.from(`${headers.timestamp ?? ''}.`), payload]
   },
 
   secretBytes(secret: string): Buffer | null {

@@ -54,8 +54,8 @@ export type HeaderValues = ReadonlyMap<string, string | null>
 export interface WebhookProfileModule {
   /** Reads the profile's headers (already looked up case-insensitively). */
   read(values: HeaderValues): HeaderReading
-  /** The bytes the sender signed. */
-  signedContent(headers: SignedHeaders, payload: Buffer): Buffer
+  /** The bytes the sender signed, in pieces (a prefix and the payload, so the payload is not copied). */
+  signedContent(headers: SignedHeaders, payload: Buffer): Buffer[]
   /** The HMAC key a secret in the provider's own form stands for, or null when it is not in that form. */
   secretBytes(secret: string): Buffer | null
 }
@@ -74,8 +74,8 @@ export interface HmacKeyVersion {
 
 /** What a webhook is checked against. */
 export type WebhookKey =
-  | { kind: 'hmac', keyName?: string, versions: HmacKeyVersion[], /** Separates one key's webhooks from another's in the replay store. */ scope: string }
-  | { kind: 'ed25519', publicKey: KeyObject, scope: string }
+  | { kind: 'hmac', keyName?: string, versions: HmacKeyVersion[], /** Separates one key's webhooks from another's in the replay store. */ scope: Buffer }
+  | { kind: 'ed25519', publicKey: KeyObject, scope: Buffer }
 
 /** The outcome of the signature and time checks (replays are the caller's: index.ts). */
 export interface Verification {
@@ -85,6 +85,6 @@ export interface Verification {
   detail?: string
   keyVersion?: number
   timestamp?: number
-  /** What identifies this delivery for replay protection: the id, or the signed content. */
-  replayToken?: Buffer
+  /** What identifies this delivery for replay protection: the id, or the signed content (in pieces). */
+  replayToken?: Buffer[]
 }

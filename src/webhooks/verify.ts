@@ -15,12 +15,20 @@ import type { HeaderSignature, HmacKeyVersion, SignatureKind, Verification, Webh
 
 /** The crypto a verification runs; index.ts hands in the engine's, which moves large payloads off the event loop. */
 export interface WebhookCrypto {
-  hmacSha256(key: Uint8Array, content: Uint8Array): Promise<Uint8Array>
+  /** HMAC-SHA256 of the pieces, in order, as one message. */
+  hmacSha256(key: Uint8Array, content: readonly Uint8Array[]): Promise<Uint8Array>
   ed25519Verify(content: Uint8Array, signature: Uint8Array, key: KeyObject): Promise<boolean>
 }
 
+/** HMAC-SHA256 on this thread, the pieces fed in turn (no copy of the payload). */
+export function hmacInline(key: Uint8Array, content: readonly Uint8Array[]): Uint8Array {
+  const hmac = createHmac('sha256', key)
+  for (const piece of content) hmac.update(piece)
+  return hmac.digest()
+}
+
 export const inlineCrypto: WebhookCrypto = {
-  hmacSha256: async (key, content) => createHmac('sha256', key).update(content).digest(),
+  hmacSha256: async (key, content) => hmacInline(key, content),
   ed25519Verify: async (content, signature, key) => {
     try {
       return cryptoVerify(null, content, key, signature)
@@ -42,7 +50,7 @@ const KIND_NAMES: Record<SignatureKind, string> = { 'hmac-sha256': 'HMAC-SHA256 
 const byStanding = (versions: HmacKeyVersion[]): HmacKeyVersion[] =>
   [...versions.filter((version) => version.standing === 'valid'), ...versions.filter((version) => version.standing !== 'valid')]
 
-async function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], content: Buffer, crypto: WebhookCrypto): Promise<HmacKeyVersion | undefined> {
+async function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): Promise<HmacKeyVersion | undefined> {
   for (const version of byStanding(versions)) {
     const mac = await crypto.hmacSha256(version.secret, content)
     let matched = false
@@ -53,9 +61,10 @@ async function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature
   return undefined
 }
 
-async function matchEd25519(publicKey: KeyObject, signatures: HeaderSignature[], content: Buffer, crypto: WebhookCrypto): Promise<boolean> {
+async function matchEd25519(publicKey: KeyObject, signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): Promise<boolean> {
+  const message = Buffer.concat(content)
   for (const signature of signatures) {
-    if (await crypto.ed25519Verify(content, signature.bytes, publicKey)) return true
+    if (await crypto.ed25519Verify(message, signature.bytes, publicKey)) return true
   }
   return false
 }
@@ -97,7 +106,7 @@ export async function verify(profile: WebhookProfile, payload: Buffer, headers: 
       return { valid: false, reason: 'timestamp-too-new', detail: `signed ${-age} s after the reference time; the tolerance is ${time.toleranceSeconds} s`, keyVersion, timestamp }
     }
   }
-  return { valid: true, keyVersion, timestamp, replayToken: profile.replayBy === 'id' ? Buffer.from(signed.id ?? '', 'utf8') : content }
+  return { valid: true, keyVersion, timestamp, replayToken: profile.replayBy === 'id' ? [Buffer.from(signed.id ?? '', 'utf8')] : content }
 }
 
 function mismatchDetail(profile: WebhookProfile, key: WebhookKey): string {

@@ -1,0 +1,157 @@
+/**
+ * The webhook row of `npm run bench`: POST /api/webhooks/verify of a 2 KB Standard Webhooks
+ * payload ÷ POST /api/hmac (HMAC-SHA256) of the same payload, both over HTTP to the same hashd in
+ * the same run, goal ≥ 0.8; once with the replay store in memory and once with it in Redis (a
+ * redis-server started here on a free loopback port, with REDIS_COMMAND_TIMEOUT_MS=1000; the row is
+ * skipped without one).
+ *
+ * Every verify request is a new webhook (its own id, timestamp and signature, made by the load
+ * generator as it sends), so each one is verified in full and remembered: the replay store does its
+ * real work, a set-if-absent per request. hashd runs pinned to core 0 and this process (autocannon)
+ * to core 1 where taskset exists. Each store is measured in BENCH_WEBHOOK_ROUNDS rounds (default 3)
+ * of A B B A (A: /api/hmac, B: verify), each run BENCH_SECONDS / 2 seconds after a warm-up; the
+ * ratio is the median over the rounds of each round's ratio, by requests per second and by CPU time
+ * per request (the server's own, from /proc).
+ */
+import { spawnSync } from 'node:child_process'
+import { createHmac, randomBytes } from 'node:crypto'
+import { cpus } from 'node:os'
+import autocannon from 'autocannon'
+import { startRedis, type TestRedis } from '../test/helpers/redis.js'
+import { cpuSeconds, median } from './load.js'
+import { hasProgram, start, stop, type Started } from './servers.js'
+
+const ROUNDS = Math.max(1, Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3))
+const CONNECTIONS = 50
+
+/** A 2048-byte JSON event, as a sender would post it. */
+function payload2k(): string {
+  const head = '{"type":"invoice.paid","timestamp":"2025-01-31T12:00:00Z","data":{"id":"in_1Mtest","customer":"cus_9s6XKzkNRiz8i3","lines":"'
+  const tail = '"}}'
+  return head + 'x'.repeat(2048 - head.length - tail.length) + tail
+}
+
+interface Run { rate: number, cpuMicros: number, non2xx: number }
+
+/** A request stream: the path, and the rest of autocannon's options. */
+interface Stream { path: string, options: Omit<autocannon.Options, 'url'> }
+
+async function measure(server: Started, stream: Stream, seconds: number): Promise<Run> {
+  const before = cpuSeconds(server.child.pid)
+  const result = await autocannon({ ...stream.options, url: server.url + stream.path, connections: CONNECTIONS, duration: seconds })
+  const requests = result.requests.total
+  return { rate: result.requests.average, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests, non2xx: result.non2xx }
+}
+
+/** The two request streams: /api/hmac of the payload, and a fresh signed webhook per verify request. */
+function requests(): { hmac: Stream, verify: Stream } {
+  const secretBytes = randomBytes(32)
+  const secret = `whsec_${secretBytes.toString('base64')}`
+  const payload = payload2k()
+  const payloadJson = JSON.stringify(payload)
+  const hmac: Stream = {
+    path: '/api/hmac',
+    options: {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: payload, key: secretBytes.toString('base64'), keyEncoding: 'base64', algorithm: 'sha256', encoding: 'base64' }),
+    },
+  }
+  let counter = 0
+  const prefix = `msg_bench${randomBytes(4).toString('hex')}_`
+  const verify: Stream = {
+    path: '/api/webhooks/verify',
+    options: {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      requests: [{
+        setupRequest: (request) => {
+          const id = `${prefix}${counter++}`
+          const timestamp = Math.floor(Date.now() / 1000)
+          const signature = createHmac('sha256', secretBytes).update(`${id}.${timestamp}.`).update(payload).digest('base64')
+          request.body = `{"profile":"standard-webhooks","payload":${payloadJson},"secret":"${secret}","headers":{"webhook-id":"${id}","webhook-timestamp":"${timestamp}","webhook-signature":"v1,${signature}","content-type":"application/json"}}`
+          return request
+        },
+      }],
+    },
+  }
+  return { hmac, verify }
+}
+
+async function checkValid(server: Started, stream: Stream, replayStore: string): Promise<void> {
+  // With REDIS_URL the store is ready once the connection is: until then a valid webhook gets 503.
+  for (let tries = 0; ; tries++) {
+    const health = await (await fetch(`${server.url}/api/health`)).json() as { replayStore?: string }
+    if (health.replayStore === replayStore) break
+    if (tries > 200) throw new Error(`the replay store stayed ${health.replayStore}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  // One request by hand first: the stream must really be verifying, not being refused.
+  const request = { method: 'POST', path: stream.path, headers: {}, body: '' } as unknown as autocannon.Request
+  const setup = stream.options.requests?.[0]?.setupRequest
+  const made = typeof setup === 'function' ? setup(request, {}) : request
+  const answer = await (await fetch(`${server.url}/api/webhooks/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: String(made.body) })).json() as { valid?: boolean }
+  if (answer.valid !== true) throw new Error(`the bench's webhook does not verify: ${JSON.stringify(answer)}`)
+}
+
+async function benchStore(label: string, hashdScript: string, env: Record<string, string>, seconds: number): Promise<void> {
+  const server = await start(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', ...env }, '0')
+  try {
+    const { hmac, verify } = requests()
+    await checkValid(server, verify, env.REDIS_URL === undefined ? 'memory' : 'redis')
+    await measure(server, hmac, 2)
+    await measure(server, verify, 2)
+    const rateRatios: number[] = []
+    const cpuRatios: number[] = []
+    const a: Run[] = []
+    const b: Run[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      const a1 = await measure(server, hmac, seconds)
+      const b1 = await measure(server, verify, seconds)
+      const b2 = await measure(server, verify, seconds)
+      const a2 = await measure(server, hmac, seconds)
+      for (const run of [a1, b1, b2, a2]) if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers`)
+      a.push(a1, a2)
+      b.push(b1, b2)
+      rateRatios.push(((b1.rate + b2.rate) / 2) / ((a1.rate + a2.rate) / 2))
+      cpuRatios.push(((a1.cpuMicros + a2.cpuMicros) / 2) / ((b1.cpuMicros + b2.cpuMicros) / 2))
+    }
+    const rate = (runs: Run[]) => median(runs.map((run) => run.rate))
+    const cpu = (runs: Run[]) => median(runs.map((run) => run.cpuMicros))
+    console.log(`${label.padEnd(30)} verify ${rate(b).toFixed(0).padStart(6)} req/s ${cpu(b).toFixed(1).padStart(6)} µs CPU/req   ` +
+      `hmac ${rate(a).toFixed(0).padStart(6)} req/s ${cpu(a).toFixed(1).padStart(6)} µs CPU/req   ` +
+      `ratio ${median(rateRatios).toFixed(2)} by req/s, ${median(cpuRatios).toFixed(2)} by CPU/req (goal ≥ 0.80; rounds by req/s: ${rateRatios.map((ratio) => ratio.toFixed(2)).join(' ')})`)
+  } finally {
+    await stop(server)
+  }
+}
+
+/** Pins this process (the load generator) to core 1 while the row runs, when taskset exists. */
+function pinSelf(cores: string): void {
+  if (hasProgram('taskset')) spawnSync('taskset', ['-a', '-p', '-c', cores, String(process.pid)], { stdio: 'ignore' })
+}
+
+export async function benchWebhooks(hashdScript: string, seconds: number): Promise<void> {
+  const runSeconds = Math.max(2, Math.round(seconds / 2))
+  console.log(`\n6. POST /api/webhooks/verify (2 KB Standard Webhooks payload, a new webhook each request) ÷ POST /api/hmac of the same payload, ${CONNECTIONS} connections, ` +
+    `${ROUNDS} rounds of A B B A, ${runSeconds} s a run, medians`)
+  pinSelf('1')
+  try {
+    await benchStore('replay store in memory', hashdScript, {}, runSeconds)
+    if (!hasProgram('redis-server')) {
+      console.log('replay store in Redis          skipped: redis-server not installed (Debian: redis-server)')
+      return
+    }
+    let redis: TestRedis | undefined
+    try {
+      redis = await startRedis()
+      // A command timeout of 1 s rather than the default 50 ms: on a shared machine a starved
+      // redis-server can stall past 50 ms, and a replay check that times out is a 503 (fail closed),
+      // which would end the row; the row measures throughput, not the machine's worst stall.
+      await benchStore('replay store in Redis', hashdScript, { REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }, runSeconds)
+    } finally {
+      await redis?.destroy()
+    }
+
+  } finally {
+    pinSelf(`0-${cpus().length - 1}`)
+  }
+}
