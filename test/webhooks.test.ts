@@ -14,10 +14,12 @@
  */
 import assert from 'node:assert/strict'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as cryptoSign } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
+import { WEBHOOK_REASONS } from '../src/webhooks/index.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
 
@@ -453,6 +455,12 @@ describe('POST /api/webhooks/verify and /sign', () => {
     const answer = document.paths['/api/webhooks/verify'].post.responses['200'].content['application/json'].schema
     assert.ok(answer.properties.reason.enum.includes('replayed'))
     assert.ok(document.paths['/api/webhooks/sign'].post)
+  })
+
+  it('docs/webhooks.md lists every reason, and no other', () => {
+    const page = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8')
+    const listed = [...page.matchAll(/^\| `([a-z-]+)` \| /gm)].map((match) => match[1]).filter((name) => name !== 'reason' && !['standard-webhooks', 'github', 'stripe'].includes(name as string))
+    assert.deepEqual(listed, Object.keys(WEBHOOK_REASONS))
   })
 
   it('health says where replays are remembered', async () => {

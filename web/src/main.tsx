@@ -1,5 +1,5 @@
 /**
- * hashd's page: seven tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * hashd's page: eight tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
  * panel stays mounted while hidden, so its inputs survive switching tabs.
  */
 import { render } from 'preact'
