@@ -23,7 +23,10 @@ const VerifyBody = Type.Object({
   profile: Type.Unsafe<string>({ type: 'string', enum: WEBHOOK_PROFILES.map((profile) => profile.name), description: `The sender's scheme: ${profileList}` }),
   payload: Payload,
   payloadBase64: PayloadBase64,
-  headers: Type.Record(Type.String(), Type.Union([HeaderValue, Type.Array(HeaderValue, { maxItems: 64 })]), {
+  // Any names (no pattern over them): a schema of additionalProperties, not a TypeBox Record.
+  headers: Type.Unsafe<Record<string, string | string[]>>({
+    type: 'object',
+    additionalProperties: Type.Union([HeaderValue, Type.Array(HeaderValue, { maxItems: 64 })]),
     maxProperties: 256,
     description: 'The request\'s headers as received, names in any case (all of them may be forwarded; only the profile\'s are read). ' +
       'A value may be an array, as Node gives repeated headers; a header the profile reads must have one value. Never logged',

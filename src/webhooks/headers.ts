@@ -44,8 +44,11 @@ export function unixSeconds(text: string): number | null {
 export function strictBase64(text: string, lenientPadding = false): Buffer | null {
   const bytes = Buffer.from(text, 'base64')
   const canonical = bytes.toString('base64')
-  if (canonical === text || (lenientPadding && canonical.replace(/=+$/, '') === text)) return bytes
-  return null
+  if (canonical === text) return bytes
+  if (!lenientPadding) return null
+  let end = canonical.length
+  while (end > 0 && canonical.charCodeAt(end - 1) === 0x3d) end--
+  return canonical.slice(0, end) === text ? bytes : null
 }
 
 /** Hex of exactly `bytes` bytes, either case. */
