@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
-import { WEBHOOK_REASONS } from '../src/webhooks/index.js'
+import { MemoryReplayStore, WEBHOOK_REASONS } from '../src/webhooks/index.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
 
@@ -487,5 +487,30 @@ describe('v1a with a fresh key pair', () => {
     assert.equal((await post(cryptoSign(null, message, privateKey))).valid, true)
     assert.equal((await post(cryptoSign(null, message, other.privateKey))).reason, 'signature-mismatch')
     assert.equal((await post(cryptoSign(null, message, privateKey).subarray(1))).reason, 'malformed-header')
+  })
+})
+
+describe('the in-memory replay store', () => {
+  it('remembers for the time to live, forgets expired keys, and past its bound forgets the oldest first', async () => {
+    let now = 0
+    const store = new MemoryReplayStore(3, () => now)
+    assert.equal(await store.seen('a', 1000, true), false)
+    assert.equal(await store.seen('a', 1000, true), true)
+    now = 999
+    assert.equal(await store.seen('a', 1000, false), true)
+    now = 1000
+    assert.equal(await store.seen('a', 1000, false), false, 'expired at its time to live')
+    assert.equal(await store.seen('a', 5000, true), false, 'remembered again once expired')
+    await store.seen('b', 5000, true)
+    await store.seen('c', 5000, true)
+    await store.seen('d', 5000, true)
+    assert.equal(store.size, 3)
+    assert.deepEqual(await Promise.all(['a', 'b', 'c', 'd'].map((key) => store.seen(key, 1, false))), [false, true, true, true], 'the oldest went first')
+    now = 10_000
+    await store.seen('e', 1000, true)
+    assert.equal(store.size, 1, 'expired keys leave as new ones come')
+    for (let index = 0; index < 5000; index++) await store.seen(`k${index}`, 1_000_000, true)
+    assert.equal(store.size, 3)
+    assert.deepEqual(await Promise.all(['k4997', 'k4998', 'k4999', 'k4996'].map((key) => store.seen(key, 1, false))), [true, true, true, false])
   })
 })
