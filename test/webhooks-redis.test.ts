@@ -78,9 +78,16 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
     assert.equal((await verify(b, request)).body.valid, true)
     assert.equal((await verify(a, request)).body.reason, 'replayed')
 
+    // One webhook delivered to both replicas at once, four times each: exactly one answer is valid.
+    const raced = signed(secret)
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => verify(index % 2 === 0 ? a : b, raced)))
+    assert.deepEqual(answers.map((answer) => answer.status), Array(8).fill(200))
+    assert.equal(answers.filter((answer) => answer.body.valid === true).length, 1)
+    assert.equal(answers.filter((answer) => answer.body.replayed === true).length, 7)
+
     // What Redis holds: a hash under <prefix>replay:, never the id, with the window as its time to live.
     const keys = await redis.command(`KEYS ${prefix}replay:*`)
-    assert.match(keys, /^\*2\r\n/, keys)
+    assert.match(keys, /^\*3\r\n/, keys)
     assert.ok(!keys.includes(webhook.headers['webhook-id']))
     const ttl = Number(/^:(\d+)/.exec(await redis.command(`PTTL ${/\r\n(hashd-test-[^\r]+)\r\n/.exec(keys)?.[1]}`))?.[1])
     assert.ok(ttl > 590_000 && ttl <= 600_000, `PTTL ${ttl}: twice the 300 s tolerance`)

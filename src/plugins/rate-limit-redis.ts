@@ -11,9 +11,10 @@
  * itself, so shared limiting resumes without a restart.
  *
  * The same connection keeps the webhook replay store (src/webhooks/replay.ts): a verified webhook's
- * key is set with NX and a time to live, so every replica sees it. Unlike the limits, replay
- * protection fails closed: a check Redis cannot answer rejects (the route answers 503), since a
- * webhook let through unchecked may be a replay.
+ * key is set with NX and a time to live, so every replica sees it; the checks of one event-loop
+ * turn go as one script call. Unlike the limits, replay protection fails closed: a check Redis
+ * cannot answer rejects (the route answers 503), since a webhook let through unchecked may be a
+ * replay.
  */
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
@@ -46,6 +47,36 @@ export interface RedisRateLimitStore {
  * sender's next delivery of that webhook look like a replay of one that was never accepted.
  */
 const UNDO_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+/**
+ * A batch of replay checks: KEYS are the replay keys, ARGV a time to live and a token for each. A
+ * check with a token sets its key if absent (seen: 0) or finds it (seen: 1); one without a token
+ * only looks. Redis runs a script whole, so each check is as atomic as a SET NX of its own.
+ */
+const CHECK_SCRIPT = `
+local seen = {}
+for i, key in ipairs(KEYS) do
+  local ttl, token = ARGV[2 * i - 1], ARGV[2 * i]
+  if token == '' then
+    seen[i] = redis.call('EXISTS', key)
+  elseif redis.call('SET', key, token, 'PX', ttl, 'NX') then
+    seen[i] = 0
+  else
+    seen[i] = 1
+  end
+end
+return seen`
+
+/** At most this many checks in one script call. */
+const MAX_BATCH = 256
+
+interface ReplayCheck {
+  key: string
+  ttlMs: number
+  token: string
+  resolve(seen: boolean): void
+  reject(error: Error): void
+}
 
 export function redisRateLimitStore(config: Config & { redisUrl: string }, log: FastifyBaseLogger): RedisRateLimitStore {
   const client = new Redis(config.redisUrl, {
@@ -81,19 +112,42 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.on('error', (error: Error) => { noteFailure(error.message) })
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
 
-  const replays: ReplayStore = {
-    async seen(key, ttlMs, remember) {
-      const redisKey = `${config.redisPrefix}replay:${key}`
-      const token = remember ? randomBytes(12).toString('base64url') : ''
-      try {
-        const seen = remember ? await client.set(redisKey, token, 'PX', ttlMs, 'NX') === null : await client.exists(redisKey) === 1
-        noteSuccess()
-        return seen
-      } catch {
+  // Replay checks are batched: those made in one turn of the event loop (the requests that arrived
+  // together) go to Redis as one script call, a `SET key token PX ttl NX` (or an EXISTS) per check.
+  // Each check costs its request a place in an array rather than a Redis command of its own.
+  client.defineCommand('hashdReplayCheck', { lua: CHECK_SCRIPT })
+  const scripted = client as unknown as { hashdReplayCheck(...args: [...Array<string | number>, (error: Error | null, seen?: unknown) => void]): void }
+  const tokenPrefix = randomBytes(9).toString('base64url')
+  let tokens = 0
+  let batch: ReplayCheck[] = []
+  const flush = (): void => {
+    const checks = batch
+    batch = []
+    if (checks.length === 0) return
+    const keys = checks.map((check) => check.key)
+    const args = checks.flatMap((check) => [check.ttlMs, check.token])
+    scripted.hashdReplayCheck(checks.length, ...keys, ...args, (error, seen) => {
+      if (error !== null || !Array.isArray(seen) || seen.length !== checks.length) {
         noteFailure('a replay-store call failed or timed out')
-        if (remember) client.eval(UNDO_SCRIPT, 1, redisKey, token).catch(() => {})
-        throw new ReplayStoreUnavailable()
+        for (const check of checks) {
+          if (check.token !== '') client.eval(UNDO_SCRIPT, 1, check.key, check.token).catch(() => {})
+          check.reject(new ReplayStoreUnavailable())
+        }
+        return
       }
+      noteSuccess()
+      checks.forEach((check, index) => check.resolve(seen[index] === 1))
+    })
+  }
+  const replays: ReplayStore = {
+    seen(key, ttlMs, remember) {
+      return new Promise((resolve, reject) => {
+        if (batch.length === 0) setImmediate(flush)
+        // Unique to this check: the process's random prefix and a counter; '' asks only whether it exists.
+        const token = remember ? `${tokenPrefix}${(tokens++).toString(36)}` : ''
+        batch.push({ key: `${config.redisPrefix}replay:${key}`, ttlMs, token, resolve, reject })
+        if (batch.length >= MAX_BATCH) flush()
+      })
     },
     state: () => (healthy ? 'redis' : 'degraded'),
   }
