@@ -17,9 +17,11 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, si
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
+import fc from 'fast-check'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
 import { MemoryReplayStore, WEBHOOK_REASONS } from '../src/webhooks/index.js'
+import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
 
@@ -512,5 +514,43 @@ describe('the in-memory replay store', () => {
     for (let index = 0; index < 5000; index++) await store.seen(`k${index}`, 1_000_000, true)
     assert.equal(store.size, 3)
     assert.deepEqual(await Promise.all(['k4997', 'k4998', 'k4999', 'k4996'].map((key) => store.seen(key, 1, false))), [true, true, true, false])
+  })
+})
+
+describe('malformed headers, generated (fast-check)', () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(async () => { await server.close() })
+
+  /** Header text near the real forms: pieces of them, cut and joined at random, with stray characters. */
+  const near = (pieces: string[]) => fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 12 }), fc.base64String({ maxLength: 90 })), { maxLength: 8 })
+    .map((parts) => parts.join(''))
+
+  it('every profile answers 200 with a known reason, or a 4xx problem, for any headers', async () => {
+    const reasons = new Set(Object.keys(WEBHOOK_REASONS))
+    const secret = VECTOR.secret
+    await fc.assert(fc.asyncProperty(
+      fc.constantFrom('standard-webhooks', 'github', 'stripe'),
+      near(['v1,', 'v1a,', ' ', ',', 'v2,', 'g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=', 'sha256=', 't=', 'v1=', '1614265330', 'a'.repeat(64), '=', '-']),
+      near(['1614265330', '0', '-', '.', ' ', '99999999999999']),
+      fc.option(fc.constantFrom('msg_p5jXN8AQM9LWM0D4loKWxJek', '', ' ', 'x'.repeat(300)), { nil: undefined }),
+      fc.boolean(),
+      async (profile, signature, timestamp, id, asArray) => {
+        const headers: Record<string, string | string[]> = {
+          'webhook-signature': signature, 'Webhook-Timestamp': timestamp, 'x-hub-signature-256': signature, 'STRIPE-SIGNATURE': asArray ? [signature] : signature,
+          ...(id === undefined ? {} : { 'webhook-id': id }),
+        }
+        const response = await server.fetch('/api/webhooks/verify', {
+          method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ profile, payload: VECTOR.payload, secret, headers, receivedAt: VECTOR.timestamp, remember: false }),
+        })
+        const text = await response.text()
+        assertCleanAnswer(response.status, response.headers.get('content-type'), text, `${profile} ${JSON.stringify(headers)}`)
+        if (response.status === 200) {
+          const answer = JSON.parse(text) as { valid: boolean, reason?: string }
+          assert.ok(answer.valid || reasons.has(answer.reason ?? ''), text)
+        }
+      },
+    ), fuzzParameters(0.5))
   })
 })
