@@ -1,9 +1,11 @@
 /**
  * The webhook row of `npm run bench`: POST /api/webhooks/verify of a 2 KB Standard Webhooks
  * payload ÷ POST /api/hmac (HMAC-SHA256) of the same payload, both over HTTP to the same hashd in
- * the same run, goal ≥ 0.8; once with the replay store in memory and once with it in Redis (a
- * redis-server started here on a free loopback port, with REDIS_COMMAND_TIMEOUT_MS=1000; the row is
- * skipped without one).
+ * the same run, goal ≥ 0.8; with the replay store in memory and in Redis (a redis-server started
+ * here on a free loopback port, with REDIS_COMMAND_TIMEOUT_MS=1000; skipped without one), each with
+ * the rate limits off (RATE_LIMIT_MAX=0: /api/hmac then touches no store, verify makes one replay
+ * check a request) and on (hashd's default, with a max that never triggers: both routes count each
+ * request in the same store).
  *
  * Every verify request is a new webhook (its own id, timestamp and signature, made before the run),
  * so each one is verified in full and remembered: the replay store does its real work, a
@@ -106,7 +108,7 @@ async function checkValid(server: Started, streams: ReturnType<typeof requests>,
 }
 
 async function benchStore(label: string, hashdScript: string, env: Record<string, string>, seconds: number): Promise<void> {
-  const server = await start(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', ...env }, '0')
+  const server = await start(hashdScript, { LOG_LEVEL: 'warn', ...env }, '0')
   try {
     const streams = requests()
     const { hmac, verify } = streams
@@ -158,10 +160,15 @@ export async function benchWebhooks(hashdScript: string, seconds: number): Promi
   console.log(`\n6. POST /api/webhooks/verify (2 KB Standard Webhooks payload, a new webhook each request) ÷ POST /api/hmac of the same payload, ${CONNECTIONS} connections, ` +
     `${ROUNDS} rounds of A B B A, ${runSeconds} s a run, medians`)
   pinSelf('1')
+  // Limits off: /api/hmac touches no store at all, verify one replay check per request. Limits on (a
+  // max that never triggers), hashd's default: both count each request in the same store.
+  const limitsOff = { RATE_LIMIT_MAX: '0' }
+  const limitsOn = { RATE_LIMIT_MAX: '100000000' }
   try {
-    await benchStore('replay store in memory', hashdScript, {}, runSeconds)
+    await benchStore('memory, limits off', hashdScript, limitsOff, runSeconds)
+    await benchStore('memory, limits on', hashdScript, limitsOn, runSeconds)
     if (!hasProgram('redis-server')) {
-      console.log('replay store in Redis          skipped: redis-server not installed (Debian: redis-server)')
+      console.log('Redis                          skipped: redis-server not installed (Debian: redis-server)')
       return
     }
     let redis: TestRedis | undefined
@@ -170,11 +177,12 @@ export async function benchWebhooks(hashdScript: string, seconds: number): Promi
       // A command timeout of 1 s rather than the default 50 ms: on a shared machine a starved
       // redis-server can stall past 50 ms, and a replay check that times out is a 503 (fail closed),
       // which would end the row; the row measures throughput, not the machine's worst stall.
-      await benchStore('replay store in Redis', hashdScript, { REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }, runSeconds)
+      const shared = { REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }
+      await benchStore('Redis, limits off', hashdScript, { ...shared, ...limitsOff }, runSeconds)
+      await benchStore('Redis, limits on', hashdScript, { ...shared, ...limitsOn }, runSeconds)
     } finally {
       await redis?.destroy()
     }
-
   } finally {
     pinSelf(`0-${cpus().length - 1}`)
   }

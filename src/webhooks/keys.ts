@@ -34,9 +34,10 @@ export interface KeyChoice {
 
 const PEM_PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----'
 
-export function unknownKey(name: string) {
-  return problems.unprocessable('unknown-key', 'Unknown key', `No named key is called ${name.slice(0, 64)}; GET /api/keys lists them`,
-    { errors: [{ pointer: '/body/keyName', message: 'no such key' }] })
+/** The name is not echoed: a secret pasted into keyName by mistake must not come back in a problem or a log. */
+export function unknownKey() {
+  return problems.unprocessable('unknown-key', 'Unknown key', 'keyName names no key of this server; GET /api/keys lists the keys you may use',
+    { errors: [{ pointer: '/body/keyName', message: 'unknown key' }] })
 }
 
 /** Exactly one of the fields, or a 400 naming them. */
@@ -93,6 +94,6 @@ export function resolveKey(profile: WebhookProfile, choice: KeyChoice, source: N
   }
   const name = choice.keyName as string
   const named = source.namedKey(name)
-  if (!named) throw unknownKey(name)
+  if (!named) throw unknownKey()
   return { kind: 'hmac', keyName: named.name, versions: named.versions, scope: Buffer.from(`name:${named.name}`) }
 }
