@@ -332,6 +332,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a webhook's signature, timestamp and freshness (Standard Webhooks, GitHub, Stripe)
+         * @description A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, or for profiles without an id the same signed content, is `replayed`. When Redis cannot be reached, a webhook whose signature is valid gets 503 (urn:hashd:problem:replay-store-unavailable, with Retry-After) rather than an answer that could let a replay through.
+         */
+        post: operations["postWebhooksVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/sign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign a webhook the Standard Webhooks way (v1, HMAC-SHA256), for senders
+         * @description Returns the webhook-id, webhook-timestamp and webhook-signature headers to send with the body. With a named key, every version that still verifies signs, the current one first, so receivers holding any of them accept it during a rotation.
+         */
+        post: operations["postWebhooksSign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2068,6 +2108,8 @@ export interface operations {
                         status: "ok";
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
+                        /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
+                        replayStore: "memory" | "redis" | "degraded";
                         /** @description The worker pool that runs password hashing and large digests */
                         work: {
                             /** @description Worker threads (WORKER_THREADS) */
@@ -2796,6 +2838,326 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooksVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Exactly one of payload and payloadBase64; exactly one of keyName, secret and publicKey */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The sender's scheme: `standard-webhooks` (webhook-id, webhook-timestamp, webhook-signature); `github` (x-hub-signature-256); `stripe` (stripe-signature)
+                     * @enum {string}
+                     */
+                    profile: "standard-webhooks" | "github" | "stripe";
+                    /** @description The webhook's body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged */
+                    payload?: string;
+                    /** @description The webhook's body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
+                    payloadBase64?: string;
+                    /** @description The request's headers as received, names in any case (all of them may be forwarded; only the profile's are read). A value may be an array, as Node gives repeated headers; a header the profile reads must have one value. Never logged */
+                    headers: {
+                        [key: string]: string | string[];
+                    };
+                    /** @description A named key of the key ring (HMAC_KEYS_FILE); every version that may verify is tried, and the answer says which matched */
+                    keyName?: string;
+                    /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
+                    secret?: string;
+                    /** @description standard-webhooks v1a: the sender's Ed25519 public key, whpk_… or PEM */
+                    publicKey?: string;
+                    /** @description How far the signed timestamp may be from the reference time; 300 when absent. A verified webhook is remembered for twice this long */
+                    toleranceSeconds?: number;
+                    /** @description Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now */
+                    receivedAt?: number;
+                    /** @description false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent */
+                    remember?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true only when a signature matches, the timestamp is within the tolerance and the webhook was not seen before */
+                        valid: boolean;
+                        /**
+                         * @description Why the webhook is not valid: `missing-header`: A header the profile needs is absent or empty; `malformed-header`: A header is not in the profile's form (a timestamp that is not whole seconds, a signature header with no entry of the profile's shape, a header given twice); `unsupported-signature`: The signature header holds no signature of the kind the key checks (v1 for a secret or named key, v1a for a public key; Stripe's v1); `signature-mismatch`: No signature in the header matches the payload under the key: the body, id or timestamp was changed, or another key signed it; `key-version-retired`: The signature was made with a version of the named key that is retired; `key-version-below-minimum`: The signature was made with a version of the named key below its min-verify-version; `timestamp-too-old`: The signed timestamp is older than the tolerance before the reference time (now, or receivedAt); `timestamp-too-new`: The signed timestamp is further than the tolerance after the reference time; `replayed`: A webhook with this id (or, for profiles without one, this signed content) was already verified within the replay window
+                         * @enum {string}
+                         */
+                        reason?: "missing-header" | "malformed-header" | "unsupported-signature" | "signature-mismatch" | "key-version-retired" | "key-version-below-minimum" | "timestamp-too-old" | "timestamp-too-new" | "replayed";
+                        /** @description The reason in words; it quotes no header, payload or key */
+                        detail?: string;
+                        /** @description The named key given */
+                        keyName?: string;
+                        /** @description The version of the named key whose signature matched */
+                        keyVersion?: number;
+                        /** @description The signed timestamp, Unix seconds (profiles that sign one) */
+                        timestamp?: number;
+                        /** @description true when this webhook was already verified within the replay window */
+                        replayed: boolean;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: a keyName no key has (urn:hashd:problem:unknown-key) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postWebhooksSign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Exactly one of payload and payloadBase64; exactly one of keyName and secret */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The webhook's body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged */
+                    payload?: string;
+                    /** @description The webhook's body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
+                    payloadBase64?: string;
+                    /** @description A named key of the key ring (HMAC_KEYS_FILE); every version that may verify is tried, and the answer says which matched */
+                    keyName?: string;
+                    /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
+                    secret?: string;
+                    /** @description The webhook id (printable ASCII without spaces or "."); msg_ and 22 random characters when absent. Keep it when delivering the same event again */
+                    id?: string;
+                    /** @description Unix seconds of this delivery attempt; now when absent */
+                    timestamp?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The headers to send with the body */
+                        headers: {
+                            "webhook-id": string;
+                            "webhook-timestamp": string;
+                            /** @description v1,<base64> entries separated by spaces: the current version's first, then those of other versions that still verify */
+                            "webhook-signature": string;
+                        };
+                        keyName?: string;
+                        /** @description The current version of the named key, whose signature is first */
+                        keyVersion?: number;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64 */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: a keyName no key has (urn:hashd:problem:unknown-key) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
