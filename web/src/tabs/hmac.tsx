@@ -47,7 +47,7 @@ export function HmacTab(props: { algorithms: AlgorithmInfo[] | null }) {
         <Select id="hmac-encoding" label="Encoding" value={encoding} options={OUTPUT_ENCODINGS} onChange={setEncoding} error={state.fields.encoding} />
       </div>
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy}>Compute HMAC</button>
+        <button type="submit" class="primary" disabled={state.busy || props.algorithms === null}>Compute HMAC</button>
         {state.busy && <span class="busy" aria-live="polite">Working…</span>}
       </div>
       <FormStatus state={state} />
