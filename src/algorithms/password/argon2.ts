@@ -79,7 +79,9 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       return {
         scheme: variant,
         params: { memoryCost: m, timeCost: t, parallelism: p, version: version === undefined ? 16 : Number(version) },
-        format: `$${variant}$ v=${version ?? 16}`,
+        // The string's own prefix, as the policy's `format` writes it: `$argon2id$v=19$` (no version
+        // field means 0x10, and the prefix is then `$argon2id$`).
+        format: version === undefined ? `$${variant}$` : `$${variant}$v=${version}$`,
       }
     },
     checkCaps(params, caps) {
