@@ -124,7 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(hmacRoute, { engine })
   await app.register(fileHashRoute, { config })
   await app.register(checksumsRoute, { config })
-  await app.register(identifyRoute)
+  await app.register(identifyRoute, { config })
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })

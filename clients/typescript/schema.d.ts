@@ -1714,7 +1714,7 @@ export interface operations {
                     /** @description With `hashes`: at most this many matches per result. A response lists at most 30000 matches in all in any case (3 per result for 10,000 lines); `omitted` counts those left out */
                     top?: number;
                     /**
-                     * @description Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it
+                     * @description Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it. Without it, a line is read as it stands (`hash:plain` is also `hash:salt`), and whatever a reading takes from the text after the last colon is left out of `params` and named in `withheld`: a plaintext is never sent back either way
                      * @default false
                      */
                     potfile?: boolean;
@@ -1757,7 +1757,7 @@ export interface operations {
                             params?: {
                                 [key: string]: number | string;
                             };
-                            /** @description True where POST /api/verify accepts this string */
+                            /** @description True where POST /api/verify on this server accepts this string: the format is one it reads, its costs are within the server's caps, and a peppered hash (`$pepper$`) names a key the server holds */
                             verifiable: boolean;
                             /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
                             variants?: {
@@ -1768,8 +1768,10 @@ export interface operations {
                             format?: string;
                             /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                             problem?: string;
-                            /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                            /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`; the scheme inside for a peppered hash) */
                             verifyAlgorithm?: string;
+                            /** @description Parameters this reading took from the text after the line's last colon (the salt of `hash:salt`, the user of `hash:user`), left out of `params`: that text may be the plaintext of a potfile line `hash:plain`, and hashd never sends a plaintext back. Send `potfile: true` to read the line as a potfile line */
+                            withheld?: string[];
                             /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
                             commands?: {
                                 /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */
@@ -1806,7 +1808,7 @@ export interface operations {
                                 params?: {
                                     [key: string]: number | string;
                                 };
-                                /** @description True where POST /api/verify accepts this string */
+                                /** @description True where POST /api/verify on this server accepts this string: the format is one it reads, its costs are within the server's caps, and a peppered hash (`$pepper$`) names a key the server holds */
                                 verifiable: boolean;
                                 /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
                                 variants?: {
@@ -1817,8 +1819,10 @@ export interface operations {
                                 format?: string;
                                 /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                                 problem?: string;
-                                /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                                /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`; the scheme inside for a peppered hash) */
                                 verifyAlgorithm?: string;
+                                /** @description Parameters this reading took from the text after the line's last colon (the salt of `hash:salt`, the user of `hash:user`), left out of `params`: that text may be the plaintext of a potfile line `hash:plain`, and hashd never sends a plaintext back. Send `potfile: true` to read the line as a potfile line */
+                                withheld?: string[];
                                 /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
                                 commands?: {
                                     /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */

@@ -8,7 +8,10 @@
  * Potfile lines (`hash:plain`, hashcat's --potfile-path format) lose their plaintext before
  * anything else happens: it is never identified, returned or logged. Lines are potfile lines when
  * the request says `potfile: true`, or when the plaintext is written `$HEX[…]`, which no hash
- * format ends with. hashcat writes `$HEX[…]` for every plaintext that is not printable, that
+ * format ends with. Any other line is read as it stands, where `hash:plain` is also `hash:salt`
+ * (md5($pass.$salt), MyBB…), as hashcat, haiti and Name-That-Hash read it; the engine then leaves
+ * out of `params` whatever it read from the text after the last colon (engine.ts withholdTail), so
+ * a plaintext pasted without `potfile` is still never sent back. hashcat writes `$HEX[…]` for every plaintext that is not printable, that
  * contains the separator `:` or that looks like `$HEX[…]` itself (src/convert.c need_hexify), so
  * the plaintext is always what follows the last colon.
  *
@@ -201,7 +204,7 @@ export function identifyEntry(entry: Entry, options: BatchOptions, cap: number):
   const hash = potfile ? withoutPlaintext(trimmed) : trimmed
   const identification: BatchResult = hash === null
     ? { length: 0, matches: [], ambiguous: false }
-    : identify(hash, options)
+    : identify(hash, potfile ? { ...options, plaintextRemoved: true } : options)
   if (potfile) identification.normalized = ['potfile-plaintext', ...(identification.normalized ?? [])]
   if (entry.item !== undefined) {
     identification.item = entry.item
