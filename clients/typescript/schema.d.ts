@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Check files against a checksum list (SHA256SUMS, B3SUMS, …) and the list against its signature
-         * @description multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. Each file is streamed once, never stored, through only the algorithms its lines name. The answer is 200 whenever the request was processed; `ok` says whether the check passed. With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`, `name: FAILED open or read`).
+         * @description multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. Each file is streamed once, never stored, through only the algorithms its lines name. The JSON answer is 200 whenever the request was processed; `ok` says whether the check passed. With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`; with `strict`, `name: FAILED open or read` for a listed file not sent) and then its warnings, `hashd:` for `sha256sum:`, with a first line naming a verified signature (`hashd: good minisign signature of the checksum list by key …`); the status is 200 only when the check passed (`ok`), else 422 with the same text, so `curl -f` fails a CI job. This operation's refusals (400, 413, 415, 422) then come as one text line too: `hashd: <problem type>: <detail>`.
          */
         post: operations["postChecksums"];
         delete?: never;
@@ -1427,7 +1427,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The check, done (whether or not it passed) */
+            /** @description The check, done: in JSON whether or not it passed; as text (Accept: text/plain) only when it passed */
             200: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1504,6 +1504,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
@@ -1532,6 +1533,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description Wrong Content-Type */
@@ -1545,9 +1547,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
-            /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme */
+            /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme; with Accept: text/plain, also a check that did not pass (a file FAILED, or none was verified), with the report as its text */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1558,6 +1561,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description Rate limited; see Retry-After */

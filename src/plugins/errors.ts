@@ -13,9 +13,29 @@ import { serializeError } from './logging.js'
 
 const PROBLEM_JSON = 'application/problem+json; charset=utf-8'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route whose answer a client may take as text (`Accept: text/plain` on /api/checksums):
+     * when this says so, the route's own refusals (400, 413, 415, 422) go as one text line,
+     * `hashd: <type>: <detail>`, rather than problem+json. Refusals that are not the route's
+     * (401, 429, 503) and 5xx stay problem+json.
+     */
+    problemsAsText?: (request: FastifyRequest) => boolean
+  }
+}
+
+/** The statuses a route's problems may be sent as text with (problemsAsText). */
+const TEXT_PROBLEM_STATUSES = new Set([400, 413, 415, 422])
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
   return reply.code(problem.status).type(PROBLEM_JSON).send(problem.toBody())
+}
+
+/** A problem as the one text line of a route that answers in text (problemsAsText). */
+export function problemAsText(problem: Problem): string {
+  return `hashd: ${problem.type === 'about:blank' ? problem.title : problem.type}: ${problem.detail}\n`
 }
 
 interface AjvIssue { instancePath: string, schemaPath?: string, message?: string, keyword: string, params: Record<string, unknown> }
@@ -135,6 +155,10 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       : knownProblem(error) ?? problemFor(error)
     if (problem) {
       request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
+      if (TEXT_PROBLEM_STATUSES.has(problem.status) && request.routeOptions.config?.problemsAsText?.(request) === true) {
+        for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+        return reply.code(problem.status).type('text/plain; charset=utf-8').send(problemAsText(problem))
+      }
       return sendProblem(reply, problem)
     }
     // A bug: log where it happened, answer with nothing. The message is left out of the log too:

@@ -61,8 +61,10 @@ function completeOperation(operation: Operation, rateLimited: boolean): void {
   if (!responses['503']) responses['503'] = { description: 'Overloaded or shutting down; see Retry-After' }
   for (const [status, response] of Object.entries(responses)) {
     if (Number(status) >= 400) {
-      // Problems only: whatever media type a route declared, the error handler sends problem+json.
-      response.content = { [PROBLEM_JSON]: { schema: PROBLEM_REF } }
+      // Problems only: whatever media type a route declared, the error handler sends problem+json,
+      // and text/plain where the route declared it (plugins/errors.ts, problemsAsText).
+      const text = response.content?.['text/plain']
+      response.content = { [PROBLEM_JSON]: { schema: PROBLEM_REF }, ...(text === undefined ? {} : { 'text/plain': text }) }
     }
     const headers: Record<string, unknown> = { ...response.headers }
     if (status === '401') Object.assign(headers, HEADERS.wwwAuthenticate)
