@@ -74,6 +74,15 @@ export interface Config {
   memoryTuning: boolean
   /** Password screening (src/screening/): the policy, the lists and the breached-password stores. */
   screening: ScreeningConfig
+  /** HTTPS on the main port (src/tls.ts), or null for plain HTTP. */
+  tls: TlsConfig | null
+  /** The pages for people, the web page at / and the API browser at /docs: on unless WEB_UI=off. */
+  webUi: boolean
+  /**
+   * The variables set that name files of secrets hashd holds (PEPPER_KEYS_FILE, HMAC_KEYS_FILE):
+   * with any of them, a listener beyond loopback without TLS is warned about at start (src/tls.ts).
+   */
+  secretKeyFiles: string[]
 }
 
 export interface ScreeningConfig {
@@ -118,6 +127,15 @@ function readScreening(env: NodeJS.ProcessEnv): ScreeningConfig {
     pwnedStore: env.PWNED_STORE?.trim() || null,
     pwnedNtlmStore: env.PWNED_NTLM_STORE?.trim() || null,
   }
+}
+
+export interface TlsConfig {
+  /** TLS_CERT_FILE: the certificate, then any intermediates, in PEM. */
+  certFile: string
+  /** TLS_KEY_FILE: its private key, in PEM. */
+  keyFile: string
+  /** TLS_CLIENT_CA_FILE: the CA certificates (PEM) client certificates must chain to; null: no client certificates (no mTLS). */
+  clientCaFile: string | null
 }
 
 export interface ChecksumLimits {
@@ -227,6 +245,22 @@ function readPasswordOptions(env: NodeJS.ProcessEnv): Record<string, number> {
   return options
 }
 
+/** TLS_CERT_FILE and TLS_KEY_FILE together, or neither; TLS_CLIENT_CA_FILE only with them. */
+function readTls(env: NodeJS.ProcessEnv): TlsConfig | null {
+  const certFile = env.TLS_CERT_FILE?.trim() || null
+  const keyFile = env.TLS_KEY_FILE?.trim() || null
+  const clientCaFile = env.TLS_CLIENT_CA_FILE?.trim() || null
+  if (certFile === null && keyFile === null) {
+    if (clientCaFile !== null) throw new ConfigError('TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS')
+    return null
+  }
+  if (certFile === null || keyFile === null) throw new ConfigError(`${certFile === null ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} is set without ${certFile === null ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}: set both for HTTPS, or neither`)
+  return { certFile, keyFile, clientCaFile }
+}
+
+/** Variables naming files of secrets hashd holds; HMAC_KEYS_FILE belongs to the key ring (src/keys/). */
+const SECRET_KEY_FILES = ['PEPPER_KEYS_FILE', 'HMAC_KEYS_FILE'] as const
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -285,6 +319,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
     screening: readScreening(env),
+    tls: readTls(env),
+    webUi: readBool(env, 'WEB_UI', true),
+    secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

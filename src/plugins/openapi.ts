@@ -74,7 +74,8 @@ function completeOperation(operation: Operation, rateLimited: boolean): void {
   }
 }
 
-async function openapiPlugin(app: FastifyInstance): Promise<void> {
+/** `ui: false` (WEB_UI=off) serves the document without the API browser at /docs. */
+async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {}): Promise<void> {
   /** `METHOD url` of the operations the rate limit applies to (all but `config: { rateLimit: false }`). */
   const rateLimited = new Set<string>()
   await app.register(swagger, {
@@ -138,7 +139,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       return spec as ReturnType<swagger.SwaggerTransformObject>
     },
   })
-  await app.register(swaggerUi, {
+  if (options.ui !== false) await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
     theme: { title: 'hashd API' },
