@@ -62,7 +62,7 @@ export interface Batch {
    * JS heap while it works: the result objects die young instead of being promoted (and a 200-line
    * answer of 550 kB was one string in V8's large-object space), which let the main thread's old
    * generation grow to four times its live size under a flood of batches (`npm run soak`,
-   * docs/benchmarks.md#soak).
+   * docs/benchmarks.md#npm-run-soak-memory-under-a-long-mixed-load).
    */
   resultsJson: Buffer[]
   /**
