@@ -189,7 +189,7 @@ image_bytes=$(podman image inspect --format '{{.Size}}' "$image")
 added_mb=$(( (image_bytes - base_bytes) / 1000000 ))
 say "hashd image: built in $build_s s; $((image_bytes / 1000000)) MB, of which $added_mb MB over its base ($((base_bytes / 1000000)) MB)"
 ((added_mb <= 100)) || fail "the image adds $added_mb MB to its base (at most 100)"
-expect "HEALTHCHECK kept (docker format)" "$(podman image inspect --format '{{json .Config.Healthcheck}}' "$image")" '/api/health'
+expect "HEALTHCHECK kept (docker format)" "$(podman image inspect --format '{{json .Config.Healthcheck}}' "$image")" 'dist/src/healthcheck.js'
 expect "runs as node" "$(podman image inspect --format '{{.Config.User}}' "$image")" '^node$'
 
 # What the image holds: no dev dependency, no TypeScript, no test, only this platform's binaries.
@@ -226,6 +226,7 @@ healthy_ms=$(wait_http "$url/api/health") || { podman logs "hashd-ci-$tag" | tai
 say "time to healthy: $healthy_ms ms (start to the first 200 from /api/health)"
 expect "health" "$(curl -sS "$url/api/health")" '"status":"ok".*"rateLimitStore":"memory"'
 expect "ready" "$(curl -sS "$url/api/ready")" '^\{"status":"ready"\}$'
+expect "the HEALTHCHECK's command says healthy" "$(podman exec "hashd-ci-$tag" node dist/src/healthcheck.js && echo healthy)" '^healthy$'
 # FIPS 180-2 appendix B.1: SHA-256("abc").
 expect "sha256 digest" "$(post "$url/api/hash" '{"input":"abc","algorithm":"sha256"}')" '"hash":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"'
 argon=$(post "$url/api/hash" '{"input":"correct horse battery staple","algorithm":"argon2id"}')

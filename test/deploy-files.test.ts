@@ -63,8 +63,36 @@ describe('deployment files', () => {
     assert.match(dockerfile, /^USER node$/m)
     assert.match(dockerfile, /^ENV .*\bHOST=0\.0\.0\.0\b.*\bPORT=3000\b/m)
     assert.match(dockerfile, /^EXPOSE 3000$/m)
-    assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/api\/health/m)
+    assert.match(dockerfile, /^HEALTHCHECK .*\n {2}CMD \["node", "dist\/src\/healthcheck\.js"\]$/m)
     assert.match(dockerfile, /npm prune --omit=dev/)
+  })
+
+  it('one image tag everywhere: package.json\'s version in kustomization.yaml, compose.yaml and every docker command of the README and docs', () => {
+    const version = (JSON.parse(read('package.json')) as { version: string }).version
+    assert.deepEqual(kustomization.images, [{ name: 'hashd', newTag: version }])
+    const compose = parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc
+    assert.equal(compose.services.hashd.image, `hashd:${version}`)
+    for (const page of ['README.md', 'docs/deployment.md']) {
+      const commands = read(page).split('\n').filter((line) => /^\s*(\$ )?(docker|podman) (build|run)\b/.test(line))
+      assert.ok(commands.length > 0, page)
+      for (const command of commands) {
+        // Every image named is hashd at this version (a registry path may precede it).
+        const images = [...command.matchAll(/(?:^|\s|\/)hashd(?::([\w.-]+))?(?=\s|$)/g)].map((match) => match[1])
+        for (const tag of images) assert.equal(tag, version, `${page}: ${command.trim()}`)
+      }
+    }
+  })
+
+  it('the README\'s docker run is read-only as it says, and each flag says what it does', () => {
+    const readme = read('README.md')
+    const run = readme.split('\n').find((line) => /^docker run .* -p 3000:3000/.test(line))
+    assert.ok(run, 'the README runs the image')
+    for (const flag of ['--read-only', '--tmpfs /tmp', '--cap-drop ALL']) assert.ok(run.includes(flag), `${flag} in ${run}`)
+    const compose = parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc
+    assert.equal(compose.services.hashd.read_only, true)
+    // The README's Docker block explains its flags in comments.
+    const block = /```sh\n(docker build[\s\S]*?)```/.exec(readme)?.[1] ?? ''
+    for (const flag of ['--read-only', '--tmpfs', '--cap-drop', '-p 3000:3000']) assert.match(block, new RegExp(`#.*${flag.replace(/[-]/g, '\\-')}`), `a comment on ${flag}`)
   })
 
   it('kustomization.yaml lists every manifest, and only the example is left out', () => {

@@ -31,6 +31,12 @@
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
  * either way, as its commands run in sequence. Every command also runs with GNUPGHOME set to an
  * empty directory of the page's own, so a gpg example never reads or writes the user's keyring.
+ *
+ * Every ```ts block is a whole program that uses the client as its users get it: `@hashd/client`
+ * packed and installed outside the repository (helpers/client-package.ts), the block compiled
+ * with tsc (strict) and run with this Node, `localhost:3000` pointed at the test server. What it
+ * prints is compared with the comments of its `console.log(…) // shown` lines, in order, line by
+ * line (`…` stands for any text). Pepper-keys directives apply to these blocks as to console ones.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -44,6 +50,7 @@ import { fileURLToPath } from 'node:url'
 import { makeCorpus } from '../scripts/pwned-corpus.js'
 import { importPwned } from '../src/screening/import.js'
 import { startServer, type TestServer } from './helpers/server.js'
+import { installClient, type InstalledClient } from './helpers/client-package.js'
 import { hasTool, skipUnless, TOOLS, type ToolName } from './helpers/tools.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -61,8 +68,29 @@ export interface Example {
 
 export interface Page {
   examples: Example[]
+  /** The ```ts programs of the page, in order. */
+  programs: Program[]
   /** The tools every directive of the page names. */
   tools: ToolName[]
+}
+
+export interface Program {
+  source: string
+  /** The line of the opening fence. */
+  line: number
+  pepperKeys: string[]
+  /** The server has the synthetic breached-password store (a pwned-store directive). */
+  pwnedStore: boolean
+  /** What its `console.log(…) // shown` lines say it prints, in order. */
+  expected: string[]
+}
+
+/** The `// shown` comments of a program's console.log lines: what it prints. */
+export function expectedPrints(source: string): string[] {
+  return source.split('\n').flatMap((line) => {
+    const match = /^\s*console\.log\(.*\)\s*\/\/ (.*)$/.exec(line)
+    return match ? [match[1]!.trim()] : []
+  })
 }
 
 const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
@@ -84,6 +112,8 @@ function directive(words: string[], where: string): { pepperKeys?: string[], too
 /** The examples of a page, in order, and what the page's directives ask for. */
 export function pageOf(text: string, name = 'page'): Page {
   const examples: Example[] = []
+  const programs: Program[] = []
+  let program: Program | null = null
   const tools = new Set<ToolName>()
   const lines = text.split('\n')
   let pagePepperKeys: string[] = []
@@ -106,6 +136,16 @@ export function pageOf(text: string, name = 'page'): Page {
     if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
   })
   lines.forEach((line, index) => {
+    if (program) {
+      if (line.trim() === '```') {
+        program.expected = expectedPrints(program.source)
+        programs.push(program)
+        program = null
+      } else {
+        program.source += `${line}\n`
+      }
+      return
+    }
     if (!inBlock) {
       const match = DIRECTIVE.exec(line.trim())
       if (match) {
@@ -116,6 +156,8 @@ export function pageOf(text: string, name = 'page'): Page {
         inBlock = true
         blockPepperKeys = pending
         blockPwned = pendingPwned
+      } else if (line.trim() === '```ts' || line.trim() === '```typescript') {
+        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, expected: [], pwnedStore: pendingPwned || pagePwned }
       }
       if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
@@ -140,7 +182,7 @@ export function pageOf(text: string, name = 'page'): Page {
     if (current) current.expected += current.expected === '' ? line : `\n${line}`
   })
   for (const example of examples) example.expected = example.expected.trim()
-  return { examples, tools: [...tools] }
+  return { examples, programs, tools: [...tools] }
 }
 
 export const examplesOf = (text: string): Example[] => pageOf(text).examples
@@ -244,6 +286,63 @@ function serverWith(pepperKeys: string[], pwned = false): Promise<TestServer> {
 after(async () => {
   for (const started of servers.values()) await (await started).close()
   rmSync(keysDir, { recursive: true, force: true })
+})
+
+/** A printed line against the shown one: equal, or with `…` standing for any text. */
+export function printedLineMatches(actual: string, shown: string): boolean {
+  const pieces = shown.split('…')
+  if (pieces.length === 1) return actual === shown
+  let at = 0
+  for (const [index, piece] of pieces.entries()) {
+    const found = actual.indexOf(piece, at)
+    if (found < 0 || (index === 0 && found !== 0)) return false
+    at = found + piece.length
+  }
+  return pieces.at(-1) === '' || actual.endsWith(pieces.at(-1)!)
+}
+
+let client: Promise<InstalledClient> | undefined
+after(() => { void client?.then((installed) => installed.remove()) })
+
+describe('TypeScript examples in README.md and docs/', () => {
+  for (const page of PAGES) {
+    const { programs } = pageOf(readFileSync(join(ROOT, page), 'utf8'), page)
+    if (programs.length === 0) continue
+    it(`${page}: ${programs.length} programs compile against @hashd/client and print what they show`, async () => {
+      client ??= installClient()
+      const installed = await client
+      const prefix = page.replace(/[^A-Za-z0-9]+/g, '_')
+      const files: string[] = []
+      try {
+        for (const program of programs) {
+          const server = await serverWith(program.pepperKeys, program.pwnedStore)
+          const file = `${prefix}_${program.line}.ts`
+          writeFileSync(join(installed.dir, file), program.source.replaceAll('localhost:3000', new URL(server.url).host))
+          files.push(file)
+        }
+        await installed.compile()
+        for (const [index, program] of programs.entries()) {
+          const where = `${page}:${program.line}`
+          assert.ok(program.expected.length > 0, `${where}: the program shows what it prints (console.log(…) // …)`)
+          const outcome = await installed.run(join('out', files[index]!.replace(/\.ts$/, '.js')))
+          assert.equal(outcome.code, 0, `${where}: ${outcome.stderr}`)
+          const printed = outcome.stdout.trimEnd().split('\n')
+          assert.equal(printed.length, program.expected.length, `${where}: printed ${JSON.stringify(printed)}, shown ${JSON.stringify(program.expected)}`)
+          printed.forEach((line, at) => assert.ok(printedLineMatches(line, program.expected[at]!), `${where}: printed ${line}, shown ${program.expected[at]}`))
+        }
+      } finally {
+        // Each page's programs are compiled on their own: the next page's compile does not see these.
+        for (const file of files) rmSync(join(installed.dir, file), { force: true })
+      }
+    })
+  }
+
+  it('reads a program\'s shown output from its console.log comments', () => {
+    assert.deepEqual(expectedPrints("const a = 1\nconsole.log(a) // 1\nconsole.log(b)\n  console.log(c, d) // x …\n"), ['1', 'x …'])
+    assert.ok(printedLineMatches('$argon2id$v=19$m=19456,t=2,p=1$abc$def', '$argon2id$v=19$m=19456,t=2,p=1$…'))
+    assert.ok(!printedLineMatches('x$argon2id$', '$argon2id$…'))
+    assert.ok(printedLineMatches('true', 'true') && !printedLineMatches('true ', 'true'))
+  })
 })
 
 describe('console examples in README.md and docs/', () => {

@@ -151,6 +151,7 @@ function printedName(name: string): { prefix: string, name: string } {
 const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
 
 /** Text from a key or a signature on one line: a tab (minisign's trusted comments have one) as a space, other control characters as `?`. */
+// eslint-disable-next-line no-control-regex -- control characters are what it replaces
 const oneLine = (text: string): string => text.replaceAll('\t', ' ').replace(/[\u0000-\u001f\u007f]/g, '?')
 
 /** The line naming the signature that was verified, for the text report. */
