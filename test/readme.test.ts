@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { algorithmSection, END, START } from '../scripts/algorithm-docs.js'
 import { algorithms } from '../src/algorithms/registry.js'
@@ -39,6 +39,17 @@ describe('README', () => {
       assert.match(readme, new RegExp(`^\\| \`POST ${path}\` \\|`, 'm'), `README.md: add a row for POST ${path} to the operations table`)
       assert.ok(readme.split('\n').some((line) => line.startsWith('$ curl') && line.includes(`localhost:3000${path}`) && !line.includes(`localhost:3000${path}/`)),
         `README.md: add one example (a $ curl line and its output) for POST ${path}`)
+    }
+  })
+
+  it('and the docs describe the product, not the history of its making: no issues, dated runs or commits', () => {
+    const docs = new URL('../../docs/', import.meta.url)
+    const pages = [['README.md', readme], ...readdirSync(docs).filter((name) => name.endsWith('.md')).map((name) => [`docs/${name}`, readFileSync(new URL(name, docs), 'utf8')])]
+    for (const [name, text] of pages) {
+      for (const [what, pattern] of [['an issue', /\bissues?\b/i], ['a date', /\b20\d\d-\d\d-\d\d\b/], ['a time of day', /\b\d\d:\d\d UTC\b/], ['a commit', /\bcommit `?[0-9a-f]{7}/]] as const) {
+        const found = pattern.exec(text!)
+        assert.equal(found, null, `${name} names ${what}: …${found ? text!.slice(Math.max(0, found.index - 60), found.index + 60) : ''}…`)
+      }
     }
   })
 
