@@ -53,6 +53,14 @@ describe('README', () => {
     }
   })
 
+  it('gives its figures in a table that says which way is better', () => {
+    const header = readme.split('\n').findIndex((line) => /^\| figure \| hashd \| better \|/.test(line))
+    assert.ok(header >= 0, 'a figures table with a "better" column')
+    const rows = readme.split('\n').slice(header + 2).filter((line, index, all) => all.slice(0, index + 1).every((each) => each.startsWith('|')))
+    assert.ok(rows.length >= 5, `${rows.length} figures`)
+    for (const row of rows) assert.match(row.split('|')[3]!.trim(), /^(higher|lower)$/, row)
+  })
+
   it('counts the web page\'s tabs as the page has them', () => {
     const main = readFileSync(new URL('../../web/src/main.tsx', import.meta.url), 'utf8')
     const tabs = [...main.slice(main.indexOf('const TABS'), main.indexOf('] as const')).matchAll(/\{ id: '/g)].length
