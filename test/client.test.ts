@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { createHashdClient, isProblem, multipartUpload, rawUpload, API_VERSION, type HashdClient, type Problem } from '../clients/typescript/index.js'
 import { staleClientFiles } from '../scripts/client.js'
-import { keyLine } from '../src/plugins/auth.js'
+import { keyLine } from '../src/keys/api-keys.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 /** FIPS 180-2 B.1: SHA-256("abc"); RFC 1321 A.5: MD5("abc"). */

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig } from '../src/config.js'
-import { parseKeysFile } from '../src/plugins/auth.js'
+import { parseKeysFile } from '../src/keys/api-keys.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')

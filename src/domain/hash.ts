@@ -6,10 +6,12 @@ import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
-import { countHashedBytes, countPasswordOperation } from '../observe.js'
+import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observe.js'
 import { digestOptionSpecs, resolveOptions } from './options.js'
 import type { PepperKey } from '../algorithms/password/pepper.js'
 import type { Passwords } from './passwords.js'
+import { refusePasswordWork } from './batch.js'
+import type { KeyContext } from './hmac.js'
 
 export interface HashRequest {
   input: string
@@ -32,12 +34,19 @@ export interface HashResult {
   pepperKey?: string
 }
 
+/** What a hash may need beyond the request: a batch refuses password schemes; `keys` notes the pepper key used. */
+export interface HashContext {
+  batch?: boolean
+  keys?: Pick<KeyContext, 'used'>
+}
+
 /**
  * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
-export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords): HashResult | Promise<HashResult> {
+export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, context: HashContext = {}): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
+  if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`)
   if (request.pepper === true && algorithm.kind !== 'password') {
     throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
   }
@@ -47,7 +56,7 @@ export function hash(engine: Engine, request: HashRequest, whenClientGone?: () =
     return hashDigestNow(opensslName, algorithm.name, input, request.encoding ?? 'hex')
   }
   return algorithm.kind === 'password'
-    ? hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.())
+    ? hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.(), context.keys)
     : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
 }
 
@@ -69,9 +78,10 @@ function pepperKeyFor(wanted: boolean | undefined, passwords: Passwords | undefi
   return keyring.current
 }
 
-async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null, signal?: AbortSignal): Promise<HashResult> {
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null, signal?: AbortSignal, keys?: Pick<KeyContext, 'used'>): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
   const { value, ms } = await newPasswordHash(engine, scheme, input, options, pepperKey, signal)
+  if (pepperKey) keys?.used('pepper', 'pepper', pepperKey.id)
   return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard', ...(pepperKey ? { pepperKey: pepperKey.id } : {}) }
 }
 
@@ -97,7 +107,9 @@ export async function newPasswordHash(engine: Engine, scheme: PasswordScheme, in
     throw error
   }
   countPasswordOperation('hash', scheme.name, 'ok')
-  return pepperKey ? { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms } : outcome
+  if (!pepperKey) return outcome
+  countKeyUse('pepper', 'pepper', pepperKey.id, 'seal')
+  return { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms }
 }
 
 /**

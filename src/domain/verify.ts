@@ -18,11 +18,13 @@ import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
 import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
-import { countHashedBytes, countPasswordOperation } from '../observe.js'
+import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observe.js'
 import { isPeppered, parsePeppered, type PepperedHash } from '../algorithms/password/pepper.js'
 import { newPasswordHash } from './hash.js'
 import { policyShortfall } from './password-policy.js'
 import type { Passwords } from './passwords.js'
+import { refusePasswordWork } from './batch.js'
+import type { HashContext } from './hash.js'
 
 export interface VerifyRequest {
   input: string
@@ -55,17 +57,22 @@ interface PasswordContext {
   passwords: Passwords | undefined
   /** The key id of the `$pepper$` wrapper the hash came in, or null for a bare hash. */
   pepperKey: string | null
+  /** In a batch: password work is refused (batch.ts). */
+  batch: boolean
 }
 
 /** `whenClientGone` makes a signal that aborts queued password work when the client goes away (see hash.ts). */
-export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords): Promise<VerifyResult> {
+export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, context: HashContext = {}): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const hash = request.hash.trim()
   let signal: AbortSignal | undefined
   const gone = () => (signal ??= whenClientGone?.())
+  const batch = context.batch === true
+  if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash')
+  if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)')
   const result = isPeppered(hash)
-    ? await verifyPeppered(engine, request, input, hash, gone, passwords)
-    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null })
+    ? await verifyPeppered(engine, request, input, hash, gone, passwords, context)
+    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, batch })
   if (request.upgrade !== true || !result.match) return withoutKind(result)
   if (!result.rehashRecommended && result.kind === 'password') return withoutKind(result)
   return upgrade(engine, withoutKind(result), input, gone, passwords)
@@ -106,7 +113,13 @@ async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone
  * unknown-pepper-key naming it, a string that does not open under its key 422 pepper-key-mismatch.
  */
 export function openPeppered(peppered: PepperedHash, passwords: Passwords | undefined): { inner: string, scheme: PasswordScheme } {
-  const key = passwords?.keyring?.get(peppered.keyId)
+  const version = passwords?.keyring?.version(peppered.keyId)
+  if (version && !version.verifies) {
+    throw problems.unprocessable('retired-pepper-key', 'Retired pepper key',
+      `The hash is peppered with key "${peppered.keyId}", which this server's PEPPER_KEYS_FILE marks state=retired; ` +
+      'it cannot be verified until that key is made to verify again (remove state=retired from its line)', { pepperKey: peppered.keyId })
+  }
+  const key = version?.material
   if (!key) {
     throw problems.unprocessable('unknown-pepper-key', 'Unknown pepper key',
       `The hash is peppered with key "${peppered.keyId}", which is not in this server's PEPPER_KEYS_FILE` +
@@ -119,6 +132,7 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
       `The hash names pepper key "${peppered.keyId}" but does not decrypt under this server's key of that id: ` +
       'the string was changed, or the key was replaced under the same id', { pepperKey: peppered.keyId })
   }
+  countKeyUse('pepper', 'pepper', key.id, 'open')
   const scheme = findAlgorithm(peppered.scheme)
   if (scheme?.kind !== 'password') throw problems.malformedHash('peppered', `the header names ${peppered.scheme}, which is not a password scheme`)
   if (!scheme.claims(inner)) throw problems.malformedHash('peppered', `the header names ${peppered.scheme} but the hash inside is not one`)
@@ -126,16 +140,17 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
 }
 
 /** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
-async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined): Promise<Verified> {
+async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, context: HashContext): Promise<Verified> {
   const peppered = parsePeppered(hash)
   const { inner, scheme } = openPeppered(peppered, passwords)
+  context.keys?.used('pepper', 'pepper', peppered.keyId)
   if (request.algorithm !== undefined) {
     const named = algorithmFor(request.algorithm, 'verify')
     if (named.name !== scheme.name && named.name !== scheme.family) {
       throw problems.malformedHash(named.name, `the peppered hash holds a ${scheme.name} hash`)
     }
   }
-  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId }), pepperKey: peppered.keyId }
+  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId, batch: false }), pepperKey: peppered.keyId }
 }
 
 async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
@@ -174,6 +189,7 @@ async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer,
 }
 
 async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal: AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
+  if (context.batch) refusePasswordWork(`${scheme.name}, a password scheme,`)
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
@@ -209,7 +225,8 @@ function rehashReasons(scheme: PasswordScheme, parsed: ParsedPasswordHash, { pas
   if (passwords) {
     reasons.push(policyShortfall(passwords.policy, parsed))
     const current = passwords.keyring?.current.id
-    if (pepperKey !== null && current !== undefined && pepperKey !== current) {
+    // A key newer than the current one (staged during a rotation) is not a reason: it is about to be current.
+    if (pepperKey !== null && current !== undefined && passwords.keyring?.isOlder(pepperKey)) {
       reasons.push(`peppered with key ${pepperKey}, which is no longer current; the current pepper key is ${current}`)
     } else if (pepperKey === null && current !== undefined) {
       reasons.push(`not peppered; this server peppers new hashes with key ${current}`)

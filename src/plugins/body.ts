@@ -13,6 +13,10 @@ import { problems } from '../problem.js'
 type MediaType = 'application/json' | 'multipart/form-data' | 'application/octet-stream' | ''
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The size of a JSON body as received, in bytes (0 for other bodies). */
+    bodyBytes: number
+  }
   interface FastifyContextConfig {
     /** The media type the route's body must have; checked before the body is read. */
     accepts?: MediaType | readonly MediaType[]
@@ -61,6 +65,7 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
   app.removeContentTypeParser('application/json')
   // 'error' on both: a body with __proto__ or constructor.prototype is refused, never merged.
   const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.decorateRequest('bodyBytes', 0)
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length > JSON_INLINE_MAX_BYTES) {
       engine.parseJson(body as Buffer).then((value) => done(null, value), (error: Error) => done(error, undefined))
@@ -71,6 +76,7 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
       done(problems.validation('The request body is not valid UTF-8'), undefined)
       return
     }
+    request.bodyBytes = (body as Buffer).length
     const text = (body as Buffer).toString('utf8')
     parseJson(request, text, (error, value) => {
       if (error && isValidJson(text)) {

@@ -28,6 +28,11 @@ export interface RedisRateLimitStore {
   noteFailure(reason: string): void
   /** A rate-limit call succeeded; mark healthy again. */
   noteSuccess(): void
+  /**
+   * Counts `count` more requests in `key`'s window at once (a batch's items beyond the request
+   * itself), with the window RedisStore's own script would give the key.
+   */
+  incrBy(key: string, count: number, windowMs: number, callback: (error: Error | null, result: { current: number, ttl: number } | null) => void): void
   close(): Promise<void>
 }
 
@@ -65,7 +70,28 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.on('error', (error: Error) => { noteFailure(error.message) })
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
 
+  // INCRBY and the window in one script, as @fastify/rate-limit's RedisStore does with INCR: a key
+  // this creates gets the window; one that exists keeps its own.
+  client.defineCommand('hashdRateLimitBy', {
+    numberOfKeys: 1,
+    lua: `
+      local current = redis.call('INCRBY', KEYS[1], ARGV[1])
+      local ttl = redis.call('PTTL', KEYS[1])
+      if current == tonumber(ARGV[1]) or ttl < 0 then
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        ttl = tonumber(ARGV[2])
+      end
+      return {current, ttl}`,
+  })
+  const scripted = client as unknown as { hashdRateLimitBy(key: string, count: number, windowMs: number, done: (error: Error | null, result?: [number, number]) => void): void }
+
   return {
+    incrBy: (key, count, windowMs, callback) => {
+      scripted.hashdRateLimitBy(config.redisPrefix + key, count, windowMs, (error, result) => {
+        if (error || !result) callback(error ?? new Error('no answer'), null)
+        else callback(null, { current: result[0], ttl: result[1] })
+      })
+    },
     storeOptions: { redis: client, nameSpace: config.redisPrefix },
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,

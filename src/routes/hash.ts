@@ -3,9 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
-import { hash } from '../domain/hash.js'
+import type { Config } from '../config.js'
+import { hash, type HashRequest, type HashResult } from '../domain/hash.js'
+import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -54,9 +56,18 @@ function optionSchemas(caps: CostCaps): unknown[] {
   ]
 }
 
-export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
+export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine, config: Config }> = async (app, { engine, config }) => {
+  const HashAnswer = Type.Object({
+    hash: Type.String(),
+    length: Type.Integer({ description: 'hash.length' }),
+    processingTimeMs: ProcessingTime,
+    algorithm: CanonicalAlgorithm,
+    encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
+    pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
+  })
   app.post('/api/hash', {
     config: { accepts: 'application/json' },
+    bodyLimit: batchBodyLimit(config),
     schema: {
       tags: ['hashing'],
       summary: 'Digest or password hash of an input',
@@ -67,8 +78,9 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
         + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
         + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
-        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.',
-      body: documentedAs(Type.Object({
+        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input.'
+        + BATCH_DESCRIPTION('hash', config.batch) + ' (digests only: a password algorithm is 422 password-in-batch for its item)',
+      body: batchableBody({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
         algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
         encoding: Type.Optional(OutputEncoding),
@@ -81,16 +93,9 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         pepper: Type.Optional(Type.Boolean({
           description: 'Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
-      }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
+      }, config.batch, { allOf: optionSchemas(engine.config.caps) }),
       response: {
-        200: Type.Object({
-          hash: Type.String(),
-          length: Type.Integer({ description: 'hash.length' }),
-          processingTimeMs: ProcessingTime,
-          algorithm: CanonicalAlgorithm,
-          encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
-          pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
-        }),
+        200: batchableResponse(HashAnswer),
         ...errorResponsesWith({
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
@@ -98,5 +103,10 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         }),
       },
     },
-  }, (request, reply) => hash(engine, request.body, () => clientGone(reply), app.passwords))
+  }, (request, reply) => {
+    const body = request.body as HashRequest & { items?: unknown[] }
+    // The common case, one short digest: no batch glue, no key context.
+    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, { batch: true }))
+  })
 }
