@@ -44,7 +44,7 @@ export function keyLine(name: string, key: string, max?: number): string {
 /** `scopes=`: names, `*` for all, `-name` to take one away; only removals start from all. */
 function scopesOption(value: string | undefined, where: string): Set<string> {
   if (value === undefined) return new Set(SCOPE_NAMES)
-  const parts = value.split(',').filter((part) => part !== '')
+  const parts = value.split(',')
   const granted = new Set<string>(parts.every((part) => part.startsWith('-')) ? SCOPE_NAMES : [])
   for (const part of parts) {
     const removal = part.startsWith('-')
@@ -62,8 +62,8 @@ function scopesOption(value: string | undefined, where: string): Set<string> {
 
 function hmacKeysOption(value: string | undefined, where: string): Set<string> | null {
   if (value === undefined || value === '*') return null
-  const names = value.split(',').filter((part) => part !== '')
-  if (names.length === 0 || !names.every((name) => KEY_NAME.test(name))) {
+  const names = value.split(',')
+  if ( !names.every((name) => KEY_NAME.test(name))) {
     throw new ConfigError(`${where}: hmac-keys= takes * or HMAC key names separated by commas, each ${KEY_NAME_RULE}`)
   }
   return new Set(names)
