@@ -60,6 +60,8 @@ export const TOOLS = {
   signify: { debian: 'signify-openbsd', command: 'signify-openbsd' },
   gpg: { debian: 'gnupg', command: 'gpg' },
   jq: { debian: 'jq', command: 'jq' },
+  pgrep: { debian: 'procps', command: 'pgrep' },
+  pidof: { debian: 'sysvinit-utils', command: 'pidof' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
