@@ -86,19 +86,17 @@ export interface KeyContext {
   hmacKeys: HmacKeyring | null
   mayUse(name: string): void
   used(ring: 'hmac' | 'pepper', name: string, version: string): void
+  /** The last named key resolved for /api/hmac (resolveNamed): a batch resolves its key once. */
+  memo?: { keyring: HmacKeyring | null, keyName: string | undefined, keyVersion: number | undefined, algorithmName: string | undefined, resolved: { key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret> } }
 }
 
 /** Anything goes, nothing is noted: tests and benches that call the domain directly. */
-export const OPEN_KEY_CONTEXT: Omit<KeyContext, 'hmacKeys'> = { mayUse() {}, used() {} }
+export const OPEN_KEY_CONTEXT: Omit<KeyContext, 'hmacKeys' | 'memo'> = { mayUse() {}, used() {} }
 
 export const TAG_PREFIX = 'hashd:v'
 /** `hashd:v<version>:<standard base64>`: bounded quantifiers only (the version's digits, the payload up to 1024 characters). */
 const TAG = /^hashd:v([1-9]\d{0,8}):([A-Za-z0-9+/]{2,1024}={0,2})$/
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-
-export function tagged(version: string, mac: Uint8Array): string {
-  return `${TAG_PREFIX}${version}:${Buffer.from(mac.buffer, mac.byteOffset, mac.byteLength).toString('base64')}`
-}
 
 /** A tag's version and bytes, or null when the text is not a well-formed tag. */
 export function parseTag(text: string): { version: string, mac: Buffer } | null {
@@ -148,15 +146,20 @@ function unknownVersion(key: HmacKey, version: string): never {
 }
 
 /**
- * The HMAC of `message` under a version of a named key: on this thread with its prepared state
+ * The HMAC of `message` under a version of a named key: on this thread with its prepared form
  * when the message is short and the algorithm has one, else on the pool.
  */
 function macUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorithm, message: Buffer): Uint8Array | Promise<Uint8Array> {
-  if (message.length < engine.config.inlineDigestMaxBytes) {
-    const mac = secret.mac(algorithm, message)
-    if (mac !== null) return mac
-  }
+  const prepared = message.length < engine.config.inlineDigestMaxBytes ? secret.prepared(algorithm) : null
+  if (prepared !== null) return prepared.mac(message)
   return engine.run<Uint8Array>({ op: 'hmac', algorithm: algorithm.name, key: secret.bytesForTask(), message }).then(({ value }) => value)
+}
+
+/** The same, written in `encoding`: the prepared form writes it directly. */
+function textUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorithm, message: Buffer, encoding: OutputEncoding): string | Promise<string> {
+  const prepared = message.length < engine.config.inlineDigestMaxBytes ? secret.prepared(algorithm) : null
+  if (prepared !== null) return prepared.text(message, encoding)
+  return then(macUnder(engine, secret, algorithm, message), (mac) => encodeOutput(mac, encoding))
 }
 
 /** The HMAC under the caller's own key: OpenSSL on this thread when short, else the pool. */
@@ -196,20 +199,45 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
       return { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, processingTimeMs: performance.now() - started }
     })
   }
-  const key = namedKey(request.keyName, context)
+  const { key, algorithm, version } = resolveNamed(request, context)
+  const tagged = request.format === 'tagged'
+  const outputEncoding = tagged ? 'base64' : encoding
+  // The common case, short text (batch items): written straight behind the key block, answered on
+  // this tick, without a Buffer, a promise or a closure.
+  if ((request.inputEncoding ?? 'utf8') === 'utf8' && request.message.length * 3 < engine.config.inlineDigestMaxBytes) {
+    if (!request.message.isWellFormed()) throw problems.invalidEncoding('message', 'Unicode (it contains a lone surrogate)')
+    const direct = version.material.prepared(algorithm)?.textOfUtf8(request.message, outputEncoding)
+    if (direct) return namedResult(direct.text, direct.bytes, key, algorithm, version, tagged, encoding, context, started)
+  }
+  const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
+  const text = textUnder(engine, version.material, algorithm, message, outputEncoding)
+  if (typeof text === 'string') return namedResult(text, message.length, key, algorithm, version, tagged, encoding, context, started)
+  return text.then((written) => namedResult(written, message.length, key, algorithm, version, tagged, encoding, context, started))
+}
+
+function namedResult(written: string, bytes: number, key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret>, tagged: boolean, encoding: OutputEncoding, context: KeyContext, started: number): HmacResult {
+  countHashedBytes('hmac', algorithm.name, bytes)
+  countKeyUse('hmac', key.name, version.id, 'hmac')
+  context.used('hmac', key.name, version.id)
+  return tagged
+    ? { hmac: `${TAG_PREFIX}${version.id}:${written}`, algorithm: algorithm.name, encoding: 'base64', format: 'tagged', keyName: key.name, keyVersion: version.ordinal, processingTimeMs: performance.now() - started }
+    : { hmac: written, algorithm: algorithm.name, encoding, keyName: key.name, keyVersion: version.ordinal, processingTimeMs: performance.now() - started }
+}
+
+/**
+ * The key, algorithm and version a request names. A batch names the same ones item after item:
+ * the context keeps the last answer (keyed by the request's own strings and the keyring in force),
+ * so the lookups and checks run once per batch rather than once per item.
+ */
+function resolveNamed(request: { keyName?: string, keyVersion?: number, algorithm?: string }, context: KeyContext): { key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret> } {
+  const memo = context.memo
+  if (memo && memo.keyring === context.hmacKeys && memo.keyName === request.keyName && memo.keyVersion === request.keyVersion && memo.algorithmName === request.algorithm) return memo.resolved
+  const key = namedKey(request.keyName!, context)
   const algorithm = keyAlgorithm(key, request.algorithm)
   const version = request.keyVersion === undefined ? key.ring.current : usableVersion(key, String(request.keyVersion))
-  const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
-  return then(macUnder(engine, version.material, algorithm, message), (mac) => {
-    countHashedBytes('hmac', algorithm.name, message.length)
-    countKeyUse('hmac', key.name, version.id, 'hmac')
-    context.used('hmac', key.name, version.id)
-    const result: HmacResult = request.format === 'tagged'
-      ? { hmac: tagged(version.id, mac), algorithm: algorithm.name, encoding: 'base64', format: 'tagged', keyName: key.name, keyVersion: version.ordinal, processingTimeMs: 0 }
-      : { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, keyName: key.name, keyVersion: version.ordinal, processingTimeMs: 0 }
-    result.processingTimeMs = performance.now() - started
-    return result
-  })
+  const resolved = { key, algorithm, version }
+  context.memo = { keyring: context.hmacKeys, keyName: request.keyName, keyVersion: request.keyVersion, algorithmName: request.algorithm, resolved }
+  return resolved
 }
 
 /** A version new HMACs may be made with on request: any that verifies (staged, current, previous). */

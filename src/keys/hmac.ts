@@ -31,11 +31,11 @@ export class HmacSecret {
     this.#secret = Buffer.from(secret)
   }
 
-  /** The HMAC of a short message on this thread, or null when `algorithm` has no prepared form. */
-  mac(algorithm: DigestAlgorithm, message: Uint8Array): Uint8Array | null {
+  /** The prepared HMAC for `algorithm` (made on first use), or null when it has none. */
+  prepared(algorithm: DigestAlgorithm): PreparedHmac | null {
     let prepared = this.#prepared.get(algorithm.name)
     if (prepared === undefined) this.#prepared.set(algorithm.name, prepared = prepareHmac(algorithm, this.#secret))
-    return prepared === null ? null : prepared.mac(message)
+    return prepared
   }
 
   /** A copy of the secret for a worker task (long messages, algorithms without a prepared form). */

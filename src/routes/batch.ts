@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { runBatch, type BatchAnswer } from '../domain/batch.js'
 import { problems } from '../problem.js'
-import { documentedAs, Problem, ProcessingTime } from './schemas.js'
+import { documentedAs, Problem, ProcessingTime, withDocumentedDefault } from './schemas.js'
 
 export const Reference = Type.String({ maxLength: 256, description: 'Anything the caller likes (an id, a row number), echoed back in this item\'s result; at most 256 characters' })
 
@@ -22,10 +22,11 @@ export const Reference = Type.String({ maxLength: 256, description: 'Anything th
 export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra?: Record<string, unknown>) {
   const single = Type.Object(properties, { additionalProperties: false })
   const required: string[] = [...(single.required as string[] | undefined ?? [])]
-  // An item's fields have no defaults: ajv would fill them in and hide the batch's own fields from the item.
+  // No field has a default ajv would fill in: an item's would hide the batch's own field, and the
+  // domain applies the defaults itself. The document shows them at the top, where they apply.
   const itemProperties = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, withoutDefault(schema as TSchema)])) as TProperties
   const item = Type.Object({ ...itemProperties, reference: Type.Optional(Reference) }, { additionalProperties: false })
-  const optional = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(schema as TSchema)])) as TProperties
+  const optional = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(withDocumentedDefault(schema as TSchema))])) as TProperties
   const body = Type.Object({
     ...optional,
     items: Type.Optional(Type.Array(documentExtra ? documentedAs(item, documentExtra) : item, {
@@ -50,6 +51,9 @@ function withoutDefault(schema: TSchema): TSchema {
   return { ...rest, description: `${rest.description ?? ''}${rest.description ? ' ' : ''}Default: the batch's own field, or ${JSON.stringify(fallback)}.` } as TSchema
 }
 
+/** The forms of one result of a batch, kept for the serializer (batchOrSingle). */
+const resultForms = new WeakMap<object, { done: TObject, failed: TObject }>()
+
 /** The answer: the single result, or `results` of a batch, each the single result plus `reference`, or a problem. */
 export function batchableResponse(single: TObject) {
   const done = Type.Object({ reference: Type.Optional(Reference), ...single.properties }, { description: 'An item that succeeded: the answer a single request would get, and its reference' })
@@ -61,7 +65,9 @@ export function batchableResponse(single: TObject) {
     results: Type.Array(Type.Union([done, failed]), { description: 'One per item, in the order of `items`' }),
     processingTimeMs: ProcessingTime,
   }, { description: 'The answer to a batch (`items`)' })
-  return Type.Union([single, batch], { description: 'The result, or for a batch the results' })
+  const response = Type.Union([single, batch], { description: 'The result, or for a batch the results' })
+  resultForms.set(response, { done, failed })
+  return response
 }
 
 export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
@@ -86,7 +92,17 @@ export async function batchOrSingle<I extends object, R extends object>(
   }
   const { items, ...defaults } = body
   await app.chargeRequests?.(request, reply, items.length - 1)
-  return runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
+  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
+  // Serialized result by result with the compiled serializer of its own form: the route's serializer
+  // would first check the whole answer against each alternative of the response schema (a single
+  // answer or a batch), then each result against each of its two forms, before writing a byte.
+  const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
+  if (!forms) return answer
+  const done = reply.compileSerializationSchema(forms.done)
+  const failed = reply.compileSerializationSchema(forms.failed)
+  // No answer of a single request has a `problem` field: only a failed item does.
+  const parts = answer.results.map((result) => ('problem' in result ? failed : done)(result as unknown as Record<string, unknown>))
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${parts.join(',')}],"processingTimeMs":${answer.processingTimeMs}}`) as unknown as BatchAnswer<R>
 }
 
 /** The body limit of a route that takes batches. */

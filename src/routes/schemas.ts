@@ -25,6 +25,18 @@ export function documentedAs<T extends TSchema>(schema: T, extra: Record<string,
 }
 
 /**
+ * A copy of `schema` that the server validates without its `default` (so that ajv does not fill it
+ * in) while the document still shows it. For fields whose default the domain applies itself:
+ * a batch's own fields apply to its items only where the items leave them out (routes/batch.ts).
+ */
+export function withDocumentedDefault<T extends TSchema>(schema: T): T {
+  if (!('default' in schema)) return schema
+  const { default: fallback, ...rest } = schema as T & { default: unknown }
+  const extra = (schema as unknown as Record<symbol, Record<string, unknown> | undefined>)[DOCUMENT_EXTRA] ?? {}
+  return documentedAs(rest as unknown as T, { ...extra, default: fallback })
+}
+
+/**
  * A copy of a route schema as the document shows it: every schema marked by `documentedAs` gets its
  * extra keywords. Plain data is copied; anything else (symbols, functions) is left as it is.
  */
