@@ -39,7 +39,7 @@ describe('batches of digests and checks', { skip: skipUnless('python3') }, () =>
     }
     assert.equal(results[3]!.hash, hashlib('sha512', ['x'])[0])
     assert.equal(results[3]!.reference, 'override')
-    assert.deepEqual([results[4]!.reference, results[4]!.problem?.status, (results[4]!.problem?.errors as Array<{ pointer: string }>)[0]?.pointer], ['bad-hex', 400, '/body/input'])
+    assert.deepEqual([results[4]!.reference, results[4]!.problem?.status, (results[4]!.problem?.errors as Array<{ pointer: string }>)[0]?.pointer], ['bad-hex', 400, '/body/items/4/input'])
     assert.deepEqual([results[5]!.problem?.status, results[5]!.problem?.type], [422, 'urn:hashd:problem:password-in-batch'])
     assert.deepEqual([results[6]!.reference, results[6]!.problem?.type, results[6]!.problem?.suggestions], [undefined, 'urn:hashd:problem:unknown-algorithm', ['sha256']])
   })
@@ -63,6 +63,13 @@ describe('batches of digests and checks', { skip: skipUnless('python3') }, () =>
     assert.equal(results[3]!.problem?.type, 'urn:hashd:problem:password-in-batch')
     assert.equal(results[4]!.problem?.type, 'urn:hashd:problem:password-in-batch')
     assert.equal(results[5]!.problem?.type, 'urn:hashd:problem:unrecognized-hash')
+  })
+
+  it('a field at the top that is wrong fails the whole batch, with its own pointer', async () => {
+    const answer = await server.post('/api/hash', { algorithm: 'sha-265', items: [{ input: 'a' }, { input: 'b', algorithm: 'md5' }] })
+    assert.equal(answer.status, 400)
+    assert.equal(answer.body.type, 'urn:hashd:problem:unknown-algorithm')
+    assert.deepEqual(answer.body.errors, [{ pointer: '/body/algorithm', message: 'unknown algorithm' }])
   })
 
   it('a single request is answered as before, and a single with items is refused', async () => {

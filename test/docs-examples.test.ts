@@ -23,6 +23,11 @@
  *                                                           PEPPER_KEYS_FILE has these key ids (the
  *                                                           last current), with random 32-byte secrets
  *                                                           (one per id for the run)
+ *     <!-- docs-examples: hmac-keys orders:1,2 -->         (page-wide only) the server's HMAC_KEYS_FILE
+ *                                                           has these keys and versions (the highest
+ *                                                           current), each secret the SHA-256 of
+ *                                                           "hashd docs-examples <name> <version>", so
+ *                                                           the HMACs a page shows are the same every run
  *
  * A comment on the line just before a ```console fence applies to that block only; anywhere else, to
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
@@ -32,7 +37,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -50,6 +55,8 @@ export interface Example {
   line: number
   /** The pepper key ids the server must have for this command (none: the default server). */
   pepperKeys: string[]
+  /** The named HMAC keys the server must have, as `name:v1,v2` (the page's hmac-keys directive). */
+  hmacKeys: string[]
 }
 
 export interface Page {
@@ -62,9 +69,10 @@ const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[] } {
+function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[] } {
   const [kind, ...args] = words
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
+  if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
     const unknown = args.filter((name) => !isTool(name))
     if (unknown.length > 0) throw new Error(`${where}: unknown tool ${unknown.join(', ')} (test/helpers/tools.ts TOOLS)`)
@@ -79,6 +87,7 @@ export function pageOf(text: string, name = 'page'): Page {
   const tools = new Set<ToolName>()
   const lines = text.split('\n')
   let pagePepperKeys: string[] = []
+  let pageHmacKeys: string[] = []
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
   let inBlock = false
@@ -92,6 +101,7 @@ export function pageOf(text: string, name = 'page'): Page {
     for (const tool of found.tools ?? []) tools.add(tool)
     const next = lines.slice(index + 1).find((each) => each.trim() !== '')
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
+    if (found.hmacKeys) pageHmacKeys = found.hmacKeys
   })
   lines.forEach((line, index) => {
     if (!inBlock) {
@@ -116,7 +126,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -199,14 +209,24 @@ const servers = new Map<string, Promise<TestServer>>()
 const secrets = new Map<string, string>()
 const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(32).toString('base64')).get(id)!
 const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
-function serverWith(pepperKeys: string[]): Promise<TestServer> {
-  const name = pepperKeys.join(' ')
+/** The documented secret of an example HMAC key: the same every run, so a page's HMACs are too. */
+export const docsHmacSecret = (name: string, version: string) => createHash('sha256').update(`hashd docs-examples ${name} ${version}`).digest('base64')
+function serverWith(pepperKeys: string[], hmacKeys: string[] = []): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
     if (pepperKeys.length > 0) {
       env.PEPPER_KEYS_FILE = join(keysDir, `pepper-${servers.size}`)
       writeFileSync(env.PEPPER_KEYS_FILE, pepperKeys.map((id) => `${id} ${secretOf(id)}\n`).join(''), { mode: 0o600 })
+    }
+    if (hmacKeys.length > 0) {
+      env.HMAC_KEYS_FILE = join(keysDir, `hmac-${servers.size}`)
+      const lines = hmacKeys.flatMap((spec) => {
+        const [keyName = '', versions = ''] = spec.split(':')
+        return versions.split(',').map((version) => `${keyName} ${version} ${docsHmacSecret(keyName, version)}\n`)
+      })
+      writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }
     started = startServer(env)
     servers.set(name, started)
@@ -230,7 +250,7 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys)
+          const server = await serverWith(example.pepperKeys, example.hmacKeys)
           const command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)

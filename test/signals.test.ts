@@ -78,7 +78,7 @@ describe('the server is findable by name', { skip: linux }, () => {
   }
 })
 
-interface NpmRun { npm: ChildProcess, server: number, output: () => string, url: string, exited: Promise<number | null> }
+interface NpmRun { npm: ChildProcess, server: number, output: () => string, exited: Promise<number | null> }
 
 /** `npm run serve` in a project of its own whose script starts hashd, as `npm start` does; resolves once hashd listens. */
 async function npmRun(name: string): Promise<NpmRun> {
@@ -100,7 +100,7 @@ async function npmRun(name: string): Promise<NpmRun> {
   const pid = Number(/"pid":(\d+)/.exec(output)?.[1])
   assert.equal(procStat(pid)?.comm, 'hashd')
   assert.equal(findNpmParent({ npm_lifecycle_event: 'serve' }, procStat(pid)!.ppid)?.pid, npm.pid)
-  return { npm, server: pid, output: () => output, url, exited }
+  return { npm, server: pid, output: () => output, exited }
 }
 
 describe('under npm run, signals reach the server or the server follows npm out', { skip: linux }, () => {
@@ -110,7 +110,6 @@ describe('under npm run, signals reach the server or the server follows npm out'
       process.kill(started.server, 'SIGHUP')
       await until(() => /HMAC keys reloaded \(SIGHUP\)/.test(started.output()), 'the reload')
       assert.ok(alive(started.server) && started.npm.exitCode === null)
-      assert.equal((await fetch(`${started.url}/api/health`)).status, 200)
     } finally {
       process.kill(started.server, 'SIGTERM')
       await started.exited

@@ -7,6 +7,9 @@
  *
  * - Fields given at the top of a batch apply to every item that does not give its own (a batch of
  *   HMACs names `keyName` once); they are written into the items themselves.
+ * - A problem about a field an item took from the top of the batch is the batch's: the whole
+ *   request fails with it (its pointer, /body/<field>, is right there). A problem about an item's
+ *   own field is that item's, its pointers moved under the item (/body/items/<index>/<field>).
  * - Items whose function answers at once (short inputs: most digests and HMACs) cost no promise;
  *   the others (long inputs on the worker pool) are awaited in turn.
  * - The event loop is never held for long: after every few milliseconds of items the runner lets
@@ -56,7 +59,12 @@ export async function runBatch<I extends object, R extends object>(
     }
     const item = items[index]!
     const reference = item.reference
-    for (const field of shared) if (item[field] === undefined) item[field] = defaults[field]!
+    let inherited: Array<keyof I> | undefined
+    for (const field of shared) {
+      if (item[field] !== undefined) continue
+      item[field] = defaults[field]!
+      ;(inherited ??= []).push(field)
+    }
     try {
       let value = run(item)
       if (value instanceof Promise) value = await value
@@ -64,7 +72,11 @@ export async function runBatch<I extends object, R extends object>(
     } catch (error) {
       const problem = knownProblem(error)
       if (!problem) throw error
-      results[index] = reference === undefined ? { problem: problem.toBody() } : { reference, problem: problem.toBody() }
+      const body = problem.toBody()
+      const pointers = (body.errors ?? []).map((issue) => issue.pointer)
+      if (inherited && pointers.some((pointer) => inherited.some((field) => pointer === `/body/${String(field)}` || pointer.startsWith(`/body/${String(field)}/`)))) throw problem
+      if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
+      results[index] = reference === undefined ? { problem: body } : { reference, problem: body }
     }
   }
   return { results, processingTimeMs: performance.now() - started }
@@ -76,7 +88,8 @@ export async function runBatch<I extends object, R extends object>(
  * hold the pool for minutes while the rate limit saw one request; and a login checks one password
  * at a time anyway. Digests (and HMACs) cost microseconds, which is what batches are for.
  */
-export function refusePasswordWork(what: string): never {
+export function refusePasswordWork(what: string, pointer: string): never {
   throw problems.unprocessable('password-in-batch', 'Password hashes are not batched',
-    `${what} is password work, which is one per request (each hash or verification takes a worker thread for tens of milliseconds); batches take digests and HMACs`)
+    `${what} is password work, which is one per request (each hash or verification takes a worker thread for tens of milliseconds); batches take digests and HMACs`,
+    { errors: [{ pointer, message: 'password work is not batched' }] })
 }

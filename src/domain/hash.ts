@@ -46,7 +46,7 @@ export interface HashContext {
  */
 export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, context: HashContext = {}): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
-  if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`)
+  if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`, '/body/algorithm')
   if (request.pepper === true && algorithm.kind !== 'password') {
     throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
   }

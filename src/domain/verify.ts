@@ -68,8 +68,8 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   let signal: AbortSignal | undefined
   const gone = () => (signal ??= whenClientGone?.())
   const batch = context.batch === true
-  if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash')
-  if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)')
+  if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash', '/body/hash')
+  if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)', '/body/upgrade')
   const result = isPeppered(hash)
     ? await verifyPeppered(engine, request, input, hash, gone, passwords, context)
     : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, batch })
@@ -189,7 +189,7 @@ async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer,
 }
 
 async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal: AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
-  if (context.batch) refusePasswordWork(`${scheme.name}, a password scheme,`)
+  if (context.batch) refusePasswordWork(`${scheme.name}, a password scheme,`, '/body/hash')
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)

@@ -27,18 +27,16 @@ export function batchableBody<P extends TProperties>(properties: P, config: Conf
   const itemProperties = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, withoutDefault(schema as TSchema)])) as TProperties
   const item = Type.Object({ ...itemProperties, reference: Type.Optional(Reference) }, { additionalProperties: false })
   const optional = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(withDocumentedDefault(schema as TSchema))])) as TProperties
-  const body = Type.Object({
-    ...optional,
-    items: Type.Optional(Type.Array(documentExtra ? documentedAs(item, documentExtra) : item, {
-      minItems: 1, maxItems: config.maxItems,
-      description: `A batch: each item is a request of its own, answered in \`results\` in the same order (see the description); at most ${config.maxItems} items (MAX_BATCH_ITEMS) and ${config.maxBodyBytes} bytes of body (MAX_BATCH_BODY_BYTES)`,
-    })),
-  }, {
+  const items = Type.Array(documentExtra ? documentedAs(item, documentExtra) : item, {
+    minItems: 1, maxItems: config.maxItems,
+    description: `A batch: each item is a request of its own, answered in \`results\` in the same order (see the description); at most ${config.maxItems} items (MAX_BATCH_ITEMS) and ${config.maxBodyBytes} bytes of body (MAX_BATCH_BODY_BYTES)`,
+  })
+  const body = Type.Object({ ...optional, items: Type.Optional(items) }, {
     additionalProperties: false,
-    // Each branch names the properties it requires (ajv's strictRequired looks no further).
+    // Each branch names the properties it requires, with their schemas (ajv's strictRequired looks no further).
     oneOf: [
       { required, properties: Object.fromEntries(required.map((name) => [name, properties[name]])) },
-      { required: ['items'], properties: { items: true } },
+      { required: ['items'], properties: { items } },
     ],
   })
   return documentExtra ? documentedAs(body, documentExtra) : body
