@@ -194,11 +194,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Node refuses a headersTimeout longer than requestTimeout (the headers are part of the request),
   // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
   const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
+  const bodyLimit = readInt(env, 'BODY_LIMIT', 1 * MiB, 1024)
   const config: Omit<Config, 'maxWorkMemoryBytes'> = {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
     logLevel,
-    bodyLimit: readInt(env, 'BODY_LIMIT', 1 * MiB, 1024),
+    bodyLimit,
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
@@ -230,7 +231,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hmacKeysFile: env.HMAC_KEYS_FILE?.trim() || null,
     batch: {
       maxItems: readInt(env, 'MAX_BATCH_ITEMS', 10_000, 1, 1_000_000),
-      maxBodyBytes: readInt(env, 'MAX_BATCH_BODY_BYTES', 4 * MiB, 1024, 256 * MiB),
+      // By default batches get BODY_LIMIT too, so a request over it is refused as soon as its
+      // Content-Length says so; a higher value lets these routes read larger bodies first.
+      maxBodyBytes: readInt(env, 'MAX_BATCH_BODY_BYTES', bodyLimit, 1024, 256 * MiB),
     },
     passwordPolicy: {
       algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id',

@@ -189,3 +189,33 @@ describe('GET /api/keys for a key limited by hmac-keys=, and without a keys file
     }
   })
 })
+
+describe('HMAC_KEYS_FILE reloaded when it changes; a bad version keeps the keys in force', () => {
+  it('takes a new version from disk, refuses a bad file without a secret in the log, and shows it in /api/health', async () => {
+    const [v1, v2, short] = [secret(), secret(), secret(20)]
+    const path = file(`orders 1 ${v1}\n`)
+    const server = await startServer({ HMAC_KEYS_FILE: path })
+    const current = async () => (await server.get('/api/keys')).body.hmac[0]?.currentVersion as number
+    const until = async (check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000
+      while (!await check()) {
+        assert.ok(Date.now() < deadline, 'no reload')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    try {
+      writeFileSync(path, `orders 1 ${v1}\norders 2 ${v2}\n`)
+      await until(async () => await current() === 2)
+      writeFileSync(path, `orders 1 ${v1}\norders 2 ${v2}\norders 3 ${short}\n`)
+      await until(async () => ((await server.get('/api/health')).body.files as Array<{ source: string, lastError?: unknown }>).some((entry) => entry.source === 'hmac-keys' && entry.lastError))
+      const health = (await server.get('/api/health')).body.files.find((entry: { source: string }) => entry.source === 'hmac-keys')
+      assert.match(health.lastError.reason, /HMAC_KEYS_FILE .* line 3: the secret of key orders version 3 is 20 bytes/)
+      assert.equal(await current(), 2, 'the keys in force stay')
+      assert.equal((await server.post('/api/hmac', { message: 'm', keyName: 'orders' })).body.keyVersion, 2)
+      for (const value of [v1, v2, short]) assert.ok(!server.logs().includes(value), 'a secret in the log')
+      assert.match(server.logs(), /HMAC keys not reloaded \(changed on disk\): keeping the value in force/)
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -7,6 +7,8 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
+import type { Operation } from '../algorithms/types.js'
+import { algorithmFor } from '../domain/algorithm-lookup.js'
 import { runBatch, type BatchAnswer } from '../domain/batch.js'
 import { problems } from '../problem.js'
 import { documentedAs, Problem, ProcessingTime, withDocumentedDefault } from './schemas.js'
@@ -81,7 +83,7 @@ export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
  * MAX_BATCH_BODY_BYTES for the batches' sake.
  */
 export async function batchOrSingle<I extends object, R extends object>(
-  app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>,
+  app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>, operation: Operation,
 ): Promise<R | BatchAnswer<R>> {
   const body = request.body as I & { items?: I[] }
   if (body.items === undefined) {
@@ -89,6 +91,10 @@ export async function batchOrSingle<I extends object, R extends object>(
     return run(body)
   }
   const { items, ...defaults } = body
+  // The one field the server reads more leniently than the document (aliases of algorithm names)
+  // is checked at the top even when every item names its own: a wrong one is the batch's 400.
+  const shared = defaults as { algorithm?: unknown }
+  if (typeof shared.algorithm === 'string') algorithmFor(shared.algorithm, operation)
   await app.chargeRequests?.(request, reply, items.length - 1)
   const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
   // Serialized result by result with the compiled serializer of its own form: the route's serializer

@@ -107,6 +107,6 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
     const body = request.body as HashRequest & { items?: unknown[] }
     // The common case, one short digest: no batch glue, no key context.
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
-    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, { batch: true }))
+    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, { batch: true }), 'hash')
   })
 }

@@ -61,7 +61,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context))
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
   })
 
   const VerifyAnswer = Type.Object({
@@ -106,6 +106,6 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context))
+    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac')
   })
 }

@@ -55,6 +55,6 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
       return verify(engine, body, () => clientGone(reply), app.passwords, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
     }
-    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, { batch: true }))
+    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, { batch: true }), 'verify')
   })
 }
