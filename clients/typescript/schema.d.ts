@@ -543,7 +543,7 @@ export interface operations {
                     };
                     /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items?: ({
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
@@ -575,7 +575,7 @@ export interface operations {
                     /** @description The text (or, with inputEncoding, binary data) to hash */
                     input: string;
                 } | {
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: ({
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
@@ -839,7 +839,7 @@ export interface operations {
                      * @default false
                      */
                     upgrade?: boolean;
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items?: {
                         input: string;
                         hash: string;
@@ -862,7 +862,7 @@ export interface operations {
                     input: string;
                     hash: string;
                 } | {
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         input: string;
                         hash: string;
@@ -1131,7 +1131,7 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items?: {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
@@ -1171,7 +1171,7 @@ export interface operations {
                 } & ({
                     message: string;
                 } | {
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
@@ -1453,7 +1453,7 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items?: {
                         message: string;
                         /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
@@ -1487,7 +1487,7 @@ export interface operations {
                     /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
                     hmac: string;
                 } | {
-                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 4194304 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         message: string;
                         /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */

@@ -67,6 +67,7 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.decorateRequest('bodyBytes', 0)
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    request.bodyBytes = (body as Buffer).length
     if ((body as Buffer).length > JSON_INLINE_MAX_BYTES) {
       engine.parseJson(body as Buffer).then((value) => done(null, value), (error: Error) => done(error, undefined))
       return
@@ -76,7 +77,6 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
       done(problems.validation('The request body is not valid UTF-8'), undefined)
       return
     }
-    request.bodyBytes = (body as Buffer).length
     const text = (body as Buffer).toString('utf8')
     parseJson(request, text, (error, value) => {
       if (error && isValidJson(text)) {
