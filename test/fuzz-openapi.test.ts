@@ -100,24 +100,33 @@ function valid(raw: Schema, depth = 0): fc.Arbitrary<unknown> {
   }
 }
 
-/** Whether `body` meets an `if` of the kinds the document uses: required keys, enums, `not: {required}`. */
+/** Whether `body` meets an `if` of the kinds the document uses: required keys, enums and consts, `not: {required}`. */
 function meets(condition: Schema & { not?: Schema }, body: Record<string, unknown>): boolean {
   if (condition.not?.required && condition.not.required.every((key) => key in body)) return false
   if (condition.required && !condition.required.every((key) => key in body)) return false
-  return Object.entries(condition.properties ?? {}).every(([key, property]) => !(key in body) || !property.enum || property.enum.includes(body[key]))
+  return Object.entries(condition.properties ?? {}).every(([key, property]) => !(key in body)
+    || ((!property.enum || property.enum.includes(body[key])) && (property.const === undefined || property.const === body[key])))
 }
 
-/** Applies the first allOf if/then rule a generated object meets: its `then` properties are generated anew. */
+/**
+ * Applies every allOf if/then rule a generated object meets, in order: the properties its `then`
+ * constrains are generated anew from the property's own schema with the `then` keywords on top
+ * (a `pattern` on an encoded field, the options of the algorithm named), and its required keys are added.
+ */
 function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   const rules = (schema.allOf ?? []).filter((rule) => rule.if && rule.then)
   if (rules.length === 0) return objects
-  return objects.chain((value) => {
-    const body = value as Record<string, unknown>
-    const rule = rules.find((each) => meets(each.if!, body))
-    const overrides = Object.entries(rule?.then?.properties ?? {}).filter(([key]) => key in body)
-    if (overrides.length === 0) return fc.constant(body)
-    return fc.record(Object.fromEntries(overrides.map(([key, property]) => [key, valid(property)]))).map((replaced) => ({ ...body, ...replaced }))
-  })
+  const applyFrom = (index: number, body: Record<string, unknown>): fc.Arbitrary<unknown> => {
+    const at = rules.findIndex((each, position) => position >= index && meets(each.if!, body))
+    if (at === -1) return fc.constant(body)
+    const then = rules[at]!.then!
+    const keys = new Set([...Object.keys(then.properties ?? {}).filter((key) => key in body), ...(then.required ?? [])])
+    if (keys.size === 0) return applyFrom(at + 1, body)
+    const own = resolve(schema).properties ?? {}
+    const regenerated = fc.record(Object.fromEntries([...keys].map((key) => [key, valid({ ...resolve(own[key] ?? {}), ...then.properties?.[key] })])))
+    return regenerated.chain((replaced) => applyFrom(at + 1, { ...body, ...replaced }))
+  }
+  return objects.chain((value) => applyFrom(0, value as Record<string, unknown>))
 }
 
 function validObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {

@@ -5,7 +5,7 @@ import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, ContextWords, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, canonicalNamesFor, ContextWords, documentedAs, encodedFieldRules, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -54,6 +54,15 @@ function optionSchemas(caps: CostCaps): unknown[] {
   ]
 }
 
+/**
+ * `"pepper": true` names a password hash (domain/hash.ts answers a digest with 400
+ * algorithm-not-allowed, and no algorithm is sha256): for the document only, as an if/then.
+ */
+const pepperRule = {
+  if: { required: ['pepper'], properties: { pepper: { const: true } } },
+  then: { required: ['algorithm'], properties: { algorithm: { enum: canonicalNamesFor('hash').filter((name) => algorithms.some((each) => each.name === name && each.kind === 'password')) } } },
+}
+
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
   app.post('/api/hash', {
     config: { accepts: 'application/json' },
@@ -67,7 +76,8 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
         + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
         + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
-        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. '
+        + 'and rules the body\'s `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; '
+        + '`"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. '
         + 'Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; '
         + 'with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.',
       body: documentedAs(Type.Object({
@@ -81,10 +91,10 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
             + 'Algorithms not listed take no options. GET /api/algorithms gives each option\'s default and bounds too.',
         })),
         pepper: Type.Optional(Type.Boolean({
-          description: 'Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
+          description: 'Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
         context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
-      }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
+      }, { additionalProperties: false }), { allOf: [...optionSchemas(engine.config.caps), pepperRule, ...encodedFieldRules('input', 'inputEncoding')] }),
       response: {
         200: Type.Object({
           hash: Type.String(),

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { hmac } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, documentedAs, encodedFieldRules, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/hmac', {
@@ -11,16 +11,17 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (a
       tags: ['hashing'],
       summary: 'HMAC (RFC 2104) of a message',
       description: 'Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. '
-        + 'Rules the schema cannot state: a `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) '
-        + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.',
-      body: Type.Object({
+        + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
+        + 'is 400 with the pointer /body/key or /body/message.',
+      // The document also states each field's encoding as a pattern (if/then); the server checks it itself, with the pointer.
+      body: documentedAs(Type.Object({
         message: Type.String(),
         key: Type.String({ minLength: 1, description: 'The secret key; never logged' }),
         algorithm: Type.Optional(AlgorithmName('hmac', 'sha256', 'Hash function of the HMAC.')),
         encoding: Type.Optional(OutputEncoding),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, { additionalProperties: false }),
+      }, { additionalProperties: false }), { allOf: [...encodedFieldRules('message', 'inputEncoding'), ...encodedFieldRules('key', 'keyEncoding')] }),
       response: {
         200: Type.Object({ hmac: Type.String(), algorithm: CanonicalAlgorithm, encoding: OutputEncoding, processingTimeMs: ProcessingTime }),
         ...errorResponsesWith({ 400: 'a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)' }),

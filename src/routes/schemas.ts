@@ -88,6 +88,29 @@ export const InputEncoding = (field: string): TUnsafe<InputEncodingName> => Type
   description: `How ${field} is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A ${field} that is not valid in its encoding is 400 with the pointer /body/${field}.`,
 })
 
+/**
+ * What a field written in an input encoding must look like, for the document: the server reads it
+ * with decodeInput (domain/encoding.ts), which is as strict as these patterns and answers 400 with
+ * the field's pointer. hex: pairs of digits in either case. base64: RFC 4648 §4 with its padding
+ * whole, partial or left out, or §5 base64url unpadded; a length of 4k+1 is never base64.
+ */
+export const ENCODED_PATTERNS: Readonly<Record<Exclude<InputEncodingName, 'utf8'>, string>> = {
+  hex: '^(?:[0-9a-fA-F]{2})*$',
+  base64: '^(?:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==?)?|[A-Za-z0-9+/]{3}=?)?|(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?)$',
+}
+
+/**
+ * One if/then per encoding for a field whose encoding another field names (`input` by
+ * `inputEncoding`), to go in a body's `allOf` through `documentedAs`: the field must match the
+ * encoding's pattern.
+ */
+export function encodedFieldRules(field: string, encodingField: string): unknown[] {
+  return Object.entries(ENCODED_PATTERNS).map(([encoding, pattern]) => ({
+    if: { required: [encodingField], properties: { [encodingField]: { const: encoding } } },
+    then: { properties: { [field]: { pattern } } },
+  }))
+}
+
 export const PROBLEM_JSON = 'application/problem+json'
 
 export const Problem = Type.Object({

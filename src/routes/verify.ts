@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, documentedAs, encodedFieldRules, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {
@@ -14,19 +14,20 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
       description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. '
         + 'Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; '
         + 'cost parameters in the hash above this server\'s caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; '
-        + 'a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). '
+        + 'a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. '
+        + 'An `input` not valid in its inputEncoding (the body\'s `allOf` states the pattern for hex and base64) is 400 (/body/input). '
         + 'A bare digest whose length no algorithm produces is `match: false` with a warning saying so. '
         + 'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; '
         + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
         + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. '
         + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.',
-      body: Type.Object({
+      body: documentedAs(Type.Object({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
         algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
-      }, { additionalProperties: false }),
+      }, { additionalProperties: false }), { allOf: encodedFieldRules('input', 'inputEncoding') }),
       response: {
         200: Type.Object({
           match: Type.Boolean(),
