@@ -18,15 +18,51 @@ import { createInterface } from 'node:readline'
 interface RunTimeRule {
   operation: string
   status: number
-  type: string
-  /** For urn:hashd:problem:validation: the pointer of every field at fault (a trailing `*` matches any rest). */
+  /** The problem's type: `urn:hashd:problem:` and this kind. */
+  kind: string
+  /** For a validation problem: the pointer of every field at fault. */
   pointer?: string
+  /** For a validation problem without a field: how its detail begins. */
+  detail?: string
   /** Text the operation's description (or its status's) must contain: where the document states the rule. */
   stated: string
   why: string
 }
 
+const hash = (kind: string, why: string): RunTimeRule => ({ operation: 'POST /api/hash', status: 422, kind, stated: kind, why })
+const verify = (kind: string, why: string): RunTimeRule => ({ operation: 'POST /api/verify', status: 422, kind, stated: `(${kind}`, why })
+const checksums = (kind: string, stated: string, why: string): RunTimeRule => ({ operation: 'POST /api/checksums', status: 422, kind, stated, why })
+const expected: Array<Omit<RunTimeRule, 'operation'>> = [
+  { status: 400, kind: 'validation', pointer: '/querystring/expected', stated: 'an `expected` that is not a digest or checksum line', why: 'a digest or one checksum line, read by the checksum-list parser' },
+  { status: 400, kind: 'validation', pointer: '/body/expected', stated: 'an `expected` that is not a digest or checksum line', why: 'a digest or one checksum line, read by the checksum-list parser' },
+]
+
 const RUN_TIME_RULES: readonly RunTimeRule[] = [
+  hash('no-pepper-keys', 'the server has no PEPPER_KEYS_FILE'),
+  hash('input-too-long', 'bcrypt\'s 72 bytes and crypt(3)\'s limits count bytes, not the characters JSON Schema counts'),
+  hash('input-not-representable', 'a NUL byte in the bytes a crypt(3) scheme is given'),
+  hash('not-text', 'bytes (hex, base64) that are not UTF-8 to a scheme defined on text'),
+  verify('malformed-hash', 'each format\'s syntax, read by its parser'),
+  verify('unrecognized-hash', 'a hash of no known form'),
+  verify('cost-above-cap', 'costs inside the hash string above the caps'),
+  verify('verify-not-supported', 'wrappers no single input verifies'),
+  verify('unknown-pepper-key', 'a $pepper$ key the server does not have'),
+  verify('pepper-key-mismatch', 'a $pepper$ string that does not open'),
+  verify('input-not-representable', 'a NUL byte in the bytes a crypt(3) scheme is given'),
+  verify('input-too-long', 'crypt(3) limits count bytes'),
+  verify('not-text', 'bytes that are not UTF-8 to a scheme defined on text'),
+  { operation: 'POST /api/pepper/rewrap', status: 422, kind: 'no-pepper-keys', stated: '422 without pepper keys', why: 'the server has no PEPPER_KEYS_FILE' },
+  ...expected.map((rule) => ({ ...rule, operation: 'POST /api/filehash' })),
+  ...expected.map((rule) => ({ ...rule, operation: 'PUT /api/filehash' })),
+  {
+    operation: 'POST /api/filehash', status: 400, kind: 'validation', detail: 'Send the "expected" field before the file part',
+    stated: 'text fields must precede the file part', why: 'the order of multipart parts',
+  },
+  checksums('no-checksum-lines', 'A list with no usable line', 'the lines of the uploaded list'),
+  checksums('malformed-signature', 'a bad or malformed signature', 'the signature file\'s syntax'),
+  checksums('bad-signature', 'a bad or malformed signature', 'a signature that does not verify'),
+  checksums('wrong-key', 'a signature by another key', 'a signature by another key'),
+  checksums('unsupported-signature', 'an unsupported signature scheme', 'a signature scheme hashd does not verify'),
 ]
 
 interface Check { name: string, status: string, failure_info?: { failure?: { type?: string, message?: string } } }
@@ -36,7 +72,7 @@ interface Interaction {
   response?: { status_code?: number, content?: Body | null } | null
 }
 interface Recorder { label?: string, checks?: Record<string, Check[]>, interactions?: Record<string, Interaction> }
-interface ProblemBody { type?: unknown, errors?: Array<{ pointer?: unknown }> }
+interface ProblemBody { type?: unknown, detail?: unknown, errors?: Array<{ pointer?: unknown }> }
 
 interface Finding { key: string, text: string, excusedBy?: RunTimeRule }
 
@@ -69,17 +105,16 @@ function operationTexts(document: { paths?: Record<string, Record<string, { desc
   return texts
 }
 
-function pointerMatches(pattern: string, pointer: string): boolean {
-  return pattern.endsWith('*') ? pointer.startsWith(pattern.slice(0, -1)) : pointer === pattern
-}
-
 /** The rule that excuses this rejected positive case, if any. */
 function excuse(operation: string, status: number | undefined, body: string, operations: Operations, rules = RUN_TIME_RULES): RunTimeRule | undefined {
   const problem = parseProblem(body)
   if (status === undefined || problem === undefined || typeof problem.type !== 'string') return undefined
   const pointers = (problem.errors ?? []).map((error) => String(error.pointer))
-  return rules.find((rule) => rule.operation === operation && rule.status === status && rule.type === problem.type
-    && (rule.pointer === undefined || (pointers.length > 0 && pointers.every((pointer) => pointerMatches(rule.pointer as string, pointer))))
+  const detail = typeof problem.detail === 'string' ? problem.detail : ''
+  return rules.find((rule) => rule.operation === operation && rule.status === status && `urn:hashd:problem:${rule.kind}` === problem.type
+    && (rule.pointer === undefined || (pointers.length > 0 && pointers.every((pointer) => pointer === rule.pointer)))
+    && (rule.detail === undefined || detail.startsWith(rule.detail))
+    && (rule.kind !== 'validation' || rule.pointer !== undefined || rule.detail !== undefined)
     && (operations.get(operation) ?? '').includes(rule.stated))
 }
 
@@ -114,10 +149,11 @@ async function main(): Promise<number> {
           const pointers = (problem?.errors ?? []).map((error) => String(error.pointer)).join(',')
           const excusedBy = check.name === 'positive_data_acceptance' ? excuse(label, status, body, operations) : undefined
           const message = check.failure_info?.failure?.message?.split('\n')[0] ?? check.status
+          const request = decode(interaction?.request?.body).slice(0, 300).replace(/\s+/g, ' ')
           add({
             key: `${check.name} ${label} ${status} ${String(problem?.type)} ${pointers}`,
             text: `${check.name} on ${label}: ${message}; ${status ?? 'no response'} ${body.slice(0, 300)}`
-              + `\n      request (case ${caseId}): ${decode(interaction?.request?.body).slice(0, 300)}`,
+              + `\n      request (case ${caseId}): ${interaction?.request?.uri ?? ''} ${request}`,
             excusedBy,
           })
         }
@@ -145,7 +181,7 @@ async function main(): Promise<number> {
   const byRule = new Map<RunTimeRule, number>()
   for (const finding of excused) byRule.set(finding.excusedBy as RunTimeRule, (byRule.get(finding.excusedBy as RunTimeRule) ?? 0) + 1)
   for (const [rule, count] of byRule) {
-    process.stdout.write(`verdict: excused ${count}× positive_data_acceptance on ${rule.operation}: ${rule.status} ${rule.type}${rule.pointer ? ` at ${rule.pointer}` : ''} (${rule.why}; stated: "${rule.stated}")\n`)
+    process.stdout.write(`verdict: excused ${count}× positive_data_acceptance on ${rule.operation}: ${rule.status} ${rule.kind}${rule.pointer ? ` at ${rule.pointer}` : ''} (${rule.why}; stated: "${rule.stated}")\n`)
   }
   for (const finding of failures) process.stdout.write(`verdict: FAILURE ${finding.text}\n`)
   process.stdout.write(`verdict: seed ${String(seed)}: ${failures.length} failure(s), ${excused.length} rejection(s) excused by run-time rules\n`)

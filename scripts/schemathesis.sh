@@ -31,6 +31,7 @@ fail() { echo "schemathesis: FAIL: $*" >&2; exit 1; }
 
 tools=${SCHEMATHESIS_TOOLS:-../shared/tools/schemathesis}
 venv=${SCHEMATHESIS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/hashd/schemathesis-4.25.0}
+venv=$(realpath -m "$venv")
 seed=${SCHEMATHESIS_SEED:-$(((RANDOM << 15) | RANDOM))}
 examples=${SCHEMATHESIS_MAX_EXAMPLES:-100}
 time_limit=${SCHEMATHESIS_TIME_LIMIT_S:-600}
@@ -84,7 +85,7 @@ start_server() {
 }
 
 run_pass() {
-  local pass=$1 dir="$reports/$1" st_status=0 env_vars=() headers=()
+  local pass=$1 dir="$PWD/$reports/$1" st_status=0 env_vars=() headers=()
   rm -rf "$dir"
   mkdir -p "$dir"
   if [[ "$pass" == api-keys ]]; then
@@ -98,11 +99,12 @@ run_pass() {
   say "── pass $pass: $url (server pid $server_pid)"
   curl -fsS "$url/api/openapi.json" -o "$dir/openapi.json" || fail "GET /api/openapi.json failed"
   # The key is masked in the printed output (--output-sanitize); the report has it, and test-artifacts is gitignored.
-  timeout --kill-after=10 "$time_limit" "$venv/bin/st" run "$url/api/openapi.json" --url "$url" \
+  # From the scratch folder: Schemathesis keeps a cache (.schemathesis/) in its working directory.
+  (cd "$work" && exec timeout --kill-after=10 "$time_limit" "$venv/bin/st" run "$url/api/openapi.json" --url "$url" \
     --checks all --phases examples,coverage,fuzzing --max-examples "$examples" --seed "$seed" \
     --generation-database none --request-timeout 60 --no-color \
     --report ndjson,junit --report-dir "$dir" --report-ndjson-path "$dir/report.ndjson" --report-junit-path "$dir/junit.xml" \
-    "${headers[@]}" >"$dir/output.txt" 2>&1 || st_status=$?
+    "${headers[@]}") >"$dir/output.txt" 2>&1 || st_status=$?
   sed -n '/^=* SUMMARY =*$/,$p' "$dir/output.txt"
   ((st_status != 124 && st_status != 137)) || fail "pass $pass ran past $time_limit s (SCHEMATHESIS_TIME_LIMIT_S); see $dir/output.txt"
   kill -0 "$server_pid" 2>/dev/null || fail "the server died during pass $pass; see $dir/server.log"

@@ -37,7 +37,7 @@ type Schema = {
   minItems?: number, maxItems?: number, items?: Schema, minProperties?: number, maxProperties?: number
   properties?: Record<string, Schema>, required?: string[], additionalProperties?: boolean | Schema
   patternProperties?: Record<string, Schema>, oneOf?: Schema[], anyOf?: Schema[], 'x-hashd-case-insensitive'?: boolean
-  allOf?: Array<{ if?: Schema & { not?: Schema }, then?: Schema }>
+  allOf?: Array<{ if?: Schema & { not?: Schema }, then?: Schema, anyOf?: Schema[] }>
 }
 interface Parameter { name: string, in: string, required?: boolean, schema: Schema }
 interface Operation { parameters?: Parameter[], requestBody?: { content: Record<string, { schema: Schema }> }, responses: Record<string, unknown> }
@@ -109,17 +109,35 @@ function meets(condition: Schema & { not?: Schema }, body: Record<string, unknow
 }
 
 /**
- * Applies every allOf if/then rule a generated object meets, in order: the properties its `then`
- * constrains are generated anew from the property's own schema with the `then` keywords on top
- * (a `pattern` on an encoded field, the options of the algorithm named), and its required keys are added.
+ * The allOf rules of a body as condition and consequence: an if/then, or each branch of an anyOf
+ * whose branches are told apart by a required field's enum (an encoded field's pattern under each
+ * encoding): the branch's enums are its condition, its other properties the consequence.
+ */
+function conditionalRules(schema: Schema): Array<{ when: Schema & { not?: Schema }, then: Schema }> {
+  return (schema.allOf ?? []).flatMap((rule): Array<{ when: Schema & { not?: Schema }, then: Schema }> => {
+    if (rule.if && rule.then) return [{ when: rule.if, then: rule.then }]
+    return (rule.anyOf ?? []).filter((branch) => branch.required?.length).map((branch) => {
+      const entries = Object.entries(branch.properties ?? {})
+      return {
+        when: { required: branch.required ?? [], properties: Object.fromEntries(entries.filter(([, property]) => property.enum)) },
+        then: { properties: Object.fromEntries(entries.filter(([, property]) => !property.enum)) },
+      }
+    })
+  })
+}
+
+/**
+ * Applies every allOf rule a generated object meets, in order: the properties its consequence
+ * constrains are generated anew from the property's own schema with the consequence's keywords on
+ * top (a `pattern` on an encoded field, the options of the algorithm named), and its required keys are added.
  */
 function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
-  const rules = (schema.allOf ?? []).filter((rule) => rule.if && rule.then)
+  const rules = conditionalRules(schema)
   if (rules.length === 0) return objects
   const applyFrom = (index: number, body: Record<string, unknown>): fc.Arbitrary<unknown> => {
-    const at = rules.findIndex((each, position) => position >= index && meets(each.if!, body))
+    const at = rules.findIndex((each, position) => position >= index && meets(each.when, body))
     if (at === -1) return fc.constant(body)
-    const then = rules[at]!.then!
+    const then = rules[at]!.then
     const keys = new Set([...Object.keys(then.properties ?? {}).filter((key) => key in body), ...(then.required ?? [])])
     if (keys.size === 0) return applyFrom(at + 1, body)
     const own = resolve(schema).properties ?? {}

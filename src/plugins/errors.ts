@@ -5,6 +5,7 @@
  * Nothing here echoes the request body: parser messages that quote it are replaced.
  */
 import { STATUS_CODES } from '../node-http.js'
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -102,12 +103,23 @@ export function clientErrorHandler(this: FastifyInstance, error: Error & { code?
     ? 'The request was not received in time (HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS)'
     : status === 431 ? 'The request headers are too large' : 'The request is not valid HTTP/1.1'
   this.log.debug({ code: error.code, status }, 'client error')
-  if (socket.writable) {
-    const body = JSON.stringify(new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', detail).toBody())
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  const answer = (): void => {
+    // A response still owed to an earlier, complete request on this connection (a pipelined upload
+    // being hashed) goes first, so that the refusal cannot be read as its answer (RFC 9112 §9.3.2).
+    // The response of the request that broke off (a bad chunk in its body) is this refusal itself.
+    const owed = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (owed && owed.req.complete && !owed.writableFinished && !owed.destroyed) {
+      owed.once('close', answer)
+      return
+    }
+    if (socket.writable) {
+      const body = JSON.stringify(new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', detail).toBody())
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    }
+    socket.destroySoon()
   }
-  socket.destroySoon()
+  answer()
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {

@@ -5,7 +5,7 @@ import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import { hash } from '../domain/hash.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, canonicalNamesFor, ContextWords, documentedAs, encodedFieldRules, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, canonicalNamesFor, ContextWords, documentedAs, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -94,7 +94,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           description: 'Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
         context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
-      }, { additionalProperties: false }), { allOf: [...optionSchemas(engine.config.caps), pepperRule, ...encodedFieldRules('input', 'inputEncoding')] }),
+      }, { additionalProperties: false }), { allOf: [...optionSchemas(engine.config.caps), pepperRule, encodedFieldRule('input', 'inputEncoding')] }),
       response: {
         200: Type.Object({
           hash: Type.String(),

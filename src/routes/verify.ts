@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { verify } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, documentedAs, encodedFieldRules, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, documentedAs, encodedFieldRule, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
   app.post('/api/verify', {
@@ -27,7 +27,7 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
-      }, { additionalProperties: false }), { allOf: encodedFieldRules('input', 'inputEncoding') }),
+      }, { additionalProperties: false }), { allOf: [encodedFieldRule('input', 'inputEncoding')] }),
       response: {
         200: Type.Object({
           match: Type.Boolean(),
