@@ -39,6 +39,14 @@ const expected: Array<Omit<RunTimeRule, 'operation'>> = [
 
 const RUN_TIME_RULES: readonly RunTimeRule[] = [
   hash('no-pepper-keys', 'the server has no PEPPER_KEYS_FILE'),
+  {
+    operation: 'POST /api/hash', status: 400, kind: 'validation', pointer: '/body/options/N',
+    stated: 'scrypt\'s N must be a power of two below 2^(16·r)', why: 'scrypt\'s N against r (RFC 7914 §2)',
+  },
+  {
+    operation: 'POST /api/hash', status: 400, kind: 'validation', pointer: '/body/options/memoryCost',
+    stated: 'argon2\'s memoryCost at least 8·parallelism', why: 'argon2\'s m against p (RFC 9106 §3.1)',
+  },
   hash('input-too-long', 'bcrypt\'s 72 bytes and crypt(3)\'s limits count bytes, not the characters JSON Schema counts'),
   hash('input-not-representable', 'a NUL byte in the bytes a crypt(3) scheme is given'),
   hash('not-text', 'bytes (hex, base64) that are not UTF-8 to a scheme defined on text'),
