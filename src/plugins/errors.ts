@@ -36,20 +36,42 @@ function issueMessage(issue: AjvIssue, alternatives: AjvIssue[]): string {
   }
 }
 
+/** At most this many fields at fault are listed; a body of 10,000 bad strings would otherwise list them all. */
+const MAX_ISSUES = 100
+
 /**
  * ajv's errors as RFC 9457 `errors` entries. A failed oneOf/anyOf is one entry that says what the
- * alternatives were, not one entry per alternative.
+ * alternatives were, not one entry per alternative. Linear in the number of errors (each one's
+ * group is found by the prefixes of its schema path), since ajv reports every error (allErrors) and
+ * a large body can hold tens of thousands: a search per error over all of them held the event loop
+ * for a minute on /api/identify's 10,000-string limit.
  */
 function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body'
   const issues = error.validation as AjvIssue[] | undefined ?? []
-  const groups = issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '')
-  const inGroup = (issue: AjvIssue) => groups.find((path) => path !== '' && issue.schemaPath?.startsWith(`${path}/`))
-  const alternativesOf = (issue: AjvIssue) => issues.filter((each) => issue.schemaPath !== undefined && inGroup(each) === issue.schemaPath)
-  return issues
-    .filter((issue) => inGroup(issue) === undefined)
+  const groups = new Set(issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '').filter((path) => path !== ''))
+  /** The innermost oneOf/anyOf whose alternative reported this issue, if any. */
+  const groupOf = (issue: AjvIssue): string | undefined => {
+    const path = issue.schemaPath ?? ''
+    for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) {
+      const prefix = path.slice(0, end)
+      if (groups.has(prefix)) return prefix
+    }
+    return undefined
+  }
+  const members = new Map<string, AjvIssue[]>()
+  const outside: AjvIssue[] = []
+  for (const issue of issues) {
+    const group = groupOf(issue)
+    if (group === undefined) outside.push(issue)
+    else if (members.has(group)) members.get(group)?.push(issue)
+    else members.set(group, [issue])
+  }
+  const alternativesOf = (issue: AjvIssue) => (issue.schemaPath === undefined ? [] : members.get(issue.schemaPath) ?? [])
+  return outside
     // A oneOf that failed because a field inside it is invalid says nothing the field's own entry does not.
     .filter((issue) => issue.keyword !== 'oneOf' || alternativesOf(issue).every((each) => each.keyword === 'required'))
+    .slice(0, MAX_ISSUES)
     .map((issue) => {
       const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
       return { pointer: `/${context}${issue.instancePath}${extra}`, message: issueMessage(issue, alternativesOf(issue)) }
