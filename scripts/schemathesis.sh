@@ -20,7 +20,7 @@
 # The server is stopped by its PID in an EXIT trap, also when a check fails. Reports (NDJSON, JUnit,
 # the server's log) go to test-artifacts/schemathesis/<pass>/; every failure there has a curl line.
 #
-# Environment: SCHEMATHESIS_SEED (default: a random seed, printed), SCHEMATHESIS_MAX_EXAMPLES (100),
+# Environment: SCHEMATHESIS_SEED (default: a random seed, printed), SCHEMATHESIS_MAX_EXAMPLES (40),
 # SCHEMATHESIS_TIME_LIMIT_S (600 per pass), SCHEMATHESIS_PASSES ("default api-keys"),
 # SCHEMATHESIS_TOOLS (../shared/tools/schemathesis), SCHEMATHESIS_VENV (~/.cache/hashd/schemathesis-4.25.0).
 set -euo pipefail
@@ -33,7 +33,7 @@ tools=${SCHEMATHESIS_TOOLS:-../shared/tools/schemathesis}
 venv=${SCHEMATHESIS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/hashd/schemathesis-4.25.0}
 venv=$(realpath -m "$venv")
 seed=${SCHEMATHESIS_SEED:-$(((RANDOM << 15) | RANDOM))}
-examples=${SCHEMATHESIS_MAX_EXAMPLES:-100}
+examples=${SCHEMATHESIS_MAX_EXAMPLES:-40}
 time_limit=${SCHEMATHESIS_TIME_LIMIT_S:-600}
 read -r -a passes <<<"${SCHEMATHESIS_PASSES:-default api-keys}"
 reports=test-artifacts/schemathesis

@@ -61,6 +61,8 @@ export const TOOLS = {
   gpg: { debian: 'gnupg', command: 'gpg' },
   jq: { debian: 'jq', command: 'jq' },
   grep: { debian: 'grep', command: 'grep' },
+  shellcheck: { debian: 'shellcheck', command: 'shellcheck' },
+  slowhttptest: { debian: 'slowhttptest', command: 'slowhttptest' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
