@@ -64,7 +64,6 @@ export const TOOLS = {
   shellcheck: { debian: 'shellcheck', command: 'shellcheck' },
   slowhttptest: { debian: 'slowhttptest', command: 'slowhttptest' },
   ss: { debian: 'iproute2', command: 'ss' },
-  ip: { debian: 'iproute2', command: 'ip' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
