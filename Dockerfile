@@ -31,7 +31,13 @@ RUN node_modules/.bin/cyclonedx-npm --omit dev --output-format JSON --validate -
 # dependencies filtered by os and cpu); koffi's linux-x64 package also carries a musl build, which
 # a Debian (glibc) image never loads, so it goes too. --offline: the packages to keep are already
 # here; asking the registry again only adds retries.
+# prune keeps a package the lockfile marks dev-optional (a dev dependency's dependency that is also
+# wanted by an optional package of another platform, such as tslib for @node-rs/*-wasm32-wasi), even
+# when no installed production package requires it: npm ls then calls it extraneous, and it goes,
+# so that the image holds exactly the tree the SBOM lists (npm's production tree as installed here).
 RUN npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error \
+ && npm ls --omit=dev --all --parseable --long --offline >/tmp/tree.txt \
+ && sed -n 's/:[^:]*:EXTRANEOUS$//p' /tmp/tree.txt | xargs -r rm -rf \
  && find node_modules \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \
       -o -name '*.markdown' -o -name 'CHANGELOG*' \) ! -iname 'licen[cs]e*' -type f -delete \
  && rm -rf node_modules/.package-lock.json \
