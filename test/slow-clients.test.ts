@@ -10,11 +10,18 @@
  *   kernel and closes the idle connection after its keep-alive timeout; what the kernel still holds
  *   for the slow reader is no longer hashd's);
  * - all along, GET /api/health is polled every 100 ms on connections of its own: every poll is
- *   answered 200, and the time each took is printed (the issue's bound is 100 ms; on a shared
- *   machine a poll may wait for the CPU, so the test holds most polls to it and every one to 1 s).
+ *   answered 200 within 100 ms. A poll also waits when the machine runs something else, which is
+ *   no stall of hashd's: a poll over 100 ms passes only if, while it waited, hashd's and this
+ *   process's main threads sat in the kernel's run queue (runnable, no CPU free; schedstat) for its
+ *   excess over 100 ms, or a 10 ms timer here or in an idle child process (Noise) was that late;
+ *   none may pass 2 s. Inside hashd, its own event-loop delay over the attack
+ *   (prom-client's nodejs_eventloop_lag_max_seconds, from perf_hooks.monitorEventLoopDelay, reset
+ *   at each scrape of /metrics) must stay within 100 ms plus the larger of the idle process's
+ *   worst delay and hashd's longest wait for a CPU between two polls. On a quiet machine both
+ *   come down to 100 ms.
  */
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,29 +47,133 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
-/** Polls GET /api/health every 100 ms until `until` settles; returns each poll's time in ms. */
-async function pollHealth(until: Promise<unknown>): Promise<number[]> {
-  const times: number[] = []
-  let done = false
-  void until.finally(() => { done = true })
-  while (!done) {
-    const started = performance.now()
-    const response = await hashd!.fetch('/api/health', { headers: { connection: 'close' }, signal: AbortSignal.timeout(5_000) })
-    assert.equal(response.status, 200)
-    await response.text()
-    times.push(performance.now() - started)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+/** The requirement: /api/health answers within this while an attack runs. */
+const HEALTH_BOUND_MS = 100
+/** However busy the machine, no poll may take longer. */
+const HEALTH_CAP_MS = 2_000
+
+/**
+ * The machine's scheduling noise: how late a 10 ms timer fires, in an idle child process and in
+ * this one, as (wall-clock time, lateness) for each tick at least 5 ms late.
+ */
+class Noise {
+  private readonly stalls: Array<{ at: number, ms: number, idle: boolean }> = []
+  private readonly child = spawn(process.execPath, ['-e', `
+    let last = performance.now()
+    setInterval(() => {
+      const now = performance.now(), late = now - last - 10
+      last = now
+      if (late >= 5) process.stdout.write(Date.now() + ' ' + late.toFixed(1) + '\\n')
+    }, 10)`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  private readonly timer: NodeJS.Timeout
+  constructor() {
+    let buffered = ''
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (buffered + chunk).split('\n')
+      buffered = lines.pop() ?? ''
+      for (const line of lines) {
+        const [at, ms] = line.split(' ').map(Number)
+        this.stalls.push({ at: at!, ms: ms!, idle: true })
+      }
+    })
+    let last = performance.now()
+    this.timer = setInterval(() => {
+      const now = performance.now()
+      const late = now - last - 10
+      last = now
+      if (late >= 5) this.stalls.push({ at: Date.now(), ms: late, idle: false })
+    }, 10)
   }
-  return times
+  /** The longest lateness of a tick that ended between `from` and `to` (wall-clock ms), here or in the child. */
+  within(from: number, to: number): number {
+    return Math.max(0, ...this.stalls.filter((stall) => stall.at >= from && stall.at <= to).map((stall) => stall.ms))
+  }
+  /** The idle child's longest lateness: how late the machine ran a process that had nothing to do. */
+  idleMax(): number {
+    return Math.max(0, ...this.stalls.filter((stall) => stall.idle).map((stall) => stall.ms))
+  }
+  stop(): void {
+    clearInterval(this.timer)
+    this.child.kill()
+  }
 }
 
-function assertResponsive(times: number[], mode: string): void {
-  const sorted = [...times].sort((a, b) => a - b)
-  const within = times.filter((ms) => ms <= 100).length
-  process.stdout.write(`# ${mode}: ${times.length} health polls, median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, max ${sorted.at(-1)?.toFixed(1)} ms, ${within} within 100 ms\n`)
-  assert.ok(times.length >= 20, `only ${times.length} polls`)
-  assert.ok(within >= times.length * 0.9, `${times.length - within} of ${times.length} health polls took over 100 ms`)
-  assert.ok((sorted.at(-1) ?? 0) < 1_000, `a health poll took ${sorted.at(-1)} ms`)
+interface Poll { started: number, ended: number, ms: number, runQueueMs: number }
+
+/**
+ * How long a process's main thread has waited for a CPU while runnable, in ms: the second field
+ * of /proc/PID/task/PID/schedstat (Linux with schedstats; undefined elsewhere). Time a poll spends
+ * there, in hashd or in this process, is the machine's doing, not a stall of hashd's.
+ */
+function runQueueMs(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+  } catch {
+    return undefined
+  }
+}
+const bothRunQueueMs = (): number | undefined => {
+  const [server, here] = [runQueueMs(hashd!.child.pid!), runQueueMs(process.pid)]
+  return server === undefined || here === undefined ? undefined : server + here
+}
+
+/** hashd's own longest event-loop delay since the last scrape of /metrics (which resets it), in ms. */
+async function serverLoopMax(): Promise<number> {
+  const text = await (await hashd!.fetch('/metrics')).text()
+  const value = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1]
+  assert.ok(value !== undefined, 'no nodejs_eventloop_lag_max_seconds in /metrics')
+  return Number(value) * 1_000
+}
+
+/** Polls GET /api/health every 100 ms until `until` settles, measuring the machine's noise and hashd's own loop delay meanwhile. */
+async function pollHealth(until: Promise<unknown>): Promise<{ polls: Poll[], noise: Noise, serverMaxMs: number, serverRunQueueMs: number }> {
+  await serverLoopMax()
+  const noise = new Noise()
+  const polls: Poll[] = []
+  // hashd's longest wait for a CPU between two polls (about 100 ms apart).
+  let serverRunQueueMs = 0
+  let serverWaited = runQueueMs(hashd!.child.pid!)
+  let done = false
+  void until.finally(() => { done = true })
+  try {
+    while (!done) {
+      const started = Date.now()
+      const start = performance.now()
+      const serverNow = runQueueMs(hashd!.child.pid!)
+      if (serverNow !== undefined && serverWaited !== undefined) serverRunQueueMs = Math.max(serverRunQueueMs, serverNow - serverWaited)
+      serverWaited = serverNow
+      const waitedBefore = bothRunQueueMs()
+      const response = await hashd!.fetch('/api/health', { headers: { connection: 'close' }, signal: AbortSignal.timeout(5_000) })
+      assert.equal(response.status, 200)
+      await response.text()
+      const ms = performance.now() - start
+      const waitedAfter = bothRunQueueMs()
+      polls.push({ started, ended: Date.now(), ms, runQueueMs: waitedBefore === undefined || waitedAfter === undefined ? 0 : waitedAfter - waitedBefore })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    return { polls, noise, serverMaxMs: await serverLoopMax(), serverRunQueueMs }
+  } finally {
+    noise.stop()
+  }
+}
+
+function assertResponsive({ polls, noise, serverMaxMs, serverRunQueueMs }: { polls: Poll[], noise: Noise, serverMaxMs: number, serverRunQueueMs: number }, mode: string): void {
+  const times = polls.map((poll) => poll.ms).sort((a, b) => a - b)
+  const over = polls.filter((poll) => poll.ms > HEALTH_BOUND_MS)
+  // A slow poll is the machine's doing when, while it waited, hashd's and this process's main
+  // threads waited for a CPU as long as its excess over the bound, or a timer here or in the idle
+  // process was that late.
+  const excuse = (poll: Poll) => Math.max(poll.runQueueMs, noise.within(poll.started, poll.ended + 20))
+  const unexcused = over.filter((poll) => excuse(poll) < poll.ms - HEALTH_BOUND_MS)
+  process.stdout.write(`# ${mode}: ${polls.length} health polls, median ${times[Math.floor(times.length / 2)]?.toFixed(1)} ms, max ${times.at(-1)?.toFixed(1)} ms, `
+    + `${over.length} over ${HEALTH_BOUND_MS} ms (each while the machine kept a process from a CPU as long: ${over.length - unexcused.length}); `
+    + `hashd's event-loop delay at most ${serverMaxMs.toFixed(0)} ms (its longest wait for a CPU ${serverRunQueueMs.toFixed(0)} ms), an idle process's ${noise.idleMax().toFixed(0)} ms\n`)
+  assert.ok(polls.length >= 20, `only ${polls.length} polls`)
+  assert.deepEqual(unexcused.map((poll) => `${poll.ms.toFixed(0)} ms (run queue ${poll.runQueueMs.toFixed(0)} ms, timers late by ${noise.within(poll.started, poll.ended + 20).toFixed(0)} ms)`), [],
+    `health polls over ${HEALTH_BOUND_MS} ms that the machine's scheduling does not account for`)
+  assert.ok((times.at(-1) ?? 0) < HEALTH_CAP_MS, `a health poll took ${times.at(-1)} ms`)
+  const machine = Math.max(noise.idleMax(), serverRunQueueMs)
+  assert.ok(serverMaxMs <= HEALTH_BOUND_MS + machine, `hashd's event loop stalled ${serverMaxMs.toFixed(0)} ms; the machine accounts for ${machine.toFixed(0)} ms`)
 }
 
 /** Runs slowhttptest with `args` (bounded by its -l and a kill after twice that) and returns its report. */
@@ -99,8 +210,8 @@ describe('slow clients (slowhttptest)', () => {
   })
 
   it('slow read: hashd lets go of every slow reader\'s connection, and stays responsive', { skip: skipUnless('slowhttptest', 'ss') }, async () => {
-    // Three pipelined requests for the 120 KB document on each of 20 connections, read 16 bytes a second through a window of 1–32 bytes.
-    const attack = slowhttptest('read', ['-X', '-c', '20', '-r', '20', '-k', '3', '-n', '1', '-w', '1', '-y', '32', '-z', '16', '-u', `${hashd!.url}/api/openapi.json`])
+    // Ten pipelined requests for the 120 KB document on each of 50 connections, read 16 bytes a second through a window of 1–32 bytes.
+    const attack = slowhttptest('read', ['-X', '-c', '50', '-r', '50', '-k', '10', '-n', '1', '-w', '1', '-y', '32', '-z', '16', '-u', `${hashd!.url}/api/openapi.json`])
     let establishedMidway = -1
     const midway = (async () => {
       await new Promise((resolve) => setTimeout(resolve, (TEST_LENGTH_S - 3) * 1_000))
