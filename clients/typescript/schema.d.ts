@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.
          */
         post: operations["postVerify"];
         delete?: never;
@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. Rules the schema cannot state: a `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -263,7 +263,7 @@ export interface paths {
         put?: never;
         /**
          * Cost parameters whose hashing time on this server is near a target
-         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503.
+         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503. Rules the schema cannot state: a memory-hard scheme whose minimum does not fit this server's caps (MAX_ARGON2_MEMORY_KIB, MAX_SCRYPT_MEMORY_BYTES, MAX_WORK_MEMORY_BYTES) is 422 urn:hashd:problem:below-minimum.
          */
         post: operations["postCalibrate"];
         delete?: never;
@@ -531,7 +531,7 @@ export interface operations {
                     options?: {
                         [key: string]: number;
                     };
-                    /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                    /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
                     /**
                      * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
@@ -542,7 +542,18 @@ export interface operations {
                      *     ]
                      */
                     context?: string[];
-                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                }));
             };
         };
         responses: {
@@ -737,7 +748,18 @@ export interface operations {
                      * @default false
                      */
                     upgrade?: boolean;
-                };
+                } & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                });
             };
         };
         responses: {
@@ -939,7 +961,29 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                };
+                } & (({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    message?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    message?: unknown;
+                }) & ({
+                    /** @enum {unknown} */
+                    keyEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "hex";
+                    key?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "base64";
+                    key?: unknown;
+                }));
             };
         };
         responses: {
@@ -2298,15 +2342,16 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt (any spelling /api/hash accepts)
+                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. The server also accepts any spelling /api/hash accepts for these (aliases, any case); another algorithm is 400 urn:hashd:problem:algorithm-not-allowed, a name it does not know 400 urn:hashd:problem:unknown-algorithm.
                      * @example argon2id
+                     * @enum {string}
                      */
-                    algorithm: string;
+                    algorithm: "argon2id" | "bcrypt" | "bcrypt-sha256" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "yescrypt";
                     /** @description The hashing time wanted, in milliseconds (OWASP suggests under 1 s; 250–500 ms is common for logins) */
                     targetMs: number;
-                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap */
+                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap. At least what the scheme's minimum needs (argon2id 7168, scrypt 131072, yescrypt 16384), else 422 urn:hashd:problem:below-minimum */
                     maxMemoryKiB?: number;
-                };
+                } & (unknown & unknown & unknown);
             };
         };
         responses: {
@@ -2393,7 +2438,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: a maxMemoryKiB, or caps, below the scheme's minimum (below-minimum) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
