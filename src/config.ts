@@ -76,6 +76,52 @@ export interface Config {
   checksums: ChecksumLimits
   /** glibc malloc settings and quiet-time trimming (memory-tuning.ts): on unless MEMORY_TUNING=off. */
   memoryTuning: boolean
+  /** Password screening (src/screening/): the policy, the lists and the breached-password stores. */
+  screening: ScreeningConfig
+}
+
+export interface ScreeningConfig {
+  /** PASSWORD_SCREENING: what hashing a password does with an unacceptable one. */
+  mode: 'off' | 'warn' | 'reject'
+  /** PASSWORD_SCREENING_FAIL: what happens when the breached-password store cannot be read. */
+  fail: 'open' | 'closed'
+  /** PASSWORD_MIN_LENGTH / PASSWORD_MAX_LENGTH, in code points after NFKC. */
+  minLength: number
+  maxLength: number
+  /** PASSWORD_NORMALIZATION: the form passwords are hashed in. */
+  normalization: 'nfkc' | 'none'
+  blocklistFile: string | null
+  pwnedStore: string | null
+  pwnedNtlmStore: string | null
+}
+
+/** The longest password a request may carry (characters); PASSWORD_MAX_LENGTH is at most this. */
+export const PASSWORD_REQUEST_MAX = 4096
+
+function readChoice<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (!(choices as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${env[name]?.slice(0, 40)}"`)
+  return raw as T
+}
+
+/**
+ * Screening: NIST SP 800-63B-4 §3.1.1.2 sets the length bounds (at least 8 characters, 15 for a
+ * password used alone; at least 64 allowed); docs/passwords.md gives the reasons for the defaults.
+ */
+function readScreening(env: NodeJS.ProcessEnv): ScreeningConfig {
+  const minLength = readInt(env, 'PASSWORD_MIN_LENGTH', 15, 8, 64)
+  const maxLength = readInt(env, 'PASSWORD_MAX_LENGTH', 256, 64, PASSWORD_REQUEST_MAX)
+  return {
+    mode: readChoice(env, 'PASSWORD_SCREENING', ['off', 'warn', 'reject'] as const, 'warn'),
+    fail: readChoice(env, 'PASSWORD_SCREENING_FAIL', ['open', 'closed'] as const, 'open'),
+    minLength,
+    maxLength,
+    normalization: readChoice(env, 'PASSWORD_NORMALIZATION', ['nfkc', 'none'] as const, 'nfkc'),
+    blocklistFile: env.PASSWORD_BLOCKLIST_FILE?.trim() || null,
+    pwnedStore: env.PWNED_STORE?.trim() || null,
+    pwnedNtlmStore: env.PWNED_NTLM_STORE?.trim() || null,
+  }
 }
 
 export interface ChecksumLimits {
@@ -250,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBodyBytes: readInt(env, 'MAX_CHECKSUM_BODY_BYTES', 4096 * MiB, 1024),
     },
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
+    screening: readScreening(env),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

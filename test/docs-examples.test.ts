@@ -28,6 +28,9 @@
  *                                                           current), each secret the SHA-256 of
  *                                                           "hashd docs-examples <name> <version>", so
  *                                                           the HMACs a page shows are the same every run
+ *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
+ *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
+ *                                                           20,000 hashes and its known passwords)
  *
  * A comment on the line just before a ```console fence applies to that block only; anywhere else, to
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
@@ -43,6 +46,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { makeCorpus } from '../scripts/pwned-corpus.js'
+import { importPwned } from '../src/screening/import.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { hasTool, skipUnless, TOOLS, type ToolName } from './helpers/tools.js'
 
@@ -57,6 +62,8 @@ export interface Example {
   pepperKeys: string[]
   /** The named HMAC keys the server must have, as `name:v1,v2` (the page's hmac-keys directive). */
   hmacKeys: string[]
+  /** The server has the synthetic breached-password store (`pwned-store`). */
+  pwnedStore: boolean
 }
 
 export interface Page {
@@ -69,8 +76,9 @@ const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[] } {
+function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
   const [kind, ...args] = words
+  if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
   if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
@@ -90,6 +98,9 @@ export function pageOf(text: string, name = 'page'): Page {
   let pageHmacKeys: string[] = []
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
+  let pagePwned = false
+  let blockPwned = false
+  let pendingPwned = false
   let inBlock = false
   let current: Example | null = null
   let continuing = false
@@ -102,16 +113,21 @@ export function pageOf(text: string, name = 'page'): Page {
     const next = lines.slice(index + 1).find((each) => each.trim() !== '')
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
     if (found.hmacKeys) pageHmacKeys = found.hmacKeys
+    if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
   })
   lines.forEach((line, index) => {
     if (!inBlock) {
       const match = DIRECTIVE.exec(line.trim())
-      if (match) pending = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`).pepperKeys ?? pending
-      else if (line.trim() === '```console') {
+      if (match) {
+        const found = directive(match[1]!.split(/\s+/), `${name}:${index + 1}`)
+        pending = found.pepperKeys ?? pending
+        pendingPwned ||= found.pwnedStore === true
+      } else if (line.trim() === '```console') {
         inBlock = true
         blockPepperKeys = pending
+        blockPwned = pendingPwned
       }
-      if (line.trim() !== '' && !match) pending = undefined
+      if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
     }
     if (line.trim() === '```') {
@@ -126,7 +142,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys, pwnedStore: blockPwned || pagePwned }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -211,8 +227,20 @@ const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(
 const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
 /** The documented secret of an example HMAC key: the same every run, so a page's HMACs are too. */
 export const docsHmacSecret = (name: string, version: string) => createHash('sha256').update(`hashd docs-examples ${name} ${version}`).digest('base64')
-function serverWith(pepperKeys: string[], hmacKeys: string[] = []): Promise<TestServer> {
-  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}`
+let pwnedStore: Promise<string> | undefined
+/** The synthetic store of `pwned-store` pages, made once for the run. */
+function syntheticStore(): Promise<string> {
+  pwnedStore ??= (async () => {
+    const dir = join(keysDir, 'pwned-corpus')
+    await makeCorpus({ dir, hashes: 20_000, kind: 'sha1', layout: 'folder', seed: 1 })
+    const file = join(keysDir, 'pwned.store')
+    importPwned(dir, file, { kind: 'sha1', allowMissing: true })
+    return file
+  })()
+  return pwnedStore
+}
+function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}${pwned ? ' +pwned' : ''}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
@@ -228,7 +256,7 @@ function serverWith(pepperKeys: string[], hmacKeys: string[] = []): Promise<Test
       })
       writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }
-    started = startServer(env)
+    started = pwned ? syntheticStore().then((file) => startServer({ ...env, PWNED_STORE: file })) : startServer(env)
     servers.set(name, started)
   }
   return started
@@ -250,10 +278,11 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys, example.hmacKeys)
-          const command = example.command
+          const server = await serverWith(example.pepperKeys, example.hmacKeys, example.pwnedStore)
+          let command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)
+          for (const script of ['corpus', 'import', 'verify']) command = command.replaceAll(`npm run pwned:${script} --`, `node ${JSON.stringify(join(ROOT, `dist/scripts/pwned-${script}.js`))}`)
           // Asynchronously: the server runs in this process and must answer meanwhile.
           const { stdout: output } = await promisify(execFile)('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 })
           assertOutputMatches(output.trim(), example.expected, `${page}:${example.line} $ ${example.command.split('\n')[0]}`)

@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)
          */
         post: operations["postVerify"];
         delete?: never;
@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
          */
         post: operations["postHmac"];
         delete?: never;
@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Cost parameters whose hashing time on this server is near a target
-         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503.
+         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503. Rules the schema cannot state: a memory-hard scheme whose minimum does not fit this server's caps (MAX_ARGON2_MEMORY_KIB, MAX_SCRYPT_MEMORY_BYTES, MAX_WORK_MEMORY_BYTES) is 422 urn:hashd:problem:below-minimum.
          */
         post: operations["postCalibrate"];
         delete?: never;
@@ -321,6 +321,46 @@ export interface paths {
         };
         /** The server's keys: names, versions and their states, current versions, algorithms; never a secret */
         get: operations["getKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/passwords/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Is this password acceptable as a new password? (NIST SP 800-63B-4 §3.1.1.2)
+         * @description Checks a prospective password, whole, against the length policy (PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, in code points after NFKC), the built-in list of common passwords, the organization's blocklist (PASSWORD_BLOCKLIST_FILE), the context words given, and the breached-password store (PWNED_STORE). No composition rules. The answer never contains the password. When the store cannot be read, PASSWORD_SCREENING_FAIL decides: open answers without the breach comparison (and says so in `warnings`), closed answers 503 urn:hashd:problem:screening-unavailable.
+         */
+        post: operations["postPasswordsCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/range/{prefix}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pwned Passwords range API: the hash suffixes under a 5-hex-digit prefix, with their counts
+         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. Needs no API key. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
+         */
+        get: operations["getRangePrefix"];
         put?: never;
         post?: never;
         delete?: never;
@@ -541,8 +581,17 @@ export interface operations {
                     options?: {
                         [key: string]: number;
                     };
-                    /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                    /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
+                    /**
+                     * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                     * @example [
+                     *       "alice",
+                     *       "alice@example.com",
+                     *       "Example Mail"
+                     *     ]
+                     */
+                    context?: string[];
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items?: ({
                         /** @description The text (or, with inputEncoding, binary data) to hash */
@@ -566,12 +615,43 @@ export interface operations {
                         options?: {
                             [key: string]: number;
                         };
-                        /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                        /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                         pepper?: boolean;
+                        /**
+                         * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                         * @example [
+                         *       "alice",
+                         *       "alice@example.com",
+                         *       "Example Mail"
+                         *     ]
+                         */
+                        context?: string[];
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown))[];
-                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown)) & ({
+                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    })))[];
+                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                }))) & ({
                     /** @description The text (or, with inputEncoding, binary data) to hash */
                     input: string;
                 } | {
@@ -598,11 +678,31 @@ export interface operations {
                         options?: {
                             [key: string]: number;
                         };
-                        /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                        /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                         pepper?: boolean;
+                        /**
+                         * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                         * @example [
+                         *       "alice",
+                         *       "alice@example.com",
+                         *       "Example Mail"
+                         *     ]
+                         */
+                        context?: string[];
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown))[];
+                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    })))[];
                 });
             };
         };
@@ -635,6 +735,26 @@ export interface operations {
                          * @example k2
                          */
                         pepperKey?: string;
+                        /** @description Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check's answer) */
+                        screening?: {
+                            /** @description true when no reason below applies */
+                            acceptable: boolean;
+                            reasons: {
+                                /**
+                                 * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                 * @enum {string}
+                                 */
+                                code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                /** @description What is wrong and what to do, for the user; never quotes the password */
+                                message: string;
+                            }[];
+                            /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                            breachCount?: number;
+                            /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                            checked: string[];
+                            /** @description What could not be checked, and why */
+                            warnings: string[];
+                        };
                     } | {
                         /** @description One per item, in the order of `items` */
                         results: ({
@@ -657,6 +777,26 @@ export interface operations {
                              * @example k2
                              */
                             pepperKey?: string;
+                            /** @description Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check's answer) */
+                            screening?: {
+                                /** @description true when no reason below applies */
+                                acceptable: boolean;
+                                reasons: {
+                                    /**
+                                     * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                     * @enum {string}
+                                     */
+                                    code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                    /** @description What is wrong and what to do, for the user; never quotes the password */
+                                    message: string;
+                                }[];
+                                /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                                breachCount?: number;
+                                /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                                checked: string[];
+                                /** @description What could not be checked, and why */
+                                warnings: string[];
+                            };
                         } | {
                             /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                             reference?: string;
@@ -753,7 +893,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -820,7 +960,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     input?: string;
                     hash?: string;
                     /**
@@ -840,7 +980,7 @@ export interface operations {
                      */
                     upgrade?: boolean;
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items?: {
+                    items?: ({
                         input: string;
                         hash: string;
                         /**
@@ -857,13 +997,35 @@ export interface operations {
                         upgrade?: boolean;
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    }[];
+                    } & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    }))[];
                 } & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                })) & ({
                     input: string;
                     hash: string;
                 } | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items: {
+                    items: ({
                         input: string;
                         hash: string;
                         /**
@@ -880,7 +1042,18 @@ export interface operations {
                         upgrade?: boolean;
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    }[];
+                    } & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    }))[];
                 });
             };
         };
@@ -911,6 +1084,26 @@ export interface operations {
                         pepperKey?: string;
                         /** @description With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading */
                         newHash?: string;
+                        /** @description With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one */
+                        screening?: {
+                            /** @description true when no reason below applies */
+                            acceptable: boolean;
+                            reasons: {
+                                /**
+                                 * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                 * @enum {string}
+                                 */
+                                code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                /** @description What is wrong and what to do, for the user; never quotes the password */
+                                message: string;
+                            }[];
+                            /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                            breachCount?: number;
+                            /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                            checked: string[];
+                            /** @description What could not be checked, and why */
+                            warnings: string[];
+                        };
                     } | {
                         /** @description One per item, in the order of `items` */
                         results: ({
@@ -931,6 +1124,26 @@ export interface operations {
                             pepperKey?: string;
                             /** @description With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading */
                             newHash?: string;
+                            /** @description With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one */
+                            screening?: {
+                                /** @description true when no reason below applies */
+                                acceptable: boolean;
+                                reasons: {
+                                    /**
+                                     * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                     * @enum {string}
+                                     */
+                                    code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                    /** @description What is wrong and what to do, for the user; never quotes the password */
+                                    message: string;
+                                }[];
+                                /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                                breachCount?: number;
+                                /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                                checked: string[];
+                                /** @description What could not be checked, and why */
+                                warnings: string[];
+                            };
                         } | {
                             /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                             reference?: string;
@@ -1094,7 +1307,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     message?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
@@ -1132,7 +1345,7 @@ export interface operations {
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items?: {
+                    items?: ({
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
@@ -1167,12 +1380,56 @@ export interface operations {
                         inputEncoding?: "utf8" | "hex" | "base64";
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    }[];
-                } & ({
+                    } & (({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        message?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        message?: unknown;
+                    }) & ({
+                        /** @enum {unknown} */
+                        keyEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "hex";
+                        key?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "base64";
+                        key?: unknown;
+                    })))[];
+                } & (({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    message?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    message?: unknown;
+                }) & ({
+                    /** @enum {unknown} */
+                    keyEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "hex";
+                    key?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "base64";
+                    key?: unknown;
+                }))) & ({
                     message: string;
                 } | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items: {
+                    items: ({
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
@@ -1207,7 +1464,29 @@ export interface operations {
                         inputEncoding?: "utf8" | "hex" | "base64";
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    }[];
+                    } & (({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        message?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        message?: unknown;
+                    }) & ({
+                        /** @enum {unknown} */
+                        keyEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "hex";
+                        key?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "base64";
+                        key?: unknown;
+                    })))[];
                 });
             };
         };
@@ -2797,6 +3076,49 @@ export interface operations {
                                 reason: string;
                             };
                         }[];
+                        /** @description Password screening (docs/passwords.md) */
+                        screening: {
+                            /**
+                             * @description PASSWORD_SCREENING
+                             * @enum {string}
+                             */
+                            mode: "off" | "warn" | "reject";
+                            /**
+                             * @description PASSWORD_SCREENING_FAIL
+                             * @enum {string}
+                             */
+                            fail: "open" | "closed";
+                            /** @description Entries of the built-in common-password list */
+                            commonPasswords: number;
+                            /** @description Entries of PASSWORD_BLOCKLIST_FILE, or null without it */
+                            blocklist: number | null;
+                            /** @description The breached-password stores in force; their loads and reload failures are under files (pwned-store, pwned-ntlm-store) */
+                            stores: {
+                                /**
+                                 * @description sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE)
+                                 * @enum {string}
+                                 */
+                                kind: "sha1" | "ntlm";
+                                /** @description Hashes in the store in force */
+                                hashes: number;
+                                /** @description The sum of their counts */
+                                occurrences: number;
+                                /** @description The store file's size */
+                                bytes: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the imported data was downloaded (the newest input file's modification time)
+                                 */
+                                dataDate: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When npm run pwned:import made the store
+                                 */
+                                importedAt: string;
+                                /** @description The first 16 hex digits of the data's SHA-256 (part of /range ETags) */
+                                id: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -2948,15 +3270,16 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt (any spelling /api/hash accepts)
+                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. The server also accepts any spelling /api/hash accepts for these (aliases, any case); another algorithm is 400 urn:hashd:problem:algorithm-not-allowed, a name it does not know 400 urn:hashd:problem:unknown-algorithm.
                      * @example argon2id
+                     * @enum {string}
                      */
-                    algorithm: string;
+                    algorithm: "argon2id" | "bcrypt" | "bcrypt-sha256" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "yescrypt";
                     /** @description The hashing time wanted, in milliseconds (OWASP suggests under 1 s; 250–500 ms is common for logins) */
                     targetMs: number;
-                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap */
+                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap. At least what the scheme's minimum needs (argon2id 7168, scrypt 131072, yescrypt 16384), else 422 urn:hashd:problem:below-minimum */
                     maxMemoryKiB?: number;
-                };
+                } & (unknown & unknown & unknown);
             };
         };
         responses: {
@@ -3056,7 +3379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: a maxMemoryKiB, or caps, below the scheme's minimum (below-minimum) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -3367,6 +3690,229 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postPasswordsCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The prospective password (at most 4096 characters in a request; the policy's maximum is PASSWORD_MAX_LENGTH) */
+                    password: string;
+                    /**
+                     * @description Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name)
+                     * @example [
+                     *       "alice",
+                     *       "alice@example.com",
+                     *       "Example Mail"
+                     *     ]
+                     */
+                    context?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description true when no reason below applies */
+                        acceptable: boolean;
+                        reasons: {
+                            /**
+                             * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                             * @enum {string}
+                             */
+                            code: "too-short" | "too-long" | "common" | "breached" | "context";
+                            /** @description What is wrong and what to do, for the user; never quotes the password */
+                            message: string;
+                        }[];
+                        /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                        breachCount?: number;
+                        /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                        checked: string[];
+                        /** @description What could not be checked, and why */
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a password over 4096 characters; a password or context word that is not well-formed Unicode (/body/password, /body/context/<n>) */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; or the breached-password store cannot be read with PASSWORD_SCREENING_FAIL=closed (screening-unavailable); see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRangePrefix: {
+        parameters: {
+            query?: {
+                /** @description sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE) */
+                mode?: "sha1" | "ntlm";
+            };
+            header?: never;
+            path: {
+                /** @description The first 5 hex digits of the SHA-1 (or NTLM) hash, in either case */
+                prefix: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suffixes and counts; Content-Type text/plain */
+            200: {
+                headers: {
+                    /** @description public, max-age=2678400 unpadded; no-store padded */
+                    "Cache-Control"?: string;
+                    /** @description Unpadded answers: names the store's data, the mode and the prefix */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Modified: If-None-Match named this answer's ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The prefix is not 5 hex digits, or mode is neither sha1 nor ntlm */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This server has no store for the mode asked (PWNED_STORE, PWNED_NTLM_STORE) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down, or the store cannot be read; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

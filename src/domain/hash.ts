@@ -12,6 +12,8 @@ import type { PepperKey } from '../algorithms/password/pepper.js'
 import type { Passwords } from './passwords.js'
 import { refusePasswordWork } from './batch.js'
 import type { KeyContext } from './hmac.js'
+import { passwordForHashing } from '../screening/normalize.js'
+import type { Screened, Screening } from '../screening/screen.js'
 
 export interface HashRequest {
   input: string
@@ -21,6 +23,8 @@ export interface HashRequest {
   options?: Record<string, number>
   /** Password hashes only: pepper with the current key (the default when keys are configured) or not. */
   pepper?: boolean
+  /** Password hashes only: the words screening compares the password with (user name, e-mail, service). */
+  context?: string[]
 }
 
 export interface HashResult {
@@ -32,6 +36,8 @@ export interface HashResult {
   encoding: OutputEncoding | 'standard'
   /** The id of the pepper key the hash is encrypted under, when it is peppered. */
   pepperKey?: string
+  /** What screening found (PASSWORD_SCREENING=warn or reject, password schemes, text input). */
+  screening?: Screened
 }
 
 /** What a hash may need beyond the request: a batch refuses password schemes; `keys` notes the pepper key used. */
@@ -44,20 +50,37 @@ export interface HashContext {
  * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
-export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, context: HashContext = {}): HashResult | Promise<HashResult> {
+export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`, '/body/algorithm')
   if (request.pepper === true && algorithm.kind !== 'password') {
     throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
   }
-  const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
+  if (request.context !== undefined && algorithm.kind !== 'password') {
+    throw problems.wrongOperation(algorithm.name, 'context', 'context words are for screening passwords, and apply to password hashes only', '/body/context')
+  }
+  const encoding = request.inputEncoding ?? 'utf8'
+  if (algorithm.kind === 'password') {
+    // Text passwords are hashed in their NFKC form (screening/normalize.ts) and screened first.
+    const text = encoding === 'utf8' ? request.input : null
+    const input = decodeInput(text === null ? request.input : passwordForHashing(text, engine.config.screening.normalization), encoding, 'input')
+    const screen = text !== null && screening !== undefined && screening.policy.mode !== 'off' ? () => screening.check(text, request.context ?? []) : undefined
+    return hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.(), screen, screening?.policy.mode, context.keys)
+  }
+  const input = decodeInput(request.input, encoding, 'input')
   const opensslName = plainOpensslName(algorithm)
   if (opensslName !== undefined && request.options === undefined && input.length < engine.config.inlineDigestMaxBytes) {
     return hashDigestNow(opensslName, algorithm.name, input, request.encoding ?? 'hex')
   }
-  return algorithm.kind === 'password'
-    ? hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.(), context.keys)
-    : hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
+  return hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
+}
+
+/** 422 for a password PASSWORD_SCREENING=reject refuses to hash; the reasons go with it, never the password. */
+export function passwordRejected(screened: Screened) {
+  return problems.unprocessable('password-rejected', 'Password not acceptable',
+    `This server screens passwords before hashing them (PASSWORD_SCREENING=reject) and this one is not acceptable: ${screened.reasons.map((reason) => reason.code).join(', ')}. ` +
+    'Ask the user for another; POST /api/passwords/check says why, with messages for the user',
+    { reasons: screened.reasons, ...(screened.breachCount === undefined ? {} : { breachCount: screened.breachCount }) })
 }
 
 /**
@@ -78,11 +101,17 @@ function pepperKeyFor(wanted: boolean | undefined, passwords: Passwords | undefi
   return keyring.current
 }
 
-async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null, signal?: AbortSignal, keys?: Pick<KeyContext, 'used'>): Promise<HashResult> {
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null,
+  signal?: AbortSignal, screen?: () => Promise<Screened>, mode?: string, keys?: Pick<KeyContext, 'used'>): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
+  const screened = screen ? await screen() : undefined
+  if (screened && !screened.acceptable && mode === 'reject') throw passwordRejected(screened)
   const { value, ms } = await newPasswordHash(engine, scheme, input, options, pepperKey, signal)
   if (pepperKey) keys?.used('pepper', 'pepper', pepperKey.id)
-  return { hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard', ...(pepperKey ? { pepperKey: pepperKey.id } : {}) }
+  return {
+    hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard',
+    ...(pepperKey ? { pepperKey: pepperKey.id } : {}), ...(screened ? { screening: screened } : {}),
+  }
 }
 
 /**

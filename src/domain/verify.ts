@@ -25,6 +25,7 @@ import { policyShortfall } from './password-policy.js'
 import type { Passwords } from './passwords.js'
 import { refusePasswordWork } from './batch.js'
 import type { HashContext } from './hash.js'
+import type { Screened, Screening } from '../screening/screen.js'
 
 export interface VerifyRequest {
   input: string
@@ -50,6 +51,8 @@ export interface VerifyResult {
   pepperKey?: string
   /** With `upgrade`: the replacement hash, under the server's password policy and current pepper key. */
   newHash?: string
+  /** With `upgrade` and a match: what screening found (PASSWORD_SCREENING=warn or reject, text input). */
+  screening?: Screened
 }
 
 /** What a password verification needs to know beyond the hash: the policy, the keys, and the pepper found. */
@@ -57,13 +60,22 @@ interface PasswordContext {
   passwords: Passwords | undefined
   /** The key id of the `$pepper$` wrapper the hash came in, or null for a bare hash. */
   pepperKey: string | null
+  /**
+   * The NFKC form of a text input when it differs from the input (screening/normalize.ts): password
+   * hashes are tried with it first, then with the input as given, which hashes made before hashd
+   * normalized (or with PASSWORD_NORMALIZATION=none) were made from.
+   */
+  normalized: Buffer | null
   /** In a batch: password work is refused (batch.ts). */
   batch: boolean
 }
 
 /** `whenClientGone` makes a signal that aborts queued password work when the client goes away (see hash.ts). */
-export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, context: HashContext = {}): Promise<VerifyResult> {
+export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
+  const text = (request.inputEncoding ?? 'utf8') === 'utf8' ? request.input : null
+  const nfkc = text !== null && engine.config.screening.normalization === 'nfkc' ? text.normalize('NFKC') : null
+  const normalized = nfkc !== null && nfkc !== text ? Buffer.from(nfkc, 'utf8') : null
   const hash = request.hash.trim()
   let signal: AbortSignal | undefined
   const gone = () => (signal ??= whenClientGone?.())
@@ -71,11 +83,22 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash', '/body/hash')
   if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)', '/body/upgrade')
   const result = isPeppered(hash)
-    ? await verifyPeppered(engine, request, input, hash, gone, passwords, context)
-    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, batch })
+    ? await verifyPeppered(engine, request, input, hash, gone, passwords, normalized, context)
+    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, normalized, batch })
   if (request.upgrade !== true || !result.match) return withoutKind(result)
-  if (!result.rehashRecommended && result.kind === 'password') return withoutKind(result)
-  return upgrade(engine, withoutKind(result), input, gone, passwords)
+  // A password that matched with `upgrade` is screened (the lists, not the length rules: it is
+  // already the user's): the answer says what was found; under reject no new hash is made of it.
+  const screened = text !== null && screening !== undefined && screening.policy.mode !== 'off' ? await screening.screen(text) : undefined
+  const matched = { ...withoutKind(result), ...(screened ? { screening: screened } : {}) }
+  if (!result.rehashRecommended && result.kind === 'password') return matched
+  if (screened && !screened.acceptable && screening?.policy.mode === 'reject') {
+    const reasons = result.rehashRecommended ? [result.reason ?? ''] : [`${result.algorithm ?? 'a digest'} is a fast unsalted digest, not a password hash`]
+    return {
+      ...matched, rehashRecommended: true, reason: reasons.filter((reason) => reason !== '').join('; '),
+      warnings: [...matched.warnings, `no newHash: this password is not acceptable (${screened.reasons.map((reason) => reason.code).join(', ')}) and PASSWORD_SCREENING=reject makes no new hash of it; have the user choose a new password`],
+    }
+  }
+  return upgrade(engine, matched, normalized ?? input, gone, passwords)
 }
 
 type Verified = VerifyResult & { kind?: 'password' | 'digest' }
@@ -140,7 +163,7 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
 }
 
 /** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
-async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, context: HashContext): Promise<Verified> {
+async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, normalized: Buffer | null, context: HashContext): Promise<Verified> {
   const peppered = parsePeppered(hash)
   const { inner, scheme } = openPeppered(peppered, passwords)
   context.keys?.used('pepper', 'pepper', peppered.keyId)
@@ -150,7 +173,7 @@ async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buf
       throw problems.malformedHash(named.name, `the peppered hash holds a ${scheme.name} hash`)
     }
   }
-  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId, batch: false }), pepperKey: peppered.keyId }
+  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId, normalized, batch: false }), pepperKey: peppered.keyId }
 }
 
 async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
@@ -193,16 +216,26 @@ async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buf
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
-  let outcome: { value: boolean, ms: number }
-  try {
-    outcome = await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input, hash }, signal)
-  } catch (error) {
-    countPasswordOperation('verify', scheme.name, 'error')
-    throw error
+  const run = async (bytes: Buffer) => {
+    try {
+      return await engine.run<boolean>({ op: 'password-verify', scheme: parsed.scheme, input: bytes, hash }, signal)
+    } catch (error) {
+      countPasswordOperation('verify', scheme.name, 'error')
+      throw error
+    }
+  }
+  let outcome = await run(context.normalized ?? input)
+  let unnormalized = false
+  if (!outcome.value && context.normalized !== null) {
+    // Made from the password as typed rather than its NFKC form: it matches, and is upgraded.
+    const asGiven = await run(input)
+    outcome = { value: asGiven.value, ms: outcome.ms + asGiven.ms }
+    unnormalized = asGiven.value
   }
   const { value: match, ms } = outcome
   countPasswordOperation('verify', scheme.name, match ? 'match' : 'mismatch')
-  const reason = match ? rehashReasons(scheme, parsed, context) : null
+  const reasons = match ? [rehashReasons(scheme, parsed, context), unnormalized ? 'made from the password as typed, not its NFKC form, which this server hashes (PASSWORD_NORMALIZATION)' : null].filter((each) => each !== null) : []
+  const reason = reasons.length > 0 ? reasons.join('; ') : null
   return {
     kind: 'password',
     match,

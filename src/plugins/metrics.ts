@@ -21,6 +21,7 @@ import type { Config } from '../config.js'
 import type { Engine } from '../domain/engine.js'
 import { reloadStatuses } from '../file-reload.js'
 import { installObserver, type Observer } from '../observe.js'
+import { storeReads, storesInForce } from '../screening/status.js'
 import type { ApiKeys } from './auth.js'
 import { insufficientScope, unauthorized } from './auth.js'
 
@@ -203,6 +204,34 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
             for (const [operation, count] of byOperation) this.labels(ring, key, version, operation).inc(count)
           }
         }
+      }
+    },
+  })
+  // The breached-password stores in force (src/screening/): their size and date, and the reads made of them.
+  new Gauge({
+    name: 'hashd_pwned_store_hashes', help: 'Hashes in the breached-password store in force, by kind (sha1, ntlm)',
+    labelNames: ['kind'] as const, registers,
+    collect() {
+      this.reset()
+      for (const store of storesInForce()) this.labels(store.kind).set(store.hashes)
+    },
+  })
+  new Gauge({
+    name: 'hashd_pwned_store_data_timestamp_seconds', help: 'When the data of the breached-password store in force was downloaded (Unix time), by kind',
+    labelNames: ['kind'] as const, registers,
+    collect() {
+      this.reset()
+      for (const store of storesInForce()) this.labels(store.kind).set(Date.parse(store.dataDate) / 1000)
+    },
+  })
+  new Counter({
+    name: 'hashd_pwned_store_reads_total', help: 'Reads of a breached-password store (lookups and /range answers), by kind and outcome (ok, failed)',
+    labelNames: ['kind', 'outcome'] as const, registers,
+    collect() {
+      this.reset()
+      for (const { kind, ok, failed } of storeReads()) {
+        this.labels(kind, 'ok').inc(ok)
+        this.labels(kind, 'failed').inc(failed)
       }
     },
   })

@@ -19,6 +19,12 @@ export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
 
 /** At most one "Redis unavailable" warning per this interval, however many requests fail. */
 const WARN_INTERVAL_MS = 60_000
+/**
+ * While degraded on an open connection (Redis hung, paused or slow, not gone), a PING this often:
+ * its answer within the command timeout marks the store healthy again, so /api/health tells when
+ * Redis is back whether or not requests arrive. A reconnection says so by itself ('ready').
+ */
+const PROBE_INTERVAL_MS = 1_000
 
 export interface RedisRateLimitStore {
   /** What @fastify/rate-limit's RedisStore needs: this client and the key prefix. */
@@ -51,18 +57,28 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   let healthy = false
   let lastWarning = -Infinity
   let closing = false
+  let probe: NodeJS.Timeout | undefined
 
-  const noteFailure = (reason: string): void => {
-    healthy = false
-    const now = Date.now()
-    if (closing || now - lastWarning < WARN_INTERVAL_MS) return
-    lastWarning = now
-    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns')
-  }
   const noteSuccess = (): void => {
+    if (probe !== undefined) { clearInterval(probe); probe = undefined }
     if (healthy) return
     healthy = true
     log.info('rate-limit store: Redis reachable; shared limits apply')
+  }
+  const noteFailure = (reason: string): void => {
+    healthy = false
+    if (closing) return
+    if (probe === undefined) {
+      probe = setInterval(() => {
+        // Bounded by the command timeout like every call; a failed PING changes nothing.
+        if (client.status === 'ready') client.ping().then(noteSuccess, () => {})
+      }, PROBE_INTERVAL_MS)
+      probe.unref()
+    }
+    const now = Date.now()
+    if (now - lastWarning < WARN_INTERVAL_MS) return
+    lastWarning = now
+    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns')
   }
 
   client.on('ready', noteSuccess)
@@ -98,6 +114,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     noteSuccess,
     close: async () => {
       closing = true
+      clearInterval(probe)
       client.disconnect()
     },
   }

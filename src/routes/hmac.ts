@@ -4,7 +4,7 @@ import type { Config } from '../config.js'
 import { hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
 const KeyVersion = Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'With keyName: a version other than the current one (any that still verifies: staged, current or previous)' })
@@ -37,7 +37,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + `Rules the schema cannot state: ${KEY_RULES} `
         + 'A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. '
         + 'format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. '
-        + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) '
+        + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
         + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.'
         + BATCH_DESCRIPTION('HMAC', config.batch),
       body: batchableBody({
@@ -50,7 +50,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         format: Type.Optional(Type.Unsafe<'raw' | 'tagged'>({ type: 'string', enum: ['raw', 'tagged'], default: 'raw', description: 'raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only)' })),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, config.batch),
+      }, config.batch, { allOf: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
       response: {
         200: batchableResponse(HmacAnswer),
         ...errorResponsesWith({

@@ -13,6 +13,7 @@ import type { Algorithm, OptionSpec } from '../algorithms/types.js'
 import { digestOptionSpecs } from '../domain/options.js'
 import type { Engine } from '../domain/engine.js'
 import { reloadStatuses } from '../file-reload.js'
+import { storesInForce } from '../screening/status.js'
 
 function describeOptions(specs: Record<string, OptionSpec>, config: Config) {
   return Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, {
@@ -75,6 +76,21 @@ const Health = Type.Object({
     description: 'Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the ' +
       'version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix',
   }),
+  screening: Type.Object({
+    mode: Type.Unsafe<string>({ type: 'string', enum: ['off', 'warn', 'reject'], description: 'PASSWORD_SCREENING' }),
+    fail: Type.Unsafe<string>({ type: 'string', enum: ['open', 'closed'], description: 'PASSWORD_SCREENING_FAIL' }),
+    commonPasswords: Type.Integer({ description: 'Entries of the built-in common-password list' }),
+    blocklist: Type.Union([Type.Integer(), Type.Null()], { description: 'Entries of PASSWORD_BLOCKLIST_FILE, or null without it' }),
+    stores: Type.Array(Type.Object({
+      kind: Type.Unsafe<string>({ type: 'string', enum: ['sha1', 'ntlm'], description: 'sha1 (PWNED_STORE) or ntlm (PWNED_NTLM_STORE)' }),
+      hashes: Type.Integer({ description: 'Hashes in the store in force' }),
+      occurrences: Type.Integer({ description: 'The sum of their counts' }),
+      bytes: Type.Integer({ description: 'The store file\'s size' }),
+      dataDate: Type.String({ format: 'date-time', description: 'When the imported data was downloaded (the newest input file\'s modification time)' }),
+      importedAt: Type.String({ format: 'date-time', description: 'When npm run pwned:import made the store' }),
+      id: Type.String({ description: 'The first 16 hex digits of the data\'s SHA-256 (part of /range ETags)' }),
+    }), { description: 'The breached-password stores in force; their loads and reload failures are under files (pwned-store, pwned-ntlm-store)' }),
+  }, { description: 'Password screening (docs/passwords.md)' }),
 })
 
 const Ready = Type.Object({ status: Type.Literal('ready') })
@@ -108,6 +124,10 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
     work: engine.stats(),
     files: reloadStatuses(),
+    screening: {
+      mode: app.screening.policy.mode, fail: app.screening.policy.fail, commonPasswords: app.screening.commonPasswords, blocklist: app.screening.blocklistEntries,
+      stores: storesInForce().map(({ file: _file, ...facts }) => facts),
+    },
   }))
 
   app.get('/api/ready', {

@@ -14,6 +14,7 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { Operation } from '../algorithms/types.js'
 import { INPUT_ENCODINGS, OUTPUT_ENCODINGS, type InputEncoding as InputEncodingName, type OutputEncoding as OutputEncodingName } from '../domain/encoding.js'
+import { MAX_CONTEXT_LENGTH, MAX_CONTEXT_WORDS, REASON_CODES } from '../screening/screen.js'
 
 /** Where `documentedAs` keeps what the document adds to a schema. A symbol: ajv and JSON never see it. */
 const DOCUMENT_EXTRA = Symbol('hashd.documentExtra')
@@ -99,6 +100,34 @@ export const InputEncoding = (field: string): TUnsafe<InputEncodingName> => Type
   description: `How ${field} is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A ${field} that is not valid in its encoding is 400 with the pointer /body/${field}.`,
 })
 
+/**
+ * What a field written in an input encoding must look like, for the document: the server reads it
+ * with decodeInput (domain/encoding.ts), which is as strict as these patterns and answers 400 with
+ * the field's pointer. hex: pairs of digits in either case. base64: RFC 4648 §4 with its padding
+ * whole, partial or left out, or §5 base64url unpadded; a length of 4k+1 is never base64.
+ */
+export const ENCODED_PATTERNS: Readonly<Record<Exclude<InputEncodingName, 'utf8'>, string>> = {
+  hex: '^(?:[0-9a-fA-F]{2})*$',
+  base64: '^(?:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==?)?|[A-Za-z0-9+/]{3}=?)?|(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?)$',
+}
+
+/**
+ * For a field whose encoding another field names (`input` by `inputEncoding`), to go in a body's
+ * `allOf` through `documentedAs`: the field matches its encoding's pattern. One `anyOf` with a
+ * branch per encoding rather than an if/then per encoding: generators that canonicalize the schema
+ * (Schemathesis) give up on the product of many if/then pairs beside the per-algorithm options.
+ */
+export function encodedFieldRule(field: string, encodingField: string): unknown {
+  return {
+    anyOf: [
+      { properties: { [encodingField]: { enum: ['utf8'] } } },
+      ...Object.entries(ENCODED_PATTERNS).map(([encoding, pattern]) => ({
+        required: [encodingField], properties: { [encodingField]: { enum: [encoding] }, [field]: { pattern } },
+      })),
+    ],
+  }
+}
+
 export const PROBLEM_JSON = 'application/problem+json'
 
 export const Problem = Type.Object({
@@ -156,3 +185,23 @@ export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: st
 export const errorResponses = errorResponsesWith()
 
 export const ProcessingTime = Type.Number({ description: 'Wall time of the hashing work itself, in milliseconds (fractional)' })
+
+export const ReasonCode = Type.Unsafe<string>({
+  type: 'string', enum: [...REASON_CODES],
+  description: 'too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user\'s own words, or the organization\'s blocklist)',
+})
+
+/** What screening found: POST /api/passwords/check's answer, and `screening` in hash and verify answers. */
+export const Screened = Type.Object({
+  acceptable: Type.Boolean({ description: 'true when no reason below applies' }),
+  reasons: Type.Array(Type.Object({ code: ReasonCode, message: Type.String({ description: 'What is wrong and what to do, for the user; never quotes the password' }) })),
+  breachCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Times the password appears in the breached-password data; present when a store was read (0: not found)' })),
+  checked: Type.Array(Type.String(), { description: 'The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE)' }),
+  warnings: Type.Array(Type.String(), { description: 'What could not be checked, and why' }),
+})
+
+export const ContextWords = Type.Array(Type.String({ maxLength: MAX_CONTEXT_LENGTH }), {
+  maxItems: MAX_CONTEXT_WORDS,
+  description: 'Words the password must not be built from: the user name, the e-mail address, the service\'s name. Compared whole and by their parts (an e-mail\'s local part, the words of a name)',
+  examples: [['alice', 'alice@example.com', 'Example Mail']],
+})

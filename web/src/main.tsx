@@ -1,11 +1,12 @@
 /**
- * hashd's page: six tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * hashd's page: seven tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
  * panel stays mounted while hidden, so its inputs survive switching tabs.
  */
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { onKeyNeeded } from './api'
 import { useAlgorithms } from './algorithms'
+import { CheckTab } from './tabs/check'
 import { ChecksumsTab } from './tabs/checksums'
 import { FileTab } from './tabs/file'
 import { HashTab } from './tabs/hash'
@@ -22,6 +23,7 @@ const TABS = [
   { id: 'identify', label: 'Identify' },
   // Last, so the five operations' tabs keep their places (and their arrow-key order).
   { id: 'checksums', label: 'Checksums' },
+  { id: 'check', label: 'Password' },
 ] as const
 type TabId = typeof TABS[number]['id']
 
@@ -120,6 +122,7 @@ function App() {
             {tab.id === 'checksums' && <ChecksumsTab algorithms={algorithms} />}
             {tab.id === 'hmac' && <HmacTab algorithms={algorithms} />}
             {tab.id === 'identify' && <IdentifyTab onVerify={verifyWith} />}
+            {tab.id === 'check' && <CheckTab />}
           </section>
         ))}
       </main>

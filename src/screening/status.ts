@@ -1,0 +1,30 @@
+/**
+ * What /api/health and the metrics show of the breached-password stores in force: their facts
+ * (kind, hashes, dates) and the reads made of them, counted per kind across reloads. The screening
+ * plugin registers the stores; the metrics plugin reads them when Prometheus scrapes.
+ */
+import type { HashKind, StoreFacts } from './store.js'
+
+const sources = new Set<() => StoreFacts | null>()
+const reads = new Map<HashKind, { ok: number, failed: number }>()
+
+/** Adds a source of facts (a store setting); returns the function that removes it. */
+export function registerStore(source: () => StoreFacts | null): () => void {
+  sources.add(source)
+  return () => { sources.delete(source) }
+}
+
+export function storesInForce(): StoreFacts[] {
+  return [...sources].map((source) => source()).filter((facts): facts is StoreFacts => facts !== null)
+}
+
+export function noteStoreRead(kind: HashKind, ok: boolean): void {
+  let counts = reads.get(kind)
+  if (counts === undefined) reads.set(kind, counts = { ok: 0, failed: 0 })
+  if (ok) counts.ok++
+  else counts.failed++
+}
+
+export function storeReads(): Array<{ kind: HashKind, ok: number, failed: number }> {
+  return [...reads].map(([kind, counts]) => ({ kind, ...counts }))
+}

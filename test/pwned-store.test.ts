@@ -1,0 +1,375 @@
+/**
+ * The breached-password store and GET /range/{prefix}: a synthetic corpus in both of the
+ * downloader's layouts (scripts/pwned-corpus.ts) imported by pwned:import, its range answers
+ * compared with what coreutils `sort` and `grep` find in the same text, the known passwords'
+ * hashes from Python's hashlib (SHA-1) and pycryptodome (NTLM's MD4), the npm `hibp` client pointed
+ * at hashd with its baseUrl, the HTTP details (ETag, padding, errors, no API key), damaged stores
+ * refused at start with exit status 2, and a store replaced on disk while the server runs.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { pwnedPassword, pwnedPasswordRange } from 'hibp'
+import { importPwned, ImportError, verifyStore } from '../src/screening/import.js'
+import { PwnedStore } from '../src/screening/store.js'
+import { corpus, corpusInput, store, type Corpus } from './helpers/pwned.js'
+import { spawnHashd, startHashd } from './helpers/process.js'
+import { startServer, type TestServer } from './helpers/server.js'
+import { python, skipUnless } from './helpers/tools.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'hashd-store-'))
+const cleanups: string[] = [dir]
+after(() => { for (const path of cleanups) rmSync(path, { recursive: true, force: true }) })
+
+/** `LC_ALL=C sort` of the corpus's HASH:COUNT lines (coreutils), written to a file for grep. */
+function sortedText(source: Corpus, name: string): string {
+  const unsorted = join(dir, `${name}.unsorted`)
+  writeFileSync(unsorted, source.text())
+  const sorted = join(dir, `${name}.sorted`)
+  execFileSync('sort', ['-o', sorted, unsorted], { env: { ...process.env, LC_ALL: 'C' } })
+  return sorted
+}
+
+/** What grep finds under a prefix, as the range API writes it: suffixes and counts, CRLF between. */
+function grepRange(sorted: string, prefix: string): string {
+  const found = spawnSync('grep', [`^${prefix}`, sorted], { encoding: 'utf8' })
+  if (found.status === 1) return ''
+  assert.equal(found.status, 0, found.stderr)
+  return found.stdout.split('\n').filter((line) => line !== '').map((line) => line.replace(/\r$/, '').slice(5)).join('\r\n')
+}
+
+const SCRIPTS = fileURLToPath(new URL('../scripts/', import.meta.url))
+
+describe('pwned:import', () => {
+  let folder: Corpus
+  let sorted: string
+  before(async () => {
+    folder = await corpus({ hashes: 6000 })
+    cleanups.push(folder.dir)
+    sorted = sortedText(folder, 'folder')
+  })
+
+  it('makes the same store from a folder of prefix files and from one ordered file, at under 20 bytes a hash with the index', () => {
+    const fromFolder = store(corpusInput(folder), join(dir, 'folder.store'))
+    // The single-file layout of the same hashes, from coreutils sort.
+    const single = join(dir, 'single.txt')
+    writeFileSync(single, readFileSync(sorted))
+    const fromFile = store(single, join(dir, 'single.store'))
+    assert.equal(fromFolder.hashes, readFileSync(sorted, 'utf8').split('\n').filter((line) => line !== '').length)
+    assert.equal(fromFile.dataSha256, fromFolder.dataSha256)
+    assert.equal(fromFile.hashes, fromFolder.hashes)
+    // 8 MiB of index over 6,000 hashes dominates here; the records alone are 18 bytes and a little more.
+    const dataBytes = fromFolder.bytes - 256 - (2 ** 20 + 1) * 8
+    assert.ok(dataBytes / fromFolder.hashes < 18.5, `${dataBytes / fromFolder.hashes} bytes per record`)
+    assert.ok(dataBytes / fromFolder.hashes >= 18)
+  })
+
+  it('sorts shuffled prefix files, adds the counts of repeated hashes and leaves out count-0 lines', () => {
+    const messy = mkdtempSync(join(tmpdir(), 'hashd-messy-'))
+    cleanups.push(messy)
+    const names = readdirSync(folder.dir).filter((name) => name.endsWith('.txt') && name !== 'known.tsv')
+    for (const name of names) {
+      const lines = readFileSync(join(folder.dir, name), 'utf8').split('\r\n').reverse()
+      // A repeat of the first line with another count, a padding line, LF line ends, lowercase hex.
+      const [suffix = ''] = (lines[0] ?? '').split(':')
+      lines.push(`${suffix.toLowerCase()}:5`, `${'0'.repeat(35)}:0`)
+      writeFileSync(join(messy, name), lines.join('\n') + '\n')
+    }
+    const summary = store(messy, join(dir, 'messy.store'))
+    const reference = store(corpusInput(folder), join(dir, 'reference.store'))
+    assert.equal(summary.hashes, reference.hashes)
+    assert.equal(summary.duplicatesMerged, names.length)
+    assert.equal(summary.zeroCountLines, names.length)
+    assert.equal(summary.occurrences, reference.occurrences + 5 * names.length)
+  })
+
+  it('refuses a file out of order, a malformed line and a folder with prefix files missing, naming where', () => {
+    const unordered = join(dir, 'unordered.txt')
+    writeFileSync(unordered, `${'F'.repeat(40)}:1\r\n${'0'.repeat(40)}:2\r\n`)
+    assert.throws(() => importPwned(unordered, join(dir, 'x.store'), { kind: 'sha1' }), (error: Error) =>
+      error instanceof ImportError && /line 2: the hashes are not ordered \(prefix 00000 comes after FFFFF\); sort the file first/.test(error.message))
+    const malformed = join(dir, 'malformed.txt')
+    writeFileSync(malformed, `${'0'.repeat(40)}:1\n${'1'.repeat(39)}:1\n`)
+    assert.throws(() => importPwned(malformed, join(dir, 'x.store'), { kind: 'sha1' }), /malformed\.txt line 2: expected 40 hex digits, ":" and a count/)
+    assert.throws(() => importPwned(malformed, join(dir, 'x.store'), { kind: 'ntlm' }), /line 1: expected 32 hex digits/)
+    assert.throws(() => importPwned(folder.dir, join(dir, 'x.store'), { kind: 'sha1' }), /lacks \d+ of the 1048576 prefix files \(the first: 00000\.txt\): an unfinished download\? .*--allow-missing/)
+    assert.equal(readdirSync(dir).filter((name) => name.includes('importing')).length, 0, 'no temporary file left behind')
+  })
+
+  it('runs as a script: npm run pwned:import and pwned:verify', () => {
+    const output = execFileSync(process.execPath, [join(SCRIPTS, 'pwned-import.js'), folder.dir, join(dir, 'script.store'), '--allow-missing'], { encoding: 'utf8' })
+    assert.match(output, /script\.store: [\d,]+ SHA-1 hashes from a folder .* M hashes\/s; .* bytes per hash\n {2}data date \d{4}-\d\d-\d\dT.*, data SHA-256 [0-9a-f]{64}/)
+    assert.match(execFileSync(process.execPath, [join(SCRIPTS, 'pwned-verify.js'), join(dir, 'script.store')], { encoding: 'utf8' }), /script\.store: sound, [\d,]+ SHA-1 hashes/)
+    const missing = spawnSync(process.execPath, [join(SCRIPTS, 'pwned-import.js'), folder.dir, join(dir, 'script.store')], { encoding: 'utf8' })
+    assert.equal(missing.status, 1)
+    assert.match(missing.stderr, /^pwned:import: .* an unfinished download\?/)
+    assert.equal(spawnSync(process.execPath, [join(SCRIPTS, 'pwned-import.js'), folder.dir], { encoding: 'utf8' }).status, 2)
+  })
+
+  it('pwned:verify finds damaged data that the check at open does not read', () => {
+    const damaged = join(dir, 'damaged.store')
+    copyFileSync(join(dir, 'folder.store'), damaged)
+    const fd = openSync(damaged, 'r+')
+    writeSync(fd, Buffer.from([0xff, 0xee]), 0, 2, statSync(damaged).size - 40)
+    closeSync(fd)
+    PwnedStore.open(damaged, 'PWNED_STORE', 'sha1').retire()
+    const summary = verifyStore(damaged)
+    assert.equal(summary.ok, false)
+    assert.match(summary.problem ?? '', /data checksum does not match|out of order|runs past/)
+    const script = spawnSync(process.execPath, [join(SCRIPTS, 'pwned-verify.js'), damaged], { encoding: 'utf8' })
+    assert.equal(script.status, 1)
+    assert.match(script.stderr, /damaged\.store: /)
+  })
+
+  it('closes a retired store\'s descriptor only when the read in flight on it has finished', async () => {
+    const opened = PwnedStore.open(join(dir, 'folder.store'), 'PWNED_STORE', 'sha1')
+    const reading = opened.prefix(0x5baa6)
+    opened.retire()
+    assert.equal(opened.open, true, 'still open while a read is in flight')
+    await reading
+    assert.equal(opened.open, false)
+    await assert.rejects(opened.prefix(0), /store closed/)
+  })
+})
+
+describe('GET /range/{prefix}', () => {
+  let folder: Corpus
+  let ntlmCorpus: Corpus
+  let sorted: string
+  let ntlmSorted: string
+  let server: TestServer
+  let storeFile: string
+  before(async () => {
+    folder = await corpus({ hashes: 6000, seed: 11 })
+    ntlmCorpus = await corpus({ hashes: 3000, kind: 'ntlm', layout: 'file', seed: 12 })
+    cleanups.push(folder.dir, ntlmCorpus.dir)
+    sorted = sortedText(folder, 'range')
+    ntlmSorted = sortedText(ntlmCorpus, 'range-ntlm')
+    storeFile = join(dir, 'range.store')
+    store(corpusInput(folder), storeFile)
+    store(corpusInput(ntlmCorpus, 'file', 'ntlm'), join(dir, 'range-ntlm.store'), 'ntlm')
+    server = await startServer({ PWNED_STORE: storeFile, PWNED_NTLM_STORE: join(dir, 'range-ntlm.store') })
+  })
+  after(async () => { await server?.close() })
+
+  it('answers each prefix with what grep finds in the sorted text, in either case of the prefix', { skip: skipUnless('grep') }, async () => {
+    const lines = readFileSync(sorted, 'utf8').split('\n')
+    const prefixes = ['00000', 'FFFFF', '5BAA6', ...lines.filter((_, index) => index % 300 === 0).map((line) => line.slice(0, 5))]
+    for (const prefix of prefixes) {
+      const response = await server.fetch(`/range/${prefix.toLowerCase()}`)
+      assert.equal(response.status, 200)
+      assert.equal(response.headers.get('content-type'), 'text/plain')
+      assert.equal(await response.text(), grepRange(sorted, prefix), prefix)
+    }
+  })
+
+  it('answers ?mode=ntlm from PWNED_NTLM_STORE with 27-digit suffixes', { skip: skipUnless('grep') }, async () => {
+    const prefix = readFileSync(ntlmSorted, 'utf8').slice(0, 5)
+    const response = await server.fetch(`/range/${prefix}?mode=ntlm`)
+    const text = await response.text()
+    assert.equal(text, grepRange(ntlmSorted, prefix))
+    assert.match(text, /^[0-9A-F]{27}:\d+(\r\n[0-9A-F]{27}:\d+)*$/)
+  })
+
+  it('gives the known passwords\' counts for their hashes from Python\'s hashlib, and the hibp client reads them', { skip: skipUnless('python3', 'grep') }, async () => {
+    const known = readFileSync(join(folder.dir, 'known.tsv'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.split('\t')[0] as string)
+    const hashes = JSON.parse(python('import hashlib, json, sys\nprint(json.dumps([hashlib.sha1(p.encode()).hexdigest().upper() for p in json.loads(sys.stdin.read())]))', [], JSON.stringify(known))) as string[]
+    for (const [index, password] of known.entries()) {
+      const hash = hashes[index] as string
+      const line = spawnSync('grep', [`^${hash}:`, sorted], { encoding: 'utf8' }).stdout.trim()
+      const expected = Number(line.split(':')[1])
+      assert.ok(expected > 0, `${hash} is in the corpus`)
+      assert.equal(await pwnedPassword(password, { baseUrl: server.url }), expected, password)
+      const range = await pwnedPasswordRange(hash.slice(0, 5), { baseUrl: server.url })
+      assert.equal(range[hash.slice(5)], expected)
+      const checked = await server.post('/api/passwords/check', { password })
+      assert.equal(checked.body.breachCount, expected)
+    }
+  })
+
+  it('gives the known passwords\' NTLM hashes from pycryptodome\'s MD4, read by the hibp client with mode ntlm', { skip: skipUnless('python3', 'pycryptodome', 'grep') }, async () => {
+    const known = readFileSync(join(ntlmCorpus.dir, 'known.tsv'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.split('\t')[0] as string)
+    const hashes = JSON.parse(python('import json, sys\nfrom Cryptodome.Hash import MD4\nprint(json.dumps([MD4.new(p.encode("utf-16-le")).hexdigest().upper() for p in json.loads(sys.stdin.read())]))', [], JSON.stringify(known))) as string[]
+    for (const hash of hashes) {
+      const line = spawnSync('grep', [`^${hash}:`, ntlmSorted], { encoding: 'utf8' }).stdout.trim()
+      const range = await pwnedPasswordRange(hash.slice(0, 5), { baseUrl: server.url, mode: 'ntlm' })
+      assert.equal(range[hash.slice(5)], Number(line.split(':')[1]), hash)
+    }
+  })
+
+  it('pads with count-0 lines to 800–1,000 lines for Add-Padding: true, anew each time and never cached', { skip: skipUnless('grep') }, async () => {
+    const prefix = readFileSync(sorted, 'utf8').slice(0, 5)
+    const real = grepRange(sorted, prefix).split('\r\n')
+    const padded = await pwnedPasswordRange(prefix, { baseUrl: server.url, addPadding: true })
+    const entries = Object.entries(padded)
+    assert.ok(entries.length >= 800 && entries.length <= 1000, `${entries.length} lines`)
+    for (const line of real) assert.equal(padded[line.split(':')[0] as string], Number(line.split(':')[1]))
+    assert.equal(entries.filter(([, count]) => count === 0).length, entries.length - real.length)
+    const response = await server.fetch(`/range/${prefix}`, { headers: { 'add-padding': 'true' } })
+    const text = await response.text()
+    assert.equal(response.headers.get('cache-control'), 'no-store')
+    assert.equal(response.headers.get('etag'), null)
+    const suffixes = text.split('\r\n').map((line) => line.split(':')[0] as string)
+    assert.deepEqual(suffixes, [...suffixes].sort(), 'padding is mixed in suffix order')
+    assert.notEqual(text, await (await server.fetch(`/range/${prefix}`, { headers: { 'add-padding': 'true' } })).text())
+  })
+
+  it('has an ETag, answers If-None-Match with 304, and is cacheable for 31 days', async () => {
+    const first = await server.fetch('/range/5BAA6')
+    await first.arrayBuffer()
+    const etag = first.headers.get('etag')
+    assert.match(etag ?? '', /^"[0-9a-f]{16}-sha1-5BAA6"$/)
+    assert.equal(first.headers.get('cache-control'), 'public, max-age=2678400')
+    assert.equal(first.headers.get('access-control-allow-origin'), '*')
+    assert.ok(first.headers.get('last-modified'))
+    const again = await server.fetch('/range/5baa6', { headers: { 'if-none-match': etag ?? '' } })
+    assert.equal(again.status, 304)
+    assert.equal(await again.text(), '')
+    const head = await server.fetch('/range/5BAA6', { method: 'HEAD' })
+    assert.equal(head.status, 200)
+  })
+
+  it('refuses a prefix that is not 5 hex digits with the public API\'s message, an unknown mode, and a mode without a store', async () => {
+    for (const prefix of ['5BAA', '5BAA61', 'GBAA6', '5B%20A6', '%F0%9F%94%91']) {
+      const response = await server.get(`/range/${prefix}`)
+      assert.equal(response.status, 400, prefix)
+      assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+      assert.match(response.body.detail, /^The hash prefix was not in a valid format/)
+    }
+    await assert.rejects(pwnedPasswordRange('5BAA', { baseUrl: server.url }), /The hash prefix was not in a valid format/)
+    const mode = await server.get('/range/5BAA6?mode=md5')
+    assert.equal(mode.status, 400)
+    assert.match(mode.body.detail, /mode must be one of sha1, ntlm/)
+    const none = await startServer({})
+    try {
+      const response = await none.get('/range/5BAA6')
+      assert.equal(response.status, 404)
+      assert.match(response.body.detail, /no SHA-1 breached-password store \(PWNED_STORE is not set\)/)
+      assert.equal((await none.get('/range/5BAA6?mode=ntlm')).status, 404)
+    } finally {
+      await none.close()
+    }
+  })
+
+  it('needs no API key when API keys are on, while /api/passwords/check does; it is rate-limited like every route', async () => {
+    const keys = join(dir, 'api-keys')
+    writeFileSync(keys, `someone ${createHash('sha256').update('hk_0123456789abcdefghij').digest('hex')}\n`)
+    const keyed = await startServer({ PWNED_STORE: storeFile, API_KEYS_FILE: keys, RATE_LIMIT_MAX: '4' })
+    try {
+      assert.equal((await keyed.get('/range/5BAA6')).status, 200)
+      assert.equal((await keyed.post('/api/passwords/check', { password: 'x' })).status, 401)
+      const document = (await keyed.get('/api/openapi.json')).body
+      assert.deepEqual(document.paths['/range/{prefix}'].get.security, [])
+      assert.deepEqual(document.paths['/api/passwords/check'].post.security, [{ apiKey: [] }])
+      assert.equal((await keyed.get('/range/5BAA6')).status, 200)
+      const limited = await keyed.get('/range/5BAA6')
+      assert.equal(limited.status, 429)
+      assert.ok(limited.headers.get('retry-after'))
+    } finally {
+      await keyed.close()
+    }
+  })
+})
+
+describe('a store refused at start, and replaced while running', () => {
+  let good: string
+  let ntlm: string
+  let goodHashes: number
+  before(async () => {
+    const source = await corpus({ hashes: 2000, seed: 21 })
+    const ntlmSource = await corpus({ hashes: 500, kind: 'ntlm', seed: 22 })
+    cleanups.push(source.dir, ntlmSource.dir)
+    good = join(dir, 'good.store')
+    ntlm = join(dir, 'ntlm.store')
+    goodHashes = store(source.dir, good).hashes
+    store(ntlmSource.dir, ntlm, 'ntlm')
+  })
+
+  /** A copy of the good store with `change` applied to its bytes. */
+  function variant(name: string, change: (bytes: Buffer) => Buffer): string {
+    const file = join(dir, name)
+    writeFileSync(file, change(readFileSync(good)))
+    return file
+  }
+  /** Rewrites the header's checksum after a change to its fields (a well-formed header saying something else). */
+  function resummed(bytes: Buffer): Buffer {
+    createHash('sha256').update(bytes.subarray(0, 144)).digest().copy(bytes, 144)
+    return bytes
+  }
+
+  const cases: Array<{ name: string, file: () => string, message: RegExp }> = [
+    { name: 'missing', file: () => join(dir, 'no-such.store'), message: /PWNED_STORE .*no-such\.store: cannot be opened \(ENOENT\)/ },
+    { name: 'not a store', file: () => variant('text.store', () => Buffer.from('0000000A8DAE4228F821FB418F59826079BF368:42\r\n')), message: /shorter than a store's 256-byte header/ },
+    { name: 'another file', file: () => variant('other.store', (bytes) => Buffer.concat([Buffer.from('PK\x03\x04'), bytes])), message: /not a hashd breached-password store \(no HASHDPWN header\)/ },
+    { name: 'truncated', file: () => variant('truncated.store', (bytes) => bytes.subarray(0, bytes.length - 100)), message: /the file is truncated \(an unfinished copy\?\)/ },
+    { name: 'of another version', file: () => variant('v2.store', (bytes) => { bytes.writeUInt32LE(2, 8); return resummed(bytes) }), message: /a store of format version 2, and this hashd reads version 1; import the data again/ },
+    { name: 'with a damaged header', file: () => variant('header.store', (bytes) => { bytes[20] = (bytes[20] as number) ^ 1; return bytes }), message: /header checksum does not match/ },
+    { name: 'with a damaged index', file: () => variant('index.store', (bytes) => { bytes[256 + 8 * 1000] = (bytes[256 + 8 * 1000] as number) ^ 1; return bytes }), message: /index checksum does not match/ },
+    { name: 'of NTLM hashes', file: () => ntlm, message: /holds NTLM hashes; PWNED_STORE takes a SHA-1 store \(import without --ntlm\)/ },
+  ]
+  for (const { name, file, message } of cases) {
+    it(`stops the server with exit status 2 and a clear message for a store ${name}`, async () => {
+      const hashd = spawnHashd({ PWNED_STORE: file() })
+      const { code } = await hashd.exited
+      assert.equal(code, 2, hashd.stderr())
+      assert.match(hashd.stderr(), message)
+      assert.match(hashd.stderr(), /^hashd: PWNED_STORE /)
+    })
+  }
+
+  it('keeps the store in force when a bad one replaces it, and swaps in a good one, with its count and date in /api/health and the metrics', async () => {
+    const live = join(dir, 'live.store')
+    copyFileSync(good, live)
+    const hashd = await startHashd({ PWNED_STORE: live })
+    try {
+      const before = (await hashd.get('/api/health')).body
+      assert.equal(before.screening.stores[0].hashes, goodHashes)
+      const firstRange = await (await hashd.fetch('/range/5BAA6')).text()
+      // A truncated copy moved into place: refused, the old store answers on.
+      const bad = join(dir, 'live.store.new')
+      writeFileSync(bad, readFileSync(good).subarray(0, 4000))
+      renameSync(bad, live)
+      await until(async () => {
+        const health = (await hashd.get('/api/health')).body
+        return health.files.find((file: { source: string }) => file.source === 'pwned-store')?.lastError !== undefined
+      })
+      const failing = (await hashd.get('/api/health')).body.files.find((file: { source: string }) => file.source === 'pwned-store')
+      assert.match(failing.lastError.reason, /PWNED_STORE .*live\.store: it is 4000 bytes and its header says \d+: the file is truncated/)
+      assert.equal(await (await hashd.fetch('/range/5BAA6')).text(), firstRange)
+      assert.match(await (await hashd.fetch('/metrics')).text(), /hashd_file_reload_failing\{source="pwned-store"\} 1/)
+      // A new import written over it (as pwned:import does: a temporary file renamed into place).
+      const next = await corpus({ hashes: 3000, seed: 31 })
+      cleanups.push(next.dir)
+      const summary = store(next.dir, live)
+      await until(async () => (await hashd.get('/api/health')).body.screening.stores[0].hashes === summary.hashes)
+      const health = (await hashd.get('/api/health')).body
+      assert.equal(health.screening.stores[0].kind, 'sha1')
+      assert.equal(health.screening.stores[0].dataDate, summary.dataDate)
+      assert.equal(health.files.find((file: { source: string }) => file.source === 'pwned-store').lastError, undefined)
+      const metrics = await (await hashd.fetch('/metrics')).text()
+      assert.match(metrics, new RegExp(`hashd_pwned_store_hashes\\{kind="sha1"\\} ${summary.hashes}`))
+      assert.match(metrics, new RegExp(`hashd_pwned_store_data_timestamp_seconds\\{kind="sha1"\\} ${Date.parse(summary.dataDate) / 1000}`))
+      assert.match(metrics, /hashd_pwned_store_reads_total\{kind="sha1",outcome="ok"\} [1-9]/)
+      await hashd.logged(/^breached-password store \(PWNED_STORE\) reloaded \(changed on disk\)$/)
+      // The old store's descriptor is closed once replaced: only the new file stays open.
+      const open = readdirSync(`/proc/${hashd.child.pid}/fd`).map((fd) => { try { return readlinkSync(`/proc/${hashd.child.pid}/fd/${fd}`) } catch { return '' } })
+      assert.equal(open.filter((target) => target.includes('live.store')).length, 1, open.join(' '))
+    } finally {
+      await hashd.stop()
+    }
+  })
+})
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail('condition not met within 15 s')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
