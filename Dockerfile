@@ -26,13 +26,23 @@ COPY src src
 COPY scripts scripts
 COPY web web
 RUN npm run build
+# The software bill of materials of what the runtime stage ships: CycloneDX JSON of the production
+# dependencies, validated against the CycloneDX schema by the tool itself (scripts/container-ci.sh
+# checks it lists exactly the image's node_modules).
+RUN node_modules/.bin/cyclonedx-npm --omit dev --output-format JSON --validate --mc-type application --output-file sbom.cdx.json
 # Production dependencies only, without what Node never loads at run time: TypeScript sources and
 # declarations (prune leaves empty scope folders such as @types), source maps, docs. npm installs
 # only this platform's native packages (@node-rs/*-linux-x64-gnu and the like: optional
 # dependencies filtered by os and cpu); koffi's linux-x64 package also carries a musl build, which
 # a Debian (glibc) image never loads, so it goes too. --offline: the packages to keep are already
 # here; asking the registry again only adds retries.
+# prune keeps a package the lockfile marks dev-optional (a dev dependency's dependency that is also
+# wanted by an optional package of another platform, such as tslib for @node-rs/*-wasm32-wasi), even
+# when no installed production package requires it: npm ls then calls it extraneous, and it goes,
+# so that the image holds exactly the tree the SBOM lists (npm's production tree as installed here).
 RUN npm prune --omit=dev --offline --no-audit --no-fund --loglevel=error \
+ && npm ls --omit=dev --all --parseable --long --offline >/tmp/tree.txt \
+ && sed -n 's/:[^:]*:EXTRANEOUS$//p' /tmp/tree.txt | xargs -r rm -rf \
  && find node_modules \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \
       -o -name '*.markdown' -o -name 'CHANGELOG*' \) ! -iname 'licen[cs]e*' -type f -delete \
  && rm -rf node_modules/.package-lock.json \
@@ -47,7 +57,7 @@ WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 # Owned by root and read-only to the `node` user that runs the server: the image works with a
 # read-only root filesystem (nothing is written outside /tmp, and hashd itself writes nothing).
-COPY --from=build /app/package.json ./
+COPY --from=build /app/package.json /app/sbom.cdx.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/web dist/web

@@ -14,6 +14,7 @@ import authPlugin from './plugins/auth.js'
 import batchedWritesPlugin from './plugins/batched-writes.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
+import keysPlugin from './plugins/keys.js'
 import { accessLogHook, lazyChildLoggerFactory, loggerOptions } from './plugins/logging.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -26,6 +27,7 @@ import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
+import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
@@ -122,8 +124,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Every reply, the refusals and errors of the plugins below included, leaves at the end of its turn.
   await app.register(batchedWritesPlugin)
   await app.register(bodyPlugin, { engine })
+  // Every secret from its keys file (src/keys/): API keys, the pepper, named HMAC keys.
+  await app.register(keysPlugin, { config })
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
-  await app.register(authPlugin, { config })
+  await app.register(authPlugin)
   await app.register(rateLimitPlugin, { config })
   await app.register(errorsPlugin)
   await app.register(openapiPlugin, { ui: config.webUi })
@@ -131,9 +135,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(passwordsPlugin, { config })
   await app.register(screeningPlugin, { config })
 
-  await app.register(hashRoute, { engine })
-  await app.register(verifyRoute, { engine })
-  await app.register(hmacRoute, { engine })
+  await app.register(hashRoute, { engine, config })
+  await app.register(verifyRoute, { engine, config })
+  await app.register(hmacRoute, { engine, config })
   await app.register(fileHashRoute, { config })
   await app.register(checksumsRoute, { config })
   await app.register(identifyRoute, { config })
@@ -141,6 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })
   await app.register(pepperRoute)
+  await app.register(keysRoute)
   await app.register(passwordsCheckRoute)
   // HIBP's range API, outside /api at the public API's path (routes/range.ts).
   await app.register(rangeRoute)

@@ -53,15 +53,19 @@ export interface Config {
   redisCommandTimeoutMs: number
   /** Memory the running pool tasks may declare together (argon2 m KiB, scrypt 128·N·r, ...). */
   maxWorkMemoryBytes: number
-  /** API keys (plugins/auth.ts): the file of `<name> <sha256 hex> [<max>]` lines, or null for no keys. */
+  /** API keys (keys/api-keys.ts): the file of `<name> <sha256 hex> [<max>] [scopes=…] [hmac-keys=…]` lines, or null for no keys. */
   apiKeysFile: string | null
   /** Prometheus metrics (plugins/metrics.ts): on unless METRICS=off. */
   metrics: boolean
   /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
   metricsPort: number | null
   metricsHost: string
-  /** Pepper keys (domain/pepper-keys.ts): the file of `<key id> <base64 secret>` lines, or null for no pepper. */
+  /** Pepper keys (keys/pepper.ts): the file of `<key id> <base64 secret> [state=…]` lines, or null for no pepper. */
   pepperKeysFile: string | null
+  /** Named HMAC keys (keys/hmac.ts): the file of `<name> <version> <base64 secret> [options]` lines, or null for none. */
+  hmacKeysFile: string | null
+  /** Batches (domain/batch.ts): the most items one request may carry, and the largest body of the routes that take them. */
+  batch: { maxItems: number, maxBodyBytes: number }
   /** The password policy new hashes and verify-and-upgrade use (domain/password-policy.ts checks it at start). */
   passwordPolicy: { algorithm: string, options: Record<string, number>, /** PASSWORD_ALGORITHM or PASSWORD_OPTIONS was set. */ explicit: boolean }
   /** POST /api/calibrate: runs per window, server-wide, and the longest one may take. */
@@ -270,11 +274,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Node refuses a headersTimeout longer than requestTimeout (the headers are part of the request),
   // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
   const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
+  const bodyLimit = readInt(env, 'BODY_LIMIT', 1 * MiB, 1024)
   const config: Omit<Config, 'maxWorkMemoryBytes'> = {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
     logLevel,
-    bodyLimit: readInt(env, 'BODY_LIMIT', 1 * MiB, 1024),
+    bodyLimit,
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
@@ -303,6 +308,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     pepperKeysFile: env.PEPPER_KEYS_FILE?.trim() || null,
+    hmacKeysFile: env.HMAC_KEYS_FILE?.trim() || null,
+    batch: {
+      maxItems: readInt(env, 'MAX_BATCH_ITEMS', 10_000, 1, 1_000_000),
+      // By default batches get BODY_LIMIT too, so a request over it is refused as soon as its
+      // Content-Length says so; a higher value lets these routes read larger bodies first.
+      maxBodyBytes: readInt(env, 'MAX_BATCH_BODY_BYTES', bodyLimit, 1024, 256 * MiB),
+    },
     passwordPolicy: {
       algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id',
       options: readPasswordOptions(env),

@@ -13,7 +13,10 @@ import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig } from '../src/config.js'
-import { parseKeysFile } from '../src/plugins/auth.js'
+import { parseKeysFile } from '../src/keys/api-keys.js'
+import { parseHmacKeysFile } from '../src/keys/hmac.js'
+import { parsePepperKeysFile } from '../src/keys/pepper.js'
+import { randomBytes } from 'node:crypto'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
@@ -162,6 +165,41 @@ describe('deployment files', () => {
     assert.equal(secret.kind, 'Secret')
     const keys = parseKeysFile(secret.stringData['api-keys'] as string, 'api-keys')
     assert.equal(keys.size, 1)
+  })
+
+  it('the keys Secret example: files hashd accepts once its placeholders are replaced, mounted whole (never subPath) where the commented env points', () => {
+    const [secret] = parseAllDocuments(read(`${kubeDir}keys-secret.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(secret.kind, 'Secret')
+    const files = secret.stringData as Record<string, string>
+    // The placeholders are refused, so the example cannot be deployed as it is.
+    assert.throws(() => parsePepperKeysFile(files['pepper-keys']!, 'pepper-keys'), /is 24 bytes; at least 32 are required/)
+    assert.throws(() => parseHmacKeysFile(files['hmac-keys']!, 'hmac-keys'), /is 24 bytes; at least 32 are required/)
+    const filled = (text: string) => text.replaceAll('CHANGE-ME-openssl-rand-base64-32', () => randomBytes(32).toString('base64'))
+    assert.equal(parsePepperKeysFile(filled(files['pepper-keys']!), 'pepper-keys').current.id, 'k1')
+    assert.deepEqual(parseHmacKeysFile(filled(files['hmac-keys']!), 'hmac-keys').names, ['orders'])
+
+    // deployment.yaml with its commented keys lines enabled, read as the cluster would.
+    // Every commented setting enabled (a line `# key: value` or `# - key: value` loses its `# `), prose left as it is.
+    const enabled = read(`${kubeDir}deployment.yaml`).split('\n')
+      .map((line) => /^\s*#\s*(?:- )?[A-Za-z][A-Za-z0-9_]*:(?: |$)/.test(line) && !/^\s*# [A-Z][a-z]+:/.test(line) ? line.replace('# ', '') : line).join('\n')
+    const deployment = parseAllDocuments(enabled).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
+    const container = deployment.spec.template.spec.containers[0]
+    const env = Object.fromEntries((container.env as Doc[]).map((entry) => [entry.name, entry.value]))
+    const mount = (container.volumeMounts as Doc[]).find((each) => each.name === 'keys')
+    const volume = (deployment.spec.template.spec.volumes as Doc[]).find((each) => each.name === 'keys')
+    assert.ok(mount && volume, 'the commented keys volume and mount')
+    assert.equal(mount.subPath, undefined, 'a subPath mount is never updated')
+    assert.equal(volume.secret.secretName, secret.metadata.name)
+    for (const [variable, key] of [['PEPPER_KEYS_FILE', 'pepper-keys'], ['HMAC_KEYS_FILE', 'hmac-keys']] as const) {
+      assert.equal(env[variable], `${mount.mountPath}/${key}`, variable)
+      assert.ok(Object.hasOwn(files, key), key)
+    }
+    const config = loadConfig(Object.fromEntries(Object.entries(env).filter(([, value]) => typeof value === 'string')) as Record<string, string>)
+    assert.equal(config.hmacKeysFile, '/etc/hashd-keys/hmac-keys')
+    const compose = read('compose.yaml')
+    for (const line of ['# PEPPER_KEYS_FILE: /run/secrets/pepper_keys', '# HMAC_KEYS_FILE: /run/secrets/hmac_keys', '#   - pepper_keys', '#   - hmac_keys']) {
+      assert.ok(compose.includes(line), `compose.yaml: ${line}`)
+    }
   })
 
   it('compose.yaml: hashd and Redis wired, restart policies, healthchecks, a limit that holds the budget', () => {

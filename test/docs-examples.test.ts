@@ -23,6 +23,11 @@
  *                                                           PEPPER_KEYS_FILE has these key ids (the
  *                                                           last current), with random 32-byte secrets
  *                                                           (one per id for the run)
+ *     <!-- docs-examples: hmac-keys orders:1,2 -->         (page-wide only) the server's HMAC_KEYS_FILE
+ *                                                           has these keys and versions (the highest
+ *                                                           current), each secret the SHA-256 of
+ *                                                           "hashd docs-examples <name> <version>", so
+ *                                                           the HMACs a page shows are the same every run
  *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
  *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
  *                                                           20,000 hashes and its known passwords)
@@ -41,7 +46,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -62,6 +67,8 @@ export interface Example {
   line: number
   /** The pepper key ids the server must have for this command (none: the default server). */
   pepperKeys: string[]
+  /** The named HMAC keys the server must have, as `name:v1,v2` (the page's hmac-keys directive). */
+  hmacKeys: string[]
   /** The server has the synthetic breached-password store (`pwned-store`). */
   pwnedStore: boolean
 }
@@ -97,10 +104,11 @@ const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
+function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
   const [kind, ...args] = words
   if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
+  if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
     const unknown = args.filter((name) => !isTool(name))
     if (unknown.length > 0) throw new Error(`${where}: unknown tool ${unknown.join(', ')} (test/helpers/tools.ts TOOLS)`)
@@ -117,6 +125,7 @@ export function pageOf(text: string, name = 'page'): Page {
   const tools = new Set<ToolName>()
   const lines = text.split('\n')
   let pagePepperKeys: string[] = []
+  let pageHmacKeys: string[] = []
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
   let pagePwned = false
@@ -133,6 +142,7 @@ export function pageOf(text: string, name = 'page'): Page {
     for (const tool of found.tools ?? []) tools.add(tool)
     const next = lines.slice(index + 1).find((each) => each.trim() !== '')
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
+    if (found.hmacKeys) pageHmacKeys = found.hmacKeys
     if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
   })
   lines.forEach((line, index) => {
@@ -174,7 +184,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, pwnedStore: blockPwned || pagePwned }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys, pwnedStore: blockPwned || pagePwned }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -257,6 +267,8 @@ const servers = new Map<string, Promise<TestServer>>()
 const secrets = new Map<string, string>()
 const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(32).toString('base64')).get(id)!
 const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
+/** The documented secret of an example HMAC key: the same every run, so a page's HMACs are too. */
+export const docsHmacSecret = (name: string, version: string) => createHash('sha256').update(`hashd docs-examples ${name} ${version}`).digest('base64')
 let pwnedStore: Promise<string> | undefined
 /** The synthetic store of `pwned-store` pages, made once for the run. */
 function syntheticStore(): Promise<string> {
@@ -269,14 +281,22 @@ function syntheticStore(): Promise<string> {
   })()
   return pwnedStore
 }
-function serverWith(pepperKeys: string[], pwned = false): Promise<TestServer> {
-  const name = `${pepperKeys.join(' ')}${pwned ? ' +pwned' : ''}`
+function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}${pwned ? ' +pwned' : ''}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
     if (pepperKeys.length > 0) {
       env.PEPPER_KEYS_FILE = join(keysDir, `pepper-${servers.size}`)
       writeFileSync(env.PEPPER_KEYS_FILE, pepperKeys.map((id) => `${id} ${secretOf(id)}\n`).join(''), { mode: 0o600 })
+    }
+    if (hmacKeys.length > 0) {
+      env.HMAC_KEYS_FILE = join(keysDir, `hmac-${servers.size}`)
+      const lines = hmacKeys.flatMap((spec) => {
+        const [keyName = '', versions = ''] = spec.split(':')
+        return versions.split(',').map((version) => `${keyName} ${version} ${docsHmacSecret(keyName, version)}\n`)
+      })
+      writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }
     started = pwned ? syntheticStore().then((file) => startServer({ ...env, PWNED_STORE: file })) : startServer(env)
     servers.set(name, started)
@@ -357,7 +377,7 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys, example.pwnedStore)
+          const server = await serverWith(example.pepperKeys, example.hmacKeys, example.pwnedStore)
           let command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)

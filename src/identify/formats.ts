@@ -262,6 +262,10 @@ export const formatSpecs: FormatSpec[] = [
   hc(6000, 'ripemd160', 'RIPEMD-160', RAW, hex(40), 40, { john: 'ripemd-160', description: 'RIPEMD-160 digest, hex' }),
   hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, verifyAs: 'mysql41', description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex; /api/verify reads it as mysql41' }),
   other('has160', 'HAS-160', RAW, hex(40), 1, { description: 'HAS-160 digest (TTAS.KO-12.0011), hex' }),
+  // hashd's own tagged HMAC (POST /api/hmac with keyName and format "tagged"): 16 to 64 bytes of HMAC in padded base64.
+  other('hashd-tagged-hmac', 'hashd tagged HMAC', HMAC, R`hashd:v(?<version>[1-9]\d{0,8}):${b64(22, 88)}={0,2}`, 2, {
+    description: 'An HMAC made by hashd with a named key (POST /api/hmac, format "tagged"): hashd:v<key version>:<base64>; check it with POST /api/hmac/verify and the key\'s name, not /api/verify',
+  }),
   other('tiger160', 'Tiger/160', RAW, hex(40), 0.5, { description: 'Tiger truncated to 160 bits, hex' }),
 
   hc(1300, 'sha224', 'SHA2-224', RAW, hex(56), 300, { john: 'raw-sha224', description: 'SHA-224 digest (FIPS 180-4), hex' }),

@@ -85,6 +85,11 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       }
     },
     checkCaps(params, caps) {
+      // RFC 9106 §3.1: m ≥ 8·p KiB (the implementations refuse less, which would otherwise be a 500).
+      const { memoryCost = OWASP.memoryCost, parallelism = 1 } = params
+      if (memoryCost < 8 * parallelism) {
+        throw problems.invalidOption('memoryCost', `${variant} memoryCost must be at least 8·parallelism KiB (RFC 9106 §3.1): ${8 * parallelism} for parallelism ${parallelism}`)
+      }
       requireAtMost(variant, 'memoryCost', params.memoryCost ?? 0, caps.argon2MemoryKiB)
       requireAtMost(variant, 'timeCost', params.timeCost ?? 0, caps.argon2TimeCost)
       requireAtMost(variant, 'parallelism', params.parallelism ?? 0, caps.argon2Parallelism)
