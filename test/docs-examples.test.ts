@@ -86,6 +86,8 @@ export interface Program {
   /** The line of the opening fence. */
   line: number
   pepperKeys: string[]
+  /** The named HMAC keys the server must have (the page's hmac-keys directive). */
+  hmacKeys: string[]
   /** The server has the synthetic breached-password store (a pwned-store directive). */
   pwnedStore: boolean
   /** What its `console.log(…) // shown` lines say it prints, in order. */
@@ -167,7 +169,7 @@ export function pageOf(text: string, name = 'page'): Page {
         blockPepperKeys = pending
         blockPwned = pendingPwned
       } else if (line.trim() === '```ts' || line.trim() === '```typescript') {
-        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, expected: [], pwnedStore: pendingPwned || pagePwned }
+        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, hmacKeys: pageHmacKeys, expected: [], pwnedStore: pendingPwned || pagePwned }
       }
       if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
@@ -335,7 +337,7 @@ describe('TypeScript examples in README.md and docs/', () => {
       const files: string[] = []
       try {
         for (const program of programs) {
-          const server = await serverWith(program.pepperKeys, program.pwnedStore)
+          const server = await serverWith(program.pepperKeys, program.hmacKeys, program.pwnedStore)
           const file = `${prefix}_${program.line}.ts`
           writeFileSync(join(installed.dir, file), program.source.replaceAll('localhost:3000', new URL(server.url).host))
           files.push(file)
