@@ -3,8 +3,8 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  // clients/typescript/schema.d.ts is generated (npm run client) and never edited.
-  { ignores: ['dist/', 'node_modules/', 'test-artifacts/', 'clients/typescript/schema.d.ts'] },
+  // clients/typescript/schema.ts is generated (npm run client) and never edited; its dist/ is built by npm pack.
+  { ignores: ['dist/', 'node_modules/', 'test-artifacts/', 'clients/typescript/schema.ts', 'clients/typescript/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,23 +7,25 @@
  * and wrk (when installed; autocannon otherwise) to core 1, and each hashd configuration is run in
  * A B B A order with the bare server, so drift on a shared machine falls on both alike. Then the
  * upload rows (uploads.ts), then the password rows against native references (passwords.ts), then
- * the breached-password store (pwned.ts: size, import, /range against a bare server, check latency,
- * memory), then webhook verification against /api/hmac of the same payload (webhooks.ts).
- * Durations can be set with BENCH_SECONDS (default 10); BENCH_ONLY picks sections by name
- * (`api`, `flood`, `uploads`, `passwords`, `pwned`, `webhooks`, comma-separated; all by default).
+ * named HMAC keys and batches (keys.ts), then the breached-password store (pwned.ts: size, import,
+ * /range against a bare server, check latency, memory), then webhook verification against
+ * /api/hmac of the same payload (webhooks.ts). Durations can be set with BENCH_SECONDS (default 10);
+ * BENCH_ONLY picks sections by name (`api`, `flood`, `uploads`, `passwords`, `keys`, `pwned`,
+ * `webhooks`, comma-separated; all by default).
  */
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { cpuSeconds, load, throughput } from './load.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
+import { benchKeys } from './keys.js'
 import { benchPasswords } from './passwords.js'
 import { benchPwned } from './pwned.js'
 import { benchUploads } from './uploads.js'
 import { benchWebhooks } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,pwned,webhooks').split(',').map((name) => name.trim()))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks').split(',').map((name) => name.trim()))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
   if (ONLY.has('flood')) await benchFlood(hashdScript, hashdEnv, md5)
   if (ONLY.has('uploads')) await benchUploads(hashdScript, `${here}bare-upload-server.js`)
   if (ONLY.has('passwords')) await benchPasswords(hashdScript, SECONDS)
+  if (ONLY.has('keys')) await benchKeys(hashdScript, SECONDS)
   if (ONLY.has('pwned')) await benchPwned(hashdScript, SECONDS)
   if (ONLY.has('webhooks')) await benchWebhooks(hashdScript, SECONDS)
 }

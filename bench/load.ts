@@ -6,9 +6,9 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { hasProgram } from './servers.js'
 
-export function load(url: string, body: object, options: { connections: number, duration: number }): Promise<autocannon.Result> {
+export function load(url: string, body: object, options: { connections: number, duration: number }, path = '/api/hash'): Promise<autocannon.Result> {
   return autocannon({
-    url: `${url}/api/hash`,
+    url: `${url}${path}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -29,12 +29,15 @@ function wrkMilliseconds(output: string, percentile: string): number {
   return Number(match[1]) * ({ us: 0.001, ms: 1, s: 1000 } as const)[match[2] as 'us' | 'ms' | 's']
 }
 
-/** Requests per second against /api/hash: wrk on core 1 when present, else autocannon in this process. */
-export async function throughput(url: string, body: object, seconds: number): Promise<Throughput> {
+/**
+ * Requests per second against `path` (/api/hash by default) over `connections` (50): wrk on core 1
+ * when present, else autocannon in this process.
+ */
+export async function throughput(url: string, body: object, seconds: number, path = '/api/hash', connections = 50): Promise<Throughput> {
   if (hasProgram('wrk')) {
     writeFileSync(WRK_SCRIPT, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${JSON.stringify(body)}'\n`)
     const pin = hasProgram('taskset') ? ['taskset', '-c', '1'] : []
-    const [command, ...args] = [...pin, 'wrk', '-t1', '-c50', `-d${seconds}s`, '--latency', '-s', WRK_SCRIPT, `${url}/api/hash`]
+    const [command, ...args] = [...pin, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', WRK_SCRIPT, `${url}${path}`]
     const output = String(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
     if (/Non-2xx/.test(output)) throw new Error(`non-2xx answers from ${url}: ${output}`)
     return {
@@ -43,7 +46,8 @@ export async function throughput(url: string, body: object, seconds: number): Pr
       p99Ms: wrkMilliseconds(output, '99'),
     }
   }
-  const result = await load(url, body, { connections: 50, duration: seconds })
+  const result = await load(url, body, { connections, duration: seconds }, path)
+  if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers from ${url}${path}`)
   return { rate: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99 }
 }
 

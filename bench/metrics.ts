@@ -24,7 +24,8 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { countHashedBytes, installObserver } from '../src/observe.js'
-import { authenticate, hashKey } from '../src/plugins/auth.js'
+import { hashKey } from '../src/keys/api-keys.js'
+import { authenticate } from '../src/plugins/auth.js'
 import { buildRegistry, httpRecorder, observerFor } from '../src/plugins/metrics.js'
 import { cpuSeconds } from './load.js'
 import { freePort } from './servers.js'
@@ -117,7 +118,7 @@ function perRequestWork(): void {
   uninstall()
   const recorded = nanosPerCall((index) => record('POST', '/api/hash', 200, 0.2 + (index % 7) * 0.1))
   const key = `hk_${randomBytes(32).toString('base64url')}`
-  const keys = new Map([[hashKey(key), { name: 'bench', max: null }]])
+  const keys = new Map([[hashKey(key), { name: 'bench', max: null, scopes: new Set<string>(), hmacKeys: null }]])
   const header = `Bearer ${key}`
   const looked = nanosPerCall(() => authenticate(keys, header))
   console.log('\nper-request work, in-process CPU time (best of 7 rounds of 200,000 calls):')

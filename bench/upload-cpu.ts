@@ -130,7 +130,7 @@ async function main(): Promise<void> {
       ['the same with MEMORY_TUNING=off (glibc\'s defaults)', startFlags(), { MEMORY_TUNING: 'off' }],
       ['hashd without Node flags', [], {}],
       ['hashd as npm start starts it, with MALLOC_TRIM_THRESHOLD_=33554432 (memory-tuning.ts\'s value before issue 19\'s last change)', startFlags(), { MALLOC_TRIM_THRESHOLD_: '33554432' }],
-      // A V8 setting that lowers the soak's peak (docs/benchmarks.md#soak), and what it costs uploads.
+      // A V8 setting that lowers the soak's peak (docs/benchmarks.md#npm-run-soak-memory-under-a-long-mixed-load), and what it costs uploads.
       ['hashd as npm start starts it, with --heap-growing-percent=50', [...startFlags(), '--heap-growing-percent=50'], {}],
       ['hashd as npm start starts it, without --max-old-space-size', startFlags().filter((flag) => !flag.startsWith('--max-old-space-size')), {}],
     ]

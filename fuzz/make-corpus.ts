@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { keyLine } from '../src/plugins/auth.js'
+import { keyLine } from '../src/keys/api-keys.js'
 import { catalog } from '../src/identify/catalog.js'
 import { allDigestVectors } from '../test/vectors/digests-index.js'
 import { argon2Vectors } from '../test/vectors/password-argon2.js'
@@ -212,6 +212,9 @@ if (has('gpg')) {
   seed('keys-file', 'pepper keys rotation', joinFields(Buffer.from([1]), `# pepper keys, last is current\n2024-01 ${secret(1)}\n2025-06\t${secret(2)}\r\n2026-01 ${Buffer.alloc(40, 9).toString('base64url')}\n`))
   seed('keys-file', 'pepper key too short', joinFields(Buffer.from([1]), `k1 ${Buffer.alloc(16, 1).toString('base64')}\n`))
   seed('keys-file', 'pepper key repeated id', joinFields(Buffer.from([1]), `k1 ${secret(1)}\nk1 ${secret(2)}\n`))
+  seed('keys-file', 'pepper keys staged and retired', joinFields(Buffer.from([1]), `k0 ${secret(3)} state=retired\nk1 ${secret(1)}\nk2 ${secret(2)} state=staged\n`))
+  seed('keys-file', 'api keys scoped', joinFields(Buffer.from([0]), `${keyLine('front', key(4))} scopes=verify,hmac:verify hmac-keys=orders\n${keyLine('back', key(5), 60)} scopes=-pepper:rewrap\n`))
+  seed('keys-file', 'hmac keys rotation', joinFields(Buffer.from([2]), `orders 1 ${secret(1)} algorithms=sha256,sha512 min-verify-version=2\norders 2 ${secret(2)}\norders 3 ${secret(3)} state=staged\nusers 7 ${secret(4)} state=current\nusers 9 ${secret(5)}\n`))
 }
 
 rmSync(work, { recursive: true, force: true })

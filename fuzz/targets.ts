@@ -29,7 +29,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   { name: 'openpgp-armor', about: 'OpenPGP signatures, keys and clearsigned lists, armored and binary (src/checksums/signatures/openpgp.ts over openpgp)', sync: false, maxLen: 8192, includes: ['dist/src/checksums/signatures/', 'node_modules/openpgp/'] },
   { name: 'identify-input', about: 'identify input: lines, potfiles, dumps, readings, unwrapping, the format table (src/identify/)', sync: true, maxLen: 4096, includes: ['dist/src/identify/'] },
   { name: 'pepper', about: 'the $pepper$ hash format and the digest envelopes (src/algorithms/password/pepper.ts, src/domain/envelopes.ts)', sync: true, maxLen: 2048, includes: ['dist/src/algorithms/password/pepper', 'dist/src/algorithms/password/common', 'dist/src/domain/envelopes'] },
-  { name: 'keys-file', about: 'API_KEYS_FILE and PEPPER_KEYS_FILE (src/keys-file.ts, src/plugins/auth.ts, src/domain/pepper-keys.ts)', sync: true, maxLen: 4096, includes: ['dist/src/keys-file', 'dist/src/plugins/auth', 'dist/src/domain/pepper-keys'] },
+  { name: 'keys-file', about: 'API_KEYS_FILE, PEPPER_KEYS_FILE and HMAC_KEYS_FILE on the key ring (src/keys/: file.ts, ring.ts, api-keys.ts, pepper.ts, hmac.ts)', sync: true, maxLen: 4096, includes: ['dist/src/keys/'] },
 ]
 
 export const targetNamed = (name: string): FuzzTarget | undefined => TARGETS.find((target) => target.name === name)

@@ -2,13 +2,13 @@
  * `npm run apikey --silent -- <name> [<requests per window>]` (in the container image, where there is
  * no build step: `node dist/scripts/apikey.js <name>`): mints an API key and prints it once, with the
  * line for API_KEYS_FILE. The key is `hk_` and 256 bits from the CSPRNG in base64url; the file
- * keeps only its sha256 (plugins/auth.ts), so a lost key is replaced, never recovered.
+ * keeps only its sha256 (src/keys/api-keys.ts), so a lost key is replaced, never recovered.
  *
  * stdout carries exactly two lines, the key and then the file line, so the output can be piped
  * (`… | tail -n 1 >> keys`); the advice for a person goes to stderr.
  */
 import { randomBytes } from 'node:crypto'
-import { KEY_NAME, keyLine } from '../src/plugins/auth.js'
+import { KEY_NAME, keyLine } from '../src/keys/api-keys.js'
 
 const [name, max] = process.argv.slice(2)
 if (name === undefined || !KEY_NAME.test(name) || (max !== undefined && !/^[1-9]\d{0,8}$/.test(max))) {

@@ -3,6 +3,11 @@
  * document the server serves, with openapi-typescript (types) over openapi-fetch (the runtime, a
  * typed fetch wrapper). Nothing there is edited by hand: change the route schemas, then run this.
  *
+ * It is a package that can be published, `@hashd/client`: its version is the API's (the
+ * document's info.version), `npm pack` there compiles it (prepack: tsc) to JavaScript with type
+ * declarations in dist/, and `exports` and `files` publish only those, the document and the
+ * licence. test/client-package.test.ts packs it and uses the tarball from outside the repository.
+ *
  *   node dist/scripts/client.js           write clients/typescript/
  *   node dist/scripts/client.js --check   exit 1 if the files there differ from what would be written
  *
@@ -117,16 +122,27 @@ export function multipartUpload(file: Blob, fileName: string, fields: { algorith
 }
 `
 
-const readmeSource = (version: string) => `# hashd TypeScript client
+const readmeSource = (version: string) => `# @hashd/client
 
-${NOTICE(version)}
+The typed client for the hashd API ${version}. ${NOTICE(version)}
 
-- \`openapi.json\`: the document it was generated from.
-- \`schema.d.ts\`: the types, by [openapi-typescript](https://openapi-ts.dev/).
-- \`index.ts\`: \`createHashdClient\` over [openapi-fetch](https://openapi-ts.dev/openapi-fetch/), and upload helpers.
+\`\`\`ts
+import { createHashdClient } from '@hashd/client'
 
-Usage: [docs/client.md](../../docs/client.md). Regenerate with \`npm run client\`; \`npm test\` fails
-when these files are out of date with the document the server serves.
+const hashd = createHashdClient({ baseUrl: 'http://localhost:3000' })
+const { data, error } = await hashd.POST('/api/hash', { body: { input: 'hello world', algorithm: 'sha256' } })
+\`\`\`
+
+Every path, request body, query parameter and response (problems included) is typed from the API
+document; a call returns \`{ data, error, response }\`. Node.js 20 or later, or any browser with
+\`fetch\`. The package's version is the API version it was generated from (\`API_VERSION\`).
+
+- \`dist/index.js\`, \`dist/index.d.ts\`: \`createHashdClient\` over [openapi-fetch](https://openapi-ts.dev/openapi-fetch/), \`isProblem\`, and upload helpers.
+- \`dist/schema.d.ts\`: the types, by [openapi-typescript](https://openapi-ts.dev/).
+- \`openapi.json\` (also \`@hashd/client/openapi.json\`): the document it was generated from.
+
+In hashd's repository: the sources are \`index.ts\` and \`schema.ts\`; \`npm run client\`
+regenerates them, \`npm pack\` here builds the package, and the guide is docs/client.md.
 `
 
 /** Every file of the client, by name, as it would be written now. */
@@ -134,22 +150,44 @@ export async function generateClient(): Promise<Map<string, string>> {
   const document = await servedDocument()
   const version = String((document.info as { version?: unknown }).version)
   const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false, exportType: false })
+  // A .ts of types only (not .d.ts): tsc emits its declarations into dist/ beside index.d.ts.
   const schema = `${COMMENT_HEADER}/* ${NOTICE(version)} */\n\n${astToString(ast)}`
   const packageJson = {
     name: '@hashd/client',
+    // The API's version: a client generated from the document of API x.y.z is @hashd/client x.y.z.
     version,
-    description: 'Typed TypeScript client for hashd, generated from its OpenAPI document',
-    private: true,
+    description: 'Typed TypeScript client for the hashd API, generated from its OpenAPI document',
+    license: 'MIT',
     type: 'module',
-    main: 'index.ts',
+    exports: {
+      '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+      './openapi.json': './openapi.json',
+      './package.json': './package.json',
+    },
+    main: './dist/index.js',
+    types: './dist/index.d.ts',
+    files: ['dist/*.js', 'dist/*.d.ts', 'openapi.json'],
+    sideEffects: false,
+    engines: { node: '>=20' },
+    scripts: { prepack: 'tsc -p tsconfig.json' },
     dependencies: { 'openapi-fetch': readPackageRange('openapi-fetch') },
+    devDependencies: { typescript: readPackageRange('typescript') },
+  }
+  const tsconfig = {
+    compilerOptions: {
+      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [],
+      strict: true, declaration: true, outDir: 'dist', rootDir: '.', skipLibCheck: true,
+    },
+    include: ['index.ts', 'schema.ts'],
   }
   return new Map([
     ['openapi.json', `${JSON.stringify(document, null, 2)}\n`],
-    ['schema.d.ts', schema],
+    ['schema.ts', schema],
     ['index.ts', indexSource(version)],
     ['package.json', `${JSON.stringify(packageJson, null, 2)}\n`],
+    ['tsconfig.json', `${JSON.stringify(tsconfig, null, 2)}\n`],
     ['README.md', readmeSource(version)],
+    ['LICENSE', readFileSync(join(CLIENT_DIR, '..', '..', 'LICENSE'), 'utf8')],
   ])
 }
 
@@ -181,6 +219,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   } else {
     mkdirSync(CLIENT_DIR, { recursive: true })
+    // The types were schema.d.ts, which tsc does not copy to dist/: schema.ts is emitted.
+    rmSync(join(CLIENT_DIR, 'schema.d.ts'), { force: true })
     for (const [name, content] of await generateClient()) writeFileSync(join(CLIENT_DIR, name), content)
     console.log(`wrote ${CLIENT_DIR}`)
   }

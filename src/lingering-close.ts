@@ -70,6 +70,10 @@ export function lingerOnClose(server: Server): Lingering {
   server.on('connection', (socket: Socket) => {
     socket.destroySoon = lingeringDestroySoon
   })
+  // Over TLS (tls.ts) the HTTP parser reads the TLS socket, which an https server announces here.
+  server.on('secureConnection', (socket: Socket) => {
+    socket.destroySoon = lingeringDestroySoon
+  })
   return {
     // A shutdown does not wait on bodies it has answered already: their sockets close now, and
     // later ones at once.

@@ -11,14 +11,23 @@
 export type Operation = 'hash' | 'verify' | 'hmac' | 'filehash'
 export type PasswordOutcome = 'ok' | 'match' | 'mismatch' | 'error'
 
+/** What a key of the key ring was used for: HMACs made and checked, pepper seals, opens and rewraps. */
+export type KeyOperation = 'hmac' | 'verify' | 'seal' | 'open' | 'rewrap'
+
 export interface Observer {
   /** `bytes` of input went through `algorithm` (a canonical digest name) for `operation`. */
   hashedBytes(operation: Operation, algorithm: string, bytes: number): void
   /** One password hash or verification (canonical scheme name) ended with `outcome`. */
   passwordOperation(operation: 'hash' | 'verify', scheme: string, outcome: PasswordOutcome): void
+  /**
+   * A key of the ring was used: `ring` names the file (hmac, pepper), `key` and `version` come from
+   * that file (never from the request: a name the file lacks is refused before this is called), or
+   * `any` for a verify that named no version and matched none.
+   */
+  keyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation): void
 }
 
-const silent: Observer = { hashedBytes() {}, passwordOperation() {} }
+const silent: Observer = { hashedBytes() {}, passwordOperation() {}, keyUse() {} }
 let current: Observer = silent
 
 export function countHashedBytes(operation: Operation, algorithm: string, bytes: number): void {
@@ -27,6 +36,10 @@ export function countHashedBytes(operation: Operation, algorithm: string, bytes:
 
 export function countPasswordOperation(operation: 'hash' | 'verify', scheme: string, outcome: PasswordOutcome): void {
   current.passwordOperation(operation, scheme, outcome)
+}
+
+export function countKeyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation): void {
+  current.keyUse(ring, key, version, operation)
 }
 
 /**

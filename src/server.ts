@@ -6,8 +6,11 @@ import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { tuneMemory } from './memory-tuning.js'
+import { followNpmParent, PROCESS_TITLE } from './npm-parent.js'
 
 async function main(): Promise<void> {
+  // Findable by name (`pgrep -x hashd`, `pidof hashd`, `pkill -HUP -x hashd`) however it was started: see npm-parent.ts.
+  process.title = PROCESS_TITLE
   let config
   try {
     config = loadConfig()
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
     app.server.closeAllConnections()
     exit(1)
   }
-  const shutdown = (signal: NodeJS.Signals) => {
+  const shutdown = (signal: NodeJS.Signals | 'npm exited') => {
     if (closing) return
     closing = true
     app.log.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: finishing in-flight requests')
@@ -76,6 +79,14 @@ async function main(): Promise<void> {
   }
   process.on('SIGTERM', shutdown)
   process.on('SIGINT', shutdown)
+  // Under `npm start`, npm ends on a signal it does not forward (SIGHUP) and leaves this process
+  // running if its shell dies of one it does (SIGTERM): follow it out, and say how to signal hashd itself.
+  followNpmParent((npmPid) => {
+    app.log.warn({ npmPid, pid: process.pid },
+      'npm (npm start) exited while hashd ran under it: npm forwards only SIGINT and SIGTERM, and only to its shell, and dies of the rest; ' +
+      'shutting down rather than run on orphaned. Signal hashd itself: kill -HUP $(pidof hashd) reloads the keys files, kill -TERM $(pidof hashd) stops it')
+    shutdown('npm exited')
+  })
 }
 
 main().catch((error: unknown) => {

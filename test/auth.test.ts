@@ -134,13 +134,18 @@ describe('API keys: 401 and the public paths', () => {
     assert.ok(!server.logs().includes(ciKey) && !server.logs().includes(otherKey))
   })
 
-  it('documents the bearer scheme and the 401 in OpenAPI, only on operations that need a key', async () => {
+  it('documents the bearer scheme, the scope each operation needs, the 401 and the 403 in OpenAPI, only on operations that need a key', async () => {
     const spec = (await call(server, '/api/openapi.json')).body
     assert.deepEqual(spec.components.securitySchemes.apiKey, { ...spec.components.securitySchemes.apiKey, type: 'http', scheme: 'bearer' })
-    for (const path of ['/api/hash', '/api/verify', '/api/hmac', '/api/filehash', '/api/identify']) {
-      assert.deepEqual(spec.paths[path].post.security, [{ apiKey: [] }], path)
+    const scopes: Record<string, string> = { '/api/hash': 'hash', '/api/verify': 'verify', '/api/hmac': 'hmac', '/api/filehash': 'filehash', '/api/identify': 'identify' }
+    for (const [path, scope] of Object.entries(scopes)) {
+      assert.deepEqual(spec.paths[path].post.security, [{ apiKey: [scope] }], path)
       assert.ok(spec.paths[path].post.responses['401'], path)
+      assert.ok(spec.paths[path].post.responses['403'], path)
     }
+    // A valid key is enough for the descriptions: no scope, no 403.
+    assert.deepEqual(spec.paths['/api/algorithms'].get.security, [{ apiKey: [] }])
+    assert.equal(spec.paths['/api/algorithms'].get.responses['403'], undefined)
     // Public: an explicit empty requirement (OpenAPI 3.1 §4.8.10.1: no security needed).
     assert.deepEqual(spec.paths['/api/health'].get.security, [])
     assert.equal(spec.paths['/api/health'].get.responses['401'], undefined)

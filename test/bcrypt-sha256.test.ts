@@ -73,6 +73,7 @@ describe('bcrypt-sha256', () => {
     const v1 = await server.post('/api/verify', { input: INPUTS.text, inputEncoding: 'hex', hash: made[entries.length] })
     assert.equal(v1.body.match, true)
     assert.match(v1.body.reason, /v1 .* superseded by v2/)
+    assert.equal(v1.body.format, '$bcrypt-sha256$2b', 'the v1 prefix as the string writes it')
     const strong = await server.post('/api/verify', { input: INPUTS.text, inputEncoding: 'hex', hash: made[entries.length + 1] })
     assert.deepEqual([strong.body.match, strong.body.rehashRecommended], [true, false])
   })

@@ -74,6 +74,13 @@ describe('POST /api/calibrate', () => {
     assert.equal(scrypt.status, 422)
     assert.equal(scrypt.body.type, 'urn:hashd:problem:below-minimum')
     assert.equal((await server.post('/api/calibrate', { algorithm: 'argon2id', targetMs: 100, maxMemoryKiB: 4096 })).status, 422)
+    // The floors the document states for maxMemoryKiB (openapi.test.ts checks them against OWASP and libxcrypt) are the server's own.
+    for (const [algorithm, floor] of [['argon2id', 7168], ['scrypt', 131_072], ['yescrypt', 16_384]] as const) {
+      const below = await server.post('/api/calibrate', { algorithm, targetMs: 10, maxMemoryKiB: floor - 1 })
+      assert.equal(below.body.type, 'urn:hashd:problem:below-minimum', `${algorithm} at ${floor - 1} KiB`)
+      const at = await server.post('/api/calibrate', { algorithm, targetMs: 10, maxMemoryKiB: floor })
+      assert.equal(at.status, 200, `${algorithm} at ${floor} KiB: ${at.text}`)
+    }
     for (const algorithm of ['sha256', 'md5-crypt', 'des-crypt']) {
       const response = await server.post('/api/calibrate', { algorithm, targetMs: 100 })
       assert.equal(response.status, 400, algorithm)

@@ -80,11 +80,19 @@ describe('POST /api/checksums against real tools', () => {
       changed[500] = (changed[500] ?? 0) ^ 0x01
       writeFileSync(join(copy, NAMES[0]), changed)
       writeFileSync(join(copy, 'SHA256SUMS'), sums)
-      const coreutils = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: copy, encoding: 'utf8' })
       const parts = await Promise.all(NAMES.slice(0, 3).map(async (name) => ({ name: 'file', value: await openAsBlob(join(copy, name)), filename: name })))
+      // What coreutils writes, stdout then its warnings (less its per-file "No such file" lines), with hashd: for sha256sum:.
+      const coreutils = (args: string[]) => {
+        const run = spawnSync('sha256sum', args, { cwd: copy, encoding: 'utf8' })
+        assert.equal(run.status, 1, 'sha256sum -c fails')
+        const warnings = run.stderr.split('\n').filter((line) => line !== '' && !line.endsWith('No such file or directory'))
+        return run.stdout + warnings.map((line) => `${line.replace(/^sha256sum: /, 'hashd: ')}\n`).join('')
+      }
+      // strict is `sha256sum -c`; without it, `sha256sum -c --ignore-missing`. Either way the check failed: 422.
+      const strict = await check([listPart(sums), { name: 'strict', value: 'true' }, ...parts], { accept: 'text/plain' })
+      assert.deepEqual([strict.status, strict.text], [422, coreutils(['-c', 'SHA256SUMS'])])
       const text = await check([listPart(sums), ...parts], { accept: 'text/plain' })
-      assert.equal(text.status, 200)
-      assert.equal(text.text, coreutils.stdout)
+      assert.deepEqual([text.status, text.text], [422, coreutils(['-c', '--ignore-missing', 'SHA256SUMS'])])
       const json = await check([listPart(sums), ...parts])
       assert.deepEqual(json.body.counts, { ok: 2, failed: 1, missing: 1, unlisted: 0 })
       assert.equal(json.body.ok, false)

@@ -6,7 +6,10 @@
  * the check against the real tools' own lists and signatures.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +19,7 @@ import { parseChecksumList } from '../src/checksums/list.js'
 import { Problem } from '../src/problem.js'
 import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
+import { skipUnless } from './helpers/tools.js'
 
 /** FIPS 180-2 appendix B.1: SHA-256("abc"). */
 const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
@@ -34,6 +38,23 @@ const SHA1_ABC = 'a9993e364706816aba3e25717850c26c9cd0d89d'
 const FINDINGS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fuzz', 'findings')
 
 const b64 = (hex: string): string => Buffer.from(hex, 'hex').toString('base64')
+
+/**
+ * A signify key made here with Node's Ed25519 (no tool needed), in OpenBSD signify's formats
+ * (signify.c): a public key file is a comment line and base64 of `Ed` + an 8-byte key number +
+ * the 32-byte key; a detached signature, base64 of `Ed` + the key number + the 64-byte Ed25519
+ * signature of the message. test/checksums-tools.test.ts checks signify's own files.
+ */
+function signifyKey(): { publicKey: string, keyNumber: string, sign: (message: string) => string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url')
+  const keyNumber = randomBytes(8)
+  return {
+    publicKey: `untrusted comment: signify public key\n${Buffer.concat([Buffer.from('Ed'), keyNumber, raw]).toString('base64')}\n`,
+    keyNumber: keyNumber.toString('hex'),
+    sign: (message) => `untrusted comment: verify with key.pub\n${Buffer.concat([Buffer.from('Ed'), keyNumber, sign(null, Buffer.from(message), privateKey)]).toString('base64')}\n`,
+  }
+}
 
 interface Part { name: string, value: string | Blob, filename?: string }
 
@@ -188,14 +209,90 @@ describe('POST /api/checksums', () => {
     assert.equal(response.body.files[2].file, 'back\\slash')
   })
 
-  it('answers as sha256sum -c prints with Accept: text/plain', async () => {
-    const response = await check(server, [
-      list(`${SHA256_ABC}  abc.txt\n${SHA256_ABC}  changed.txt\n${SHA256_ABC}  missing.txt\n`),
+  it('answers as sha256sum -c prints with Accept: text/plain, 200 only when the check passed, else 422 with the text', async () => {
+    const parts = [
+      list(`${SHA256_ABC}  abc.txt\n${SHA256_ABC}  changed.txt\n${SHA256_ABC}  missing.txt\ngarbage\n`),
       file('abc.txt', 'abc'), file('changed.txt', 'abd'), file('extra', 'x'),
+    ]
+    const failed = await check(server, parts, { accept: 'text/plain' })
+    assert.equal(failed.status, 422, 'a FAILED file fails the request, so curl -f fails a CI job')
+    assert.match(failed.headers.get('content-type') ?? '', /^text\/plain/)
+    // As `sha256sum -c --ignore-missing` prints it (stdout, then its warnings with hashd: for sha256sum:).
+    assert.equal(failed.text, [
+      'abc.txt: OK', 'changed.txt: FAILED', 'hashd: WARNING: 1 line is improperly formatted',
+      'hashd: WARNING: 1 computed checksum did NOT match', 'hashd: WARNING: 1 file sent is not in the list', '',
+    ].join('\n'))
+    // strict: as `sha256sum -c`, a file not sent is FAILED open or read.
+    const strict = await check(server, [parts[0]!, { name: 'strict', value: 'true' }, ...parts.slice(1)], { accept: 'text/plain' })
+    assert.equal(strict.status, 422)
+    assert.equal(strict.text, [
+      'abc.txt: OK', 'changed.txt: FAILED', 'missing.txt: FAILED open or read', 'hashd: WARNING: 1 line is improperly formatted',
+      'hashd: WARNING: 1 listed file could not be read', 'hashd: WARNING: 1 computed checksum did NOT match', 'hashd: WARNING: 1 file sent is not in the list', '',
+    ].join('\n'))
+    const passed = await check(server, [parts[0]!, file('abc.txt', 'abc')], { accept: 'text/plain' })
+    assert.deepEqual([passed.status, passed.text], [200, 'abc.txt: OK\nhashd: WARNING: 1 line is improperly formatted\n'])
+    const none = await check(server, [list(`${SHA256_ABC}  abc.txt\n`, 'SHA256SUMS'), file('other', 'abc')], { accept: 'text/plain' })
+    assert.deepEqual([none.status, none.text], [422, 'hashd: WARNING: 1 file sent is not in the list\nhashd: SHA256SUMS: no file was verified\n'])
+    // The JSON answer is 200 either way: `ok` says.
+    const json = await check(server, parts)
+    assert.deepEqual([json.status, json.body.ok], [200, false])
+  })
+
+  it('names the signature it verified in the text, and answers a bad one in the text asked for', async () => {
+    const listText = `${SHA256_ABC}  abc.txt\n`
+    const signer = signifyKey()
+    // As file parts: a form's text fields have their line ends made CRLF, which a signature sees.
+    const signed = (text: string, accept = 'text/plain') => check(server, [
+      list(text, 'SHA256SUMS'), { name: 'signature', value: new Blob([signer.sign(text)]), filename: 'SHA256SUMS.sig' },
+      { name: 'publicKey', value: signer.publicKey }, file('abc.txt', 'abc'),
+    ], { accept })
+    const good = await signed(listText)
+    assert.equal(good.status, 200, good.text)
+    assert.equal(good.text, `hashd: good signify signature of the checksum list by key ${signer.keyNumber}\nabc.txt: OK\n`)
+    const bad = await check(server, [
+      list(`${SHA256_ABC}  abc.txt \n`, 'SHA256SUMS'), { name: 'signature', value: new Blob([signer.sign(listText)]), filename: 'SHA256SUMS.sig' },
+      { name: 'publicKey', value: signer.publicKey }, file('abc.txt', 'abc'),
     ], { accept: 'text/plain' })
-    assert.equal(response.status, 200)
-    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
-    assert.equal(response.text, 'abc.txt: OK\nchanged.txt: FAILED\nmissing.txt: FAILED open or read\n')
+    assert.equal(bad.status, 422)
+    assert.equal(bad.headers.get('content-type'), 'text/plain; charset=utf-8')
+    assert.match(bad.text, /^hashd: urn:hashd:problem:bad-signature: The signify signature does not verify: .*; no file was checked\n$/)
+    const badJson = await check(server, [
+      list(`${SHA256_ABC}  abc.txt \n`, 'SHA256SUMS'), { name: 'signature', value: new Blob([signer.sign(listText)]), filename: 'SHA256SUMS.sig' },
+      { name: 'publicKey', value: signer.publicKey }, file('abc.txt', 'abc'),
+    ])
+    assert.deepEqual([badJson.status, badJson.headers.get('content-type'), badJson.body.type], [422, 'application/problem+json; charset=utf-8', 'urn:hashd:problem:bad-signature'])
+    const malformed = await check(server, [list('garbage\n'), file('abc.txt', 'abc')], { accept: 'text/plain' })
+    assert.equal(malformed.status, 422)
+    assert.match(malformed.text, /^hashd: urn:hashd:problem:\S+: .*line 1/)
+  })
+
+  it('gates a CI job: curl -f succeeds on a passing check and fails on a tampered file or a bad signature', { skip: skipUnless('curl') }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hashd-checksums-curl-'))
+    try {
+      const signer = signifyKey()
+      writeFileSync(join(dir, 'SHA256SUMS'), `${SHA256_ABC}  abc.txt\n`)
+      writeFileSync(join(dir, 'SHA256SUMS.sig'), signer.sign(`${SHA256_ABC}  abc.txt\n`))
+      writeFileSync(join(dir, 'key.pub'), signer.publicKey)
+      // Asynchronously: the server runs in this process and must answer meanwhile.
+      const curl = (content: string) => {
+        writeFileSync(join(dir, 'abc.txt'), content)
+        return new Promise<{ status: number | null, stdout: string, stderr: string }>((resolve) => {
+          execFile('curl', ['-sS', '-f', '-H', 'Accept: text/plain', '-F', 'checksums=@SHA256SUMS', '-F', 'signature=@SHA256SUMS.sig',
+            '-F', 'publicKey=@key.pub', '-F', 'file=@abc.txt', `${server.url}/api/checksums`], { cwd: dir, encoding: 'utf8' },
+          (error, stdout, stderr) => resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }))
+        })
+      }
+      const good = await curl('abc')
+      assert.equal(good.status, 0, good.stderr)
+      assert.match(good.stdout, /^hashd: good signify signature .*\nabc.txt: OK\n$/)
+      const tampered = await curl('abd')
+      assert.equal(tampered.status, 22, 'curl -f exits 22 on an HTTP error')
+      assert.match(tampered.stderr, /error: 422/)
+      writeFileSync(join(dir, 'SHA256SUMS'), `${SHA256_ABC}  abc.txt\n${SHA256_ABC}  other\n`)
+      assert.equal((await curl('abc')).status, 22, 'a list changed after signing fails too')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('reports skipped lines with their numbers', async () => {

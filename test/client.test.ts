@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { createHashdClient, isProblem, multipartUpload, rawUpload, API_VERSION, type HashdClient, type Problem } from '../clients/typescript/index.js'
 import { staleClientFiles } from '../scripts/client.js'
-import { keyLine } from '../src/plugins/auth.js'
+import { keyLine } from '../src/keys/api-keys.js'
 import { startServer, type TestServer } from './helpers/server.js'
 
 /** FIPS 180-2 B.1: SHA-256("abc"); RFC 1321 A.5: MD5("abc"). */
@@ -50,13 +50,19 @@ describe('the generated client', () => {
     assert.equal(data?.info.version, API_VERSION)
   })
 
-  it('hashes, verifies and HMACs', async () => {
+  it('hashes, verifies and HMACs, one at a time and in a batch', async () => {
     const hashed = await client.POST('/api/hash', { body: { input: 'abc', algorithm: 'sha256' } })
-    assert.equal(hashed.data?.hash, SHA256_ABC)
+    assert.ok(hashed.data && 'hash' in hashed.data)
+    assert.equal(hashed.data.hash, SHA256_ABC)
     const verified = await client.POST('/api/verify', { body: { input: 'abc', hash: MD5_ABC, algorithm: 'md5' } })
-    assert.equal(verified.data?.match, true)
+    assert.ok(verified.data && 'match' in verified.data)
+    assert.equal(verified.data.match, true)
     const mac = await client.POST('/api/hmac', { body: { message: 'what do ya want for nothing?', key: 'Jefe', algorithm: 'sha256' } })
-    assert.equal(mac.data?.hmac, HMAC_JEFE)
+    assert.ok(mac.data && 'hmac' in mac.data)
+    assert.equal(mac.data.hmac, HMAC_JEFE)
+    const batch = await client.POST('/api/hmac', { body: { key: 'Jefe', items: [{ message: 'what do ya want for nothing?', reference: 'jefe' }] } })
+    assert.ok(batch.data && 'results' in batch.data)
+    assert.deepEqual(batch.data.results.map((result) => 'hmac' in result ? [result.reference, result.hmac] : null), [['jefe', HMAC_JEFE]])
   })
 
   it('identifies one hash and a batch', async () => {

@@ -13,7 +13,10 @@ import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig } from '../src/config.js'
-import { parseKeysFile } from '../src/plugins/auth.js'
+import { parseKeysFile } from '../src/keys/api-keys.js'
+import { parseHmacKeysFile } from '../src/keys/hmac.js'
+import { parsePepperKeysFile } from '../src/keys/pepper.js'
+import { randomBytes } from 'node:crypto'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
@@ -63,8 +66,36 @@ describe('deployment files', () => {
     assert.match(dockerfile, /^USER node$/m)
     assert.match(dockerfile, /^ENV .*\bHOST=0\.0\.0\.0\b.*\bPORT=3000\b/m)
     assert.match(dockerfile, /^EXPOSE 3000$/m)
-    assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/api\/health/m)
+    assert.match(dockerfile, /^HEALTHCHECK .*\n {2}CMD \["node", "dist\/src\/healthcheck\.js"\]$/m)
     assert.match(dockerfile, /npm prune --omit=dev/)
+  })
+
+  it('one image tag everywhere: package.json\'s version in kustomization.yaml, compose.yaml and every docker command of the README and docs', () => {
+    const version = (JSON.parse(read('package.json')) as { version: string }).version
+    assert.deepEqual(kustomization.images, [{ name: 'hashd', newTag: version }])
+    const compose = parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc
+    assert.equal(compose.services.hashd.image, `hashd:${version}`)
+    for (const page of ['README.md', 'docs/deployment.md']) {
+      const commands = read(page).split('\n').filter((line) => /^\s*(\$ )?(docker|podman) (build|run)\b/.test(line))
+      assert.ok(commands.length > 0, page)
+      for (const command of commands) {
+        // Every image named is hashd at this version (a registry path may precede it).
+        const images = [...command.matchAll(/(?:^|\s|\/)hashd(?::([\w.-]+))?(?=\s|$)/g)].map((match) => match[1])
+        for (const tag of images) assert.equal(tag, version, `${page}: ${command.trim()}`)
+      }
+    }
+  })
+
+  it('the README\'s docker run is read-only as it says, and each flag says what it does', () => {
+    const readme = read('README.md')
+    const run = readme.split('\n').find((line) => /^docker run .* -p 3000:3000/.test(line))
+    assert.ok(run, 'the README runs the image')
+    for (const flag of ['--read-only', '--tmpfs /tmp', '--cap-drop ALL']) assert.ok(run.includes(flag), `${flag} in ${run}`)
+    const compose = parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc
+    assert.equal(compose.services.hashd.read_only, true)
+    // The README's Docker block explains its flags in comments.
+    const block = /```sh\n(docker build[\s\S]*?)```/.exec(readme)?.[1] ?? ''
+    for (const flag of ['--read-only', '--tmpfs', '--cap-drop', '-p 3000:3000']) assert.match(block, new RegExp(`#.*${flag.replace(/[-]/g, '\\-')}`), `a comment on ${flag}`)
   })
 
   it('kustomization.yaml lists every manifest, and only the example is left out', () => {
@@ -134,6 +165,41 @@ describe('deployment files', () => {
     assert.equal(secret.kind, 'Secret')
     const keys = parseKeysFile(secret.stringData['api-keys'] as string, 'api-keys')
     assert.equal(keys.size, 1)
+  })
+
+  it('the keys Secret example: files hashd accepts once its placeholders are replaced, mounted whole (never subPath) where the commented env points', () => {
+    const [secret] = parseAllDocuments(read(`${kubeDir}keys-secret.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(secret.kind, 'Secret')
+    const files = secret.stringData as Record<string, string>
+    // The placeholders are refused, so the example cannot be deployed as it is.
+    assert.throws(() => parsePepperKeysFile(files['pepper-keys']!, 'pepper-keys'), /is 24 bytes; at least 32 are required/)
+    assert.throws(() => parseHmacKeysFile(files['hmac-keys']!, 'hmac-keys'), /is 24 bytes; at least 32 are required/)
+    const filled = (text: string) => text.replaceAll('CHANGE-ME-openssl-rand-base64-32', () => randomBytes(32).toString('base64'))
+    assert.equal(parsePepperKeysFile(filled(files['pepper-keys']!), 'pepper-keys').current.id, 'k1')
+    assert.deepEqual(parseHmacKeysFile(filled(files['hmac-keys']!), 'hmac-keys').names, ['orders'])
+
+    // deployment.yaml with its commented keys lines enabled, read as the cluster would.
+    // Every commented setting enabled (a line `# key: value` or `# - key: value` loses its `# `), prose left as it is.
+    const enabled = read(`${kubeDir}deployment.yaml`).split('\n')
+      .map((line) => /^\s*#\s*(?:- )?[A-Za-z][A-Za-z0-9_]*:(?: |$)/.test(line) && !/^\s*# [A-Z][a-z]+:/.test(line) ? line.replace('# ', '') : line).join('\n')
+    const deployment = parseAllDocuments(enabled).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
+    const container = deployment.spec.template.spec.containers[0]
+    const env = Object.fromEntries((container.env as Doc[]).map((entry) => [entry.name, entry.value]))
+    const mount = (container.volumeMounts as Doc[]).find((each) => each.name === 'keys')
+    const volume = (deployment.spec.template.spec.volumes as Doc[]).find((each) => each.name === 'keys')
+    assert.ok(mount && volume, 'the commented keys volume and mount')
+    assert.equal(mount.subPath, undefined, 'a subPath mount is never updated')
+    assert.equal(volume.secret.secretName, secret.metadata.name)
+    for (const [variable, key] of [['PEPPER_KEYS_FILE', 'pepper-keys'], ['HMAC_KEYS_FILE', 'hmac-keys']] as const) {
+      assert.equal(env[variable], `${mount.mountPath}/${key}`, variable)
+      assert.ok(Object.hasOwn(files, key), key)
+    }
+    const config = loadConfig(Object.fromEntries(Object.entries(env).filter(([, value]) => typeof value === 'string')) as Record<string, string>)
+    assert.equal(config.hmacKeysFile, '/etc/hashd-keys/hmac-keys')
+    const compose = read('compose.yaml')
+    for (const line of ['# PEPPER_KEYS_FILE: /run/secrets/pepper_keys', '# HMAC_KEYS_FILE: /run/secrets/hmac_keys', '#   - pepper_keys', '#   - hmac_keys']) {
+      assert.ok(compose.includes(line), `compose.yaml: ${line}`)
+    }
   })
 
   it('compose.yaml: hashd and Redis wired, restart policies, healthchecks, a limit that holds the budget', () => {

@@ -23,6 +23,11 @@
  *                                                           PEPPER_KEYS_FILE has these key ids (the
  *                                                           last current), with random 32-byte secrets
  *                                                           (one per id for the run)
+ *     <!-- docs-examples: hmac-keys orders:1,2 -->         (page-wide only) the server's HMAC_KEYS_FILE
+ *                                                           has these keys and versions (the highest
+ *                                                           current), each secret the SHA-256 of
+ *                                                           "hashd docs-examples <name> <version>", so
+ *                                                           the HMACs a page shows are the same every run
  *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
  *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
  *                                                           20,000 hashes and its known passwords)
@@ -31,11 +36,17 @@
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
  * either way, as its commands run in sequence. Every command also runs with GNUPGHOME set to an
  * empty directory of the page's own, so a gpg example never reads or writes the user's keyring.
+ *
+ * Every ```ts block is a whole program that uses the client as its users get it: `@hashd/client`
+ * packed and installed outside the repository (helpers/client-package.ts), the block compiled
+ * with tsc (strict) and run with this Node, `localhost:3000` pointed at the test server. What it
+ * prints is compared with the comments of its `console.log(…) // shown` lines, in order, line by
+ * line (`…` stands for any text). Pepper-keys directives apply to these blocks as to console ones.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -44,6 +55,7 @@ import { fileURLToPath } from 'node:url'
 import { makeCorpus } from '../scripts/pwned-corpus.js'
 import { importPwned } from '../src/screening/import.js'
 import { startServer, type TestServer } from './helpers/server.js'
+import { installClient, type InstalledClient } from './helpers/client-package.js'
 import { hasTool, skipUnless, TOOLS, type ToolName } from './helpers/tools.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -55,24 +67,50 @@ export interface Example {
   line: number
   /** The pepper key ids the server must have for this command (none: the default server). */
   pepperKeys: string[]
+  /** The named HMAC keys the server must have, as `name:v1,v2` (the page's hmac-keys directive). */
+  hmacKeys: string[]
   /** The server has the synthetic breached-password store (`pwned-store`). */
   pwnedStore: boolean
 }
 
 export interface Page {
   examples: Example[]
+  /** The ```ts programs of the page, in order. */
+  programs: Program[]
   /** The tools every directive of the page names. */
   tools: ToolName[]
+}
+
+export interface Program {
+  source: string
+  /** The line of the opening fence. */
+  line: number
+  pepperKeys: string[]
+  /** The named HMAC keys the server must have (the page's hmac-keys directive). */
+  hmacKeys: string[]
+  /** The server has the synthetic breached-password store (a pwned-store directive). */
+  pwnedStore: boolean
+  /** What its `console.log(…) // shown` lines say it prints, in order. */
+  expected: string[]
+}
+
+/** The `// shown` comments of a program's console.log lines: what it prints. */
+export function expectedPrints(source: string): string[] {
+  return source.split('\n').flatMap((line) => {
+    const match = /^\s*console\.log\(.*\)\s*\/\/ (.*)$/.exec(line)
+    return match ? [match[1]!.trim()] : []
+  })
 }
 
 const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
+function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
   const [kind, ...args] = words
   if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
+  if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
     const unknown = args.filter((name) => !isTool(name))
     if (unknown.length > 0) throw new Error(`${where}: unknown tool ${unknown.join(', ')} (test/helpers/tools.ts TOOLS)`)
@@ -84,9 +122,12 @@ function directive(words: string[], where: string): { pepperKeys?: string[], too
 /** The examples of a page, in order, and what the page's directives ask for. */
 export function pageOf(text: string, name = 'page'): Page {
   const examples: Example[] = []
+  const programs: Program[] = []
+  let program: Program | null = null
   const tools = new Set<ToolName>()
   const lines = text.split('\n')
   let pagePepperKeys: string[] = []
+  let pageHmacKeys: string[] = []
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
   let pagePwned = false
@@ -103,9 +144,20 @@ export function pageOf(text: string, name = 'page'): Page {
     for (const tool of found.tools ?? []) tools.add(tool)
     const next = lines.slice(index + 1).find((each) => each.trim() !== '')
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
+    if (found.hmacKeys) pageHmacKeys = found.hmacKeys
     if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
   })
   lines.forEach((line, index) => {
+    if (program) {
+      if (line.trim() === '```') {
+        program.expected = expectedPrints(program.source)
+        programs.push(program)
+        program = null
+      } else {
+        program.source += `${line}\n`
+      }
+      return
+    }
     if (!inBlock) {
       const match = DIRECTIVE.exec(line.trim())
       if (match) {
@@ -116,6 +168,8 @@ export function pageOf(text: string, name = 'page'): Page {
         inBlock = true
         blockPepperKeys = pending
         blockPwned = pendingPwned
+      } else if (line.trim() === '```ts' || line.trim() === '```typescript') {
+        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, hmacKeys: pageHmacKeys, expected: [], pwnedStore: pendingPwned || pagePwned }
       }
       if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
@@ -132,7 +186,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, pwnedStore: blockPwned || pagePwned }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys, pwnedStore: blockPwned || pagePwned }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -140,7 +194,7 @@ export function pageOf(text: string, name = 'page'): Page {
     if (current) current.expected += current.expected === '' ? line : `\n${line}`
   })
   for (const example of examples) example.expected = example.expected.trim()
-  return { examples, tools: [...tools] }
+  return { examples, programs, tools: [...tools] }
 }
 
 export const examplesOf = (text: string): Example[] => pageOf(text).examples
@@ -215,6 +269,8 @@ const servers = new Map<string, Promise<TestServer>>()
 const secrets = new Map<string, string>()
 const secretOf = (id: string) => secrets.get(id) ?? secrets.set(id, randomBytes(32).toString('base64')).get(id)!
 const keysDir = mkdtempSync(join(tmpdir(), 'hashd-docs-keys-'))
+/** The documented secret of an example HMAC key: the same every run, so a page's HMACs are too. */
+export const docsHmacSecret = (name: string, version: string) => createHash('sha256').update(`hashd docs-examples ${name} ${version}`).digest('base64')
 let pwnedStore: Promise<string> | undefined
 /** The synthetic store of `pwned-store` pages, made once for the run. */
 function syntheticStore(): Promise<string> {
@@ -227,14 +283,22 @@ function syntheticStore(): Promise<string> {
   })()
   return pwnedStore
 }
-function serverWith(pepperKeys: string[], pwned = false): Promise<TestServer> {
-  const name = `${pepperKeys.join(' ')}${pwned ? ' +pwned' : ''}`
+function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}${pwned ? ' +pwned' : ''}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
     if (pepperKeys.length > 0) {
       env.PEPPER_KEYS_FILE = join(keysDir, `pepper-${servers.size}`)
       writeFileSync(env.PEPPER_KEYS_FILE, pepperKeys.map((id) => `${id} ${secretOf(id)}\n`).join(''), { mode: 0o600 })
+    }
+    if (hmacKeys.length > 0) {
+      env.HMAC_KEYS_FILE = join(keysDir, `hmac-${servers.size}`)
+      const lines = hmacKeys.flatMap((spec) => {
+        const [keyName = '', versions = ''] = spec.split(':')
+        return versions.split(',').map((version) => `${keyName} ${version} ${docsHmacSecret(keyName, version)}\n`)
+      })
+      writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }
     started = pwned ? syntheticStore().then((file) => startServer({ ...env, PWNED_STORE: file })) : startServer(env)
     servers.set(name, started)
@@ -244,6 +308,63 @@ function serverWith(pepperKeys: string[], pwned = false): Promise<TestServer> {
 after(async () => {
   for (const started of servers.values()) await (await started).close()
   rmSync(keysDir, { recursive: true, force: true })
+})
+
+/** A printed line against the shown one: equal, or with `…` standing for any text. */
+export function printedLineMatches(actual: string, shown: string): boolean {
+  const pieces = shown.split('…')
+  if (pieces.length === 1) return actual === shown
+  let at = 0
+  for (const [index, piece] of pieces.entries()) {
+    const found = actual.indexOf(piece, at)
+    if (found < 0 || (index === 0 && found !== 0)) return false
+    at = found + piece.length
+  }
+  return pieces.at(-1) === '' || actual.endsWith(pieces.at(-1)!)
+}
+
+let client: Promise<InstalledClient> | undefined
+after(() => { void client?.then((installed) => installed.remove()) })
+
+describe('TypeScript examples in README.md and docs/', () => {
+  for (const page of PAGES) {
+    const { programs } = pageOf(readFileSync(join(ROOT, page), 'utf8'), page)
+    if (programs.length === 0) continue
+    it(`${page}: ${programs.length} programs compile against @hashd/client and print what they show`, async () => {
+      client ??= installClient()
+      const installed = await client
+      const prefix = page.replace(/[^A-Za-z0-9]+/g, '_')
+      const files: string[] = []
+      try {
+        for (const program of programs) {
+          const server = await serverWith(program.pepperKeys, program.hmacKeys, program.pwnedStore)
+          const file = `${prefix}_${program.line}.ts`
+          writeFileSync(join(installed.dir, file), program.source.replaceAll('localhost:3000', new URL(server.url).host))
+          files.push(file)
+        }
+        await installed.compile()
+        for (const [index, program] of programs.entries()) {
+          const where = `${page}:${program.line}`
+          assert.ok(program.expected.length > 0, `${where}: the program shows what it prints (console.log(…) // …)`)
+          const outcome = await installed.run(join('out', files[index]!.replace(/\.ts$/, '.js')))
+          assert.equal(outcome.code, 0, `${where}: ${outcome.stderr}`)
+          const printed = outcome.stdout.trimEnd().split('\n')
+          assert.equal(printed.length, program.expected.length, `${where}: printed ${JSON.stringify(printed)}, shown ${JSON.stringify(program.expected)}`)
+          printed.forEach((line, at) => assert.ok(printedLineMatches(line, program.expected[at]!), `${where}: printed ${line}, shown ${program.expected[at]}`))
+        }
+      } finally {
+        // Each page's programs are compiled on their own: the next page's compile does not see these.
+        for (const file of files) rmSync(join(installed.dir, file), { force: true })
+      }
+    })
+  }
+
+  it('reads a program\'s shown output from its console.log comments', () => {
+    assert.deepEqual(expectedPrints("const a = 1\nconsole.log(a) // 1\nconsole.log(b)\n  console.log(c, d) // x …\n"), ['1', 'x …'])
+    assert.ok(printedLineMatches('$argon2id$v=19$m=19456,t=2,p=1$abc$def', '$argon2id$v=19$m=19456,t=2,p=1$…'))
+    assert.ok(!printedLineMatches('x$argon2id$', '$argon2id$…'))
+    assert.ok(printedLineMatches('true', 'true') && !printedLineMatches('true ', 'true'))
+  })
 })
 
 describe('console examples in README.md and docs/', () => {
@@ -258,7 +379,7 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys, example.pwnedStore)
+          const server = await serverWith(example.pepperKeys, example.hmacKeys, example.pwnedStore)
           let command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)

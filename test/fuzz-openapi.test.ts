@@ -37,7 +37,7 @@ type Schema = {
   minItems?: number, maxItems?: number, items?: Schema, minProperties?: number, maxProperties?: number
   properties?: Record<string, Schema>, required?: string[], additionalProperties?: boolean | Schema
   patternProperties?: Record<string, Schema>, oneOf?: Schema[], anyOf?: Schema[], 'x-hashd-case-insensitive'?: boolean
-  allOf?: Array<{ if?: Schema & { not?: Schema }, then?: Schema }>
+  allOf?: Array<{ if?: Schema & { not?: Schema }, then?: Schema, anyOf?: Schema[] }>
 }
 interface Parameter { name: string, in: string, required?: boolean, schema: Schema }
 interface Operation { parameters?: Parameter[], requestBody?: { content: Record<string, { schema: Schema }> }, responses: Record<string, unknown> }
@@ -100,24 +100,51 @@ function valid(raw: Schema, depth = 0): fc.Arbitrary<unknown> {
   }
 }
 
-/** Whether `body` meets an `if` of the kinds the document uses: required keys, enums, `not: {required}`. */
+/** Whether `body` meets an `if` of the kinds the document uses: required keys, enums and consts, `not: {required}`. */
 function meets(condition: Schema & { not?: Schema }, body: Record<string, unknown>): boolean {
   if (condition.not?.required && condition.not.required.every((key) => key in body)) return false
   if (condition.required && !condition.required.every((key) => key in body)) return false
-  return Object.entries(condition.properties ?? {}).every(([key, property]) => !(key in body) || !property.enum || property.enum.includes(body[key]))
+  return Object.entries(condition.properties ?? {}).every(([key, property]) => !(key in body)
+    || ((!property.enum || property.enum.includes(body[key])) && (property.const === undefined || property.const === body[key])))
 }
 
-/** Applies the first allOf if/then rule a generated object meets: its `then` properties are generated anew. */
-function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
-  const rules = (schema.allOf ?? []).filter((rule) => rule.if && rule.then)
-  if (rules.length === 0) return objects
-  return objects.chain((value) => {
-    const body = value as Record<string, unknown>
-    const rule = rules.find((each) => meets(each.if!, body))
-    const overrides = Object.entries(rule?.then?.properties ?? {}).filter(([key]) => key in body)
-    if (overrides.length === 0) return fc.constant(body)
-    return fc.record(Object.fromEntries(overrides.map(([key, property]) => [key, valid(property)]))).map((replaced) => ({ ...body, ...replaced }))
+/**
+ * The allOf rules of a body as condition and consequence: an if/then, or each branch of an anyOf
+ * whose branches are told apart by a required field's enum (an encoded field's pattern under each
+ * encoding): the branch's enums are its condition, its other properties the consequence.
+ */
+function conditionalRules(schema: Schema): Array<{ when: Schema & { not?: Schema }, then: Schema }> {
+  return (schema.allOf ?? []).flatMap((rule): Array<{ when: Schema & { not?: Schema }, then: Schema }> => {
+    if (rule.if && rule.then) return [{ when: rule.if, then: rule.then }]
+    return (rule.anyOf ?? []).filter((branch) => branch.required?.length).map((branch) => {
+      const entries = Object.entries(branch.properties ?? {})
+      return {
+        when: { required: branch.required ?? [], properties: Object.fromEntries(entries.filter(([, property]) => property.enum)) },
+        then: { properties: Object.fromEntries(entries.filter(([, property]) => !property.enum)) },
+      }
+    })
   })
+}
+
+/**
+ * Applies every allOf rule a generated object meets, in order: the properties its consequence
+ * constrains are generated anew from the property's own schema with the consequence's keywords on
+ * top (a `pattern` on an encoded field, the options of the algorithm named), and its required keys are added.
+ */
+function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  const rules = conditionalRules(schema)
+  if (rules.length === 0) return objects
+  const applyFrom = (index: number, body: Record<string, unknown>): fc.Arbitrary<unknown> => {
+    const at = rules.findIndex((each, position) => position >= index && meets(each.when, body))
+    if (at === -1) return fc.constant(body)
+    const then = rules[at]!.then
+    const keys = new Set([...Object.keys(then.properties ?? {}).filter((key) => key in body), ...(then.required ?? [])])
+    if (keys.size === 0) return applyFrom(at + 1, body)
+    const own = resolve(schema).properties ?? {}
+    const regenerated = fc.record(Object.fromEntries([...keys].map((key) => [key, valid({ ...resolve(own[key] ?? {}), ...then.properties?.[key] })])))
+    return regenerated.chain((replaced) => applyFrom(at + 1, { ...body, ...replaced }))
+  }
+  return objects.chain((value) => applyFrom(0, value as Record<string, unknown>))
 }
 
 function validObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {

@@ -90,4 +90,34 @@ describe('Identify tab with a pasted list, in Chromium', { skip: skipUnless('chr
     assert.deepEqual(watched.errors, [])
     await watched.close()
   })
+
+  it('never shows a pasted plaintext: a potfile line without the box, one line and in a list, and with it', async () => {
+    const watched = await openPage(browser, server.url, '/#/identify')
+    const { page } = watched
+    await ready(page)
+    const identify = panel(page)
+    const plain = 'Tr0ub4dor&3'
+    const hint = await identify.locator('#identify-hash-hint').textContent() ?? ''
+    assert.match(hint, /A plaintext is never sent back/)
+    assert.doesNotMatch(hint, /potfile lines work too/)
+    for (const text of [`${MD5_ABC}:${plain}`, `${MD5_ABC}:${plain}\n${NT_EMPTY}:${plain}`]) {
+      await identify.getByLabel('Hash', { exact: true }).fill(text)
+      await identify.getByRole('button', { name: 'Identify', exact: true }).click()
+      const cards = identify.locator('section.identification')
+      await cards.first().waitFor()
+      await identify.getByText('not shown: read from after the last colon', { exact: false }).first().waitFor()
+      const shown = await identify.locator('.result').innerText()
+      assert.ok(!shown.includes(plain), `the plaintext is on the page: ${shown.slice(0, 400)}`)
+      assert.match(await cards.first().locator('h3').textContent() ?? '', new RegExp(`^${MD5_ABC}:…$`))
+    }
+    await identify.getByRole('checkbox', { name: /Potfile/ }).check()
+    await identify.getByLabel('Hash', { exact: true }).fill(`${MD5_ABC}:${plain}`)
+    await identify.getByRole('button', { name: 'Identify', exact: true }).click()
+    await identify.locator('section.identification li.candidate').first().waitFor()
+    assert.equal(await identify.locator('section.identification h3').textContent(), MD5_ABC)
+    assert.equal(await identify.locator('section.identification li.candidate strong').first().textContent(), 'MD5')
+    assert.ok(!(await identify.locator('.result').innerText()).includes(plain))
+    assert.deepEqual(watched.errors, [])
+    await watched.close()
+  })
 })

@@ -70,7 +70,7 @@ function structuredCases(): Case[] {
       ['bcrypt', 'bcrypt'], ['argon2', 'argon2id'], ['scrypt', 'scrypt'], ['phpass', 'phpass'], ['bsdi_crypt', 'bsdi-crypt'],
       ['des_crypt', 'des-crypt'], ['sha1_crypt', 'sha1-crypt'], ['sun_md5_crypt', 'sun-md5-crypt'],
       ['pbkdf2_sha1', 'pbkdf2-sha1'], ['pbkdf2_sha256', 'pbkdf2-sha256'], ['pbkdf2_sha512', 'pbkdf2-sha512'],
-      ['bcrypt_sha256', 'passlib-bcrypt-sha256'], ['cta_pbkdf2_sha1', 'cta-pbkdf2-sha1'], ['fshp', 'fshp'],
+      ['bcrypt_sha256', 'bcrypt-sha256'], ['cta_pbkdf2_sha1', 'cta-pbkdf2-sha1'], ['fshp', 'fshp'],
       ['django_pbkdf2_sha256', 'pbkdf2-sha256'], ['django_pbkdf2_sha1', 'pbkdf2-sha1'], ['django_bcrypt_sha256', 'django-bcrypt-sha256'],
       ['django_bcrypt', 'django-bcrypt'], ['django_argon2', 'django-argon2'], ['django_salted_sha1', 'django-sha1'],
       ['ldap_md5', 'ldap-md5'], ['ldap_salted_md5', 'ldap-smd5'], ['ldap_sha1', 'ldap-sha'], ['ldap_salted_sha1', 'ldap-ssha'],

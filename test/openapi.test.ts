@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core'
+import fc from 'fast-check'
+import { fuzzParameters } from './helpers/fuzz.js'
 import { OpenApiChecker, type OpenApiDocument } from './helpers/openapi.js'
 import { documentFor, rawResponse, startHashd } from './helpers/process.js'
 import { startServer, type TestServer } from './helpers/server.js'
@@ -18,7 +20,7 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', im
 
 let server: TestServer
 let document: OpenApiDocument & { info: { title: string, version: string }, components: { schemas: Record<string, unknown> } }
-type Schema = { enum?: string[], pattern?: string, minLength?: number, oneOf?: unknown[], properties?: Record<string, Schema> }
+type Schema = { enum?: string[], pattern?: string, minLength?: number, minimum?: number, oneOf?: unknown[], properties?: Record<string, Schema> }
 const jsonBody = (path: string): Schema => (document.paths[path]?.post as unknown as { requestBody: { content: Record<string, { schema: Schema }> } }).requestBody.content['application/json']!.schema
 
 before(async () => {
@@ -57,13 +59,16 @@ describe('the OpenAPI document', () => {
   })
 
   it('gives every error status of every operation application/problem+json with the Problem schema, and Retry-After on 429 and 503', () => {
+    // /api/checksums answers its own refusals, and a check that did not pass, as text when asked (Accept: text/plain).
+    const textToo = new Set(['post /api/checksums 400', 'post /api/checksums 413', 'post /api/checksums 415', 'post /api/checksums 422'])
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const responses = operation.responses ?? {}
         assert.ok(responses['503'], `${method} ${path} documents 503`)
         for (const [status, response] of Object.entries(responses)) {
           if (Number(status) < 400) continue
-          assert.deepEqual(Object.keys(response.content ?? {}), ['application/problem+json'], `${method} ${path} ${status}`)
+          const types = textToo.has(`${method} ${path} ${status}`) ? ['application/problem+json', 'text/plain'] : ['application/problem+json']
+          assert.deepEqual(Object.keys(response.content ?? {}), types, `${method} ${path} ${status}`)
           assert.deepEqual(response.content?.['application/problem+json']?.schema, { $ref: '#/components/schemas/Problem' })
           if (status === '429' || status === '503') assert.equal(response.headers?.['Retry-After']?.required, true, `${method} ${path} ${status} Retry-After`)
         }
@@ -174,9 +179,71 @@ describe('the OpenAPI document', () => {
 
   it('names the unstated 400 and 422 rules in each operation\'s description', () => {
     const description = (path: string) => String((document.paths[path]?.post as unknown as { description: string }).description)
-    assert.match(description('/api/hmac'), /not base64 under keyEncoding base64/)
+    assert.match(description('/api/hmac'), /not valid in its encoding/)
     assert.match(description('/api/hash'), /options to an algorithm that takes none/)
     assert.match(description('/api/verify'), /malformed for the named/)
+    assert.match(description('/api/calibrate'), /below-minimum/)
+  })
+
+  /** The `then` of the body's if/then rule whose `if` names `field` = `value`. */
+  const thenFor = (path: string, field: string, value: unknown): Schema & { required?: string[] } | undefined => {
+    type Rule = { if: { properties?: Record<string, { const?: unknown, enum?: unknown[] }> }, then: Schema & { required?: string[] } }
+    const names = (condition: { const?: unknown, enum?: unknown[] } | undefined) => condition?.const === value || (condition?.enum?.length === 1 && condition.enum[0] === value)
+    return ((jsonBody(path) as { allOf?: Rule[] }).allOf ?? []).find((rule) => names(rule.if.properties?.[field]))?.then
+  }
+
+  /** The pattern the body's allOf gives `field` when `encodingField` names `encoding` (an anyOf with a branch per encoding). */
+  const patternFor = (path: string, field: string, encodingField: string, encoding: string): string | undefined => {
+    type Branch = { required?: string[], properties?: Record<string, { enum?: unknown[], pattern?: string }> }
+    const rules = ((jsonBody(path) as { allOf?: Array<{ anyOf?: Branch[] }> }).allOf ?? []).flatMap((rule) => rule.anyOf ?? [])
+    const branch = rules.find((each) => each.required?.includes(encodingField) && each.properties?.[encodingField]?.enum?.[0] === encoding && each.properties[field])
+    return branch?.properties?.[field]?.pattern
+  }
+
+  it('states each input encoding as a pattern (allOf), and the server refuses exactly the strings the pattern refuses', async () => {
+    // Strings over the characters that matter (both base64 alphabets, padding, hex digits, a stray one), of every length mod 4.
+    const strings = fc.array(fc.constantFrom(...'AZaz09+/_-=fF g'), { maxLength: 9 }).map((chars) => chars.join(''))
+    for (const [path, field, encodingField, base] of [
+      ['/api/hash', 'input', 'inputEncoding', {}],
+      ['/api/verify', 'input', 'inputEncoding', { hash: 'd41d8cd98f00b204e9800998ecf8427e' }],
+      ['/api/hmac', 'message', 'inputEncoding', { key: 'k' }],
+      ['/api/hmac', 'key', 'keyEncoding', { message: 'm' }],
+    ] as const) {
+      for (const encoding of ['hex', 'base64']) {
+        const pattern = patternFor(path, field, encodingField, encoding)
+        assert.ok(pattern, `${path}: no pattern for ${field} under ${encodingField} ${encoding}`)
+        await fc.assert(fc.asyncProperty(strings, async (value) => {
+          // hmac's key has minLength 1: the empty key is another rule.
+          if (field === 'key' && value === '') return
+          const response = await server.post(path, { ...base, [field]: value, [encodingField]: encoding })
+          const stated = new RegExp(pattern).test(value)
+          assert.equal(response.status === 200, stated, `${path} ${field}=${JSON.stringify(value)} (${encoding}): ${response.status} ${response.text}`)
+          if (!stated) assert.deepEqual(response.body.errors?.map((error: { pointer: string }) => error.pointer), [`/body/${field}`])
+        }), { ...fuzzParameters(0.5), examples: [['AA'], ['AA='], ['AA=='], ['AAA'], ['AAA='], ['A'], ['AAAAA'], ['-_'], ['+_'], ['ff'], ['f']] })
+      }
+    }
+  })
+
+  it('states that "pepper": true takes a password hash (if/then), as the server answers', async () => {
+    const then = thenFor('/api/hash', 'pepper', true)
+    assert.deepEqual(then?.required, ['algorithm'])
+    const stated = then?.properties?.algorithm?.enum ?? []
+    const passwordNames = ((await server.get('/api/algorithms')).body.algorithms as Array<{ name: string, kind: string, operations: string[] }>)
+      .filter((entry) => entry.kind === 'password' && entry.operations.includes('hash')).map((entry) => entry.name)
+    assert.deepEqual([...stated].sort(), [...passwordNames].sort())
+    for (const body of [{ input: 'x', pepper: true }, { input: 'x', algorithm: 'shake256', pepper: true }, { input: 'x', algorithm: 'sha256', pepper: true }]) {
+      const response = await server.post('/api/hash', body)
+      assert.equal(response.status, 400, JSON.stringify(body))
+      assert.equal(response.body.type, 'urn:hashd:problem:algorithm-not-allowed')
+    }
+  })
+
+  it('states /api/calibrate\'s schemes as an enum, and each memory-hard scheme\'s floor for maxMemoryKiB', () => {
+    const body = jsonBody('/api/calibrate')
+    assert.deepEqual(body.properties?.algorithm?.enum, ['argon2id', 'bcrypt', 'bcrypt-sha256', 'scrypt', 'pbkdf2-sha256', 'pbkdf2-sha512', 'yescrypt'])
+    // OWASP: argon2id m=7168 KiB with t=5; scrypt N=2^17, r=8 is 128·N·r bytes; yescrypt cost 5 is 16 MiB (libxcrypt).
+    const floors = Object.fromEntries(['argon2id', 'scrypt', 'yescrypt'].map((name) => [name, (thenFor('/api/calibrate', 'algorithm', name)?.properties?.maxMemoryKiB as { minimum?: number } | undefined)?.minimum]))
+    assert.deepEqual(floors, { argon2id: 7168, scrypt: (128 * 2 ** 17 * 8) / 1024, yescrypt: 16 * 1024 })
   })
 
   it('shows /docs as hashd API with a logo of its own', async () => {

@@ -141,6 +141,26 @@ describe('password hashes: caps and malformed hashes', () => {
     assert.equal(response.status, 422)
   })
 
+  it('parameters the RFCs relate are checked together, never a 500: argon2 m ≥ 8·p (RFC 9106 §3.1), scrypt N < 2^(16·r) (RFC 7914 §2)', async () => {
+    const before = await tasksStarted(server)
+    for (const [options, algorithm, pointer] of [
+      [{ memoryCost: 8, parallelism: 16 }, 'argon2id', 'memoryCost'], [{ memoryCost: 15, parallelism: 2 }, 'argon2i', 'memoryCost'],
+      [{ N: 2 ** 16, r: 1, p: 1 }, 'scrypt', 'N'], [{ N: 2 ** 20, r: 1, p: 1 }, 'scrypt', 'N'],
+    ] as const) {
+      const response = await server.post('/api/hash', { input: 'x', algorithm, options })
+      assert.equal(response.status, 400, `${algorithm} ${JSON.stringify(options)}: ${response.text}`)
+      assert.deepEqual(response.body.errors.map((error: { pointer: string }) => error.pointer), [`/body/options/${pointer}`])
+    }
+    for (const hash of ['$scrypt$ln=16,r=1,p=1$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '$argon2id$v=19$m=8,t=1,p=2$c2FsdHNhbHQ$AAAAAAAAAAAAAAAAAAAAAA']) {
+      const response = await server.post('/api/verify', { input: 'x', hash })
+      assert.equal(response.body.type, 'urn:hashd:problem:malformed-hash', `${hash}: ${response.text}`)
+    }
+    assert.equal(await tasksStarted(server), before, 'no work began')
+    // At the limits themselves, the work is done: m = 8·p, N = 2^(16·r − 1).
+    assert.equal((await server.post('/api/hash', { input: 'x', algorithm: 'argon2id', options: { memoryCost: 16, parallelism: 2, timeCost: 1 } })).status, 200)
+    assert.equal((await server.post('/api/hash', { input: 'x', algorithm: 'scrypt', options: { N: 2 ** 15, r: 1, p: 1 } })).status, 200)
+  })
+
   it('option bounds are 400', async () => {
     const response = await server.post('/api/hash', { input: 'x', algorithm: 'yescrypt', options: { cost: 12 } })
     assert.equal(response.status, 400)

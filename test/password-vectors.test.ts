@@ -53,6 +53,9 @@ describe('password hashes: published vectors verify, detected without naming the
         assert.equal(right.body.match, true, `${vector.hash} (${vector.source}) should match`)
         assert.equal(right.body.algorithm, vector.algorithm, vector.hash)
         assert.equal(typeof right.body.format, 'string')
+        // The prefix as the hash writes it, then at most a note in parentheses: no space inside the
+        // prefix (`$argon2id$ v=19` had one).
+        assert.doesNotMatch(right.body.format.replace(/ \([^()]*\)$/, ''), /\s/, `${vector.hash}: format ${right.body.format}`)
         const named = await server.post('/api/verify', { input: vector.input, hash: vector.hash, algorithm: vector.algorithm, ...(vector.inputEncoding ? { inputEncoding: vector.inputEncoding } : {}) })
         assert.equal(named.body.match, true, `${vector.hash} with algorithm named`)
         const wrong = await server.post('/api/verify', { ...wrongInput(vector), hash: vector.hash })
@@ -70,6 +73,11 @@ describe('password hashes: published vectors verify, detected without naming the
       ['$H$9aaaaaSXBjgypwqm.JsMssPLiS8YQ00', Buffer.from('test1').toString('hex'), '$H$'],
       ['{CRYPT}$1$dXc3I7Rw$ctlgjDdWJLMT.qwHsWhXR1', Buffer.from('U*U*U*U*').toString('hex'), '{CRYPT}$1$'],
       ['pbkdf2_sha256$10000$kjVJaVz6qsnJ$5yPHw3rwJGECpUf70daLGhOrQ5+AMxIJdz1c3bqK1Rs=', Buffer.from('not a password').toString('hex'), 'Django'],
+      // The argon2 reference's vectors (test/vectors/password-argon2.ts): the prefix as the string
+      // writes it and as GET /api/password-policy's `format` does, `$argon2id$v=19$`; no version
+      // field (0x10) is `$argon2i$`.
+      ['$argon2id$v=19$m=256,t=2,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4', Buffer.from('password').toString('hex'), '$argon2id$v=19$'],
+      ['$argon2i$m=256,t=2,p=1$c29tZXNhbHQ$/U3YPXYsSb3q9XxHvc0MLxur+GP960kN9j7emXX8zwY', Buffer.from('password').toString('hex'), '$argon2i$'],
     ]
     for (const [hash, input, format] of cases) {
       const response = await server.post('/api/verify', { input, inputEncoding: 'hex', hash })

@@ -56,7 +56,10 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
   })
 
   it('two instances sharing one Redis enforce one limit for one client, with the IETF fields right on both', async () => {
-    const [a, b] = await Promise.all([start({ RATE_LIMIT_MAX: '10' }), start({ RATE_LIMIT_MAX: '10' })])
+    // A command timeout far above Redis's answer on loopback: this counts, and a call that a loaded
+    // machine delays past the default 50 ms would be served uncounted (fail open, redis-faults.test.ts).
+    const env = { RATE_LIMIT_MAX: '10', REDIS_COMMAND_TIMEOUT_MS: '1000' }
+    const [a, b] = await Promise.all([start(env), start(env)])
     await Promise.all([waitForStore(a, 'redis'), waitForStore(b, 'redis')])
     const seen: Array<{ status: number, policy: string | null, limit: string | null, retryAfter: string | null }> = []
     for (let index = 0; index < 14; index++) {

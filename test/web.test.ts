@@ -33,7 +33,8 @@ const RFC4231_CASE1_SHA512 = '87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787a
 // Functions passed to page.evaluate run in the browser; the test build has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any
-declare function getComputedStyle(element: any): { outlineStyle: string }
+declare const window: any
+declare function getComputedStyle(element: any): { outlineStyle: string, fontWeight: string }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 const panel = (page: Page, name: string): Locator => page.getByRole('tabpanel', { name, exact: true })
@@ -376,6 +377,64 @@ describe('web page in Chromium', { skip: skipUnless('chromium') }, () => {
     await page.waitForURL(/#\/verify$/)
     assert.equal(await page.getByRole('tab', { name: 'Verify', exact: true }).getAttribute('aria-selected'), 'true')
     assert.match(await page.getByText(/not stored and not logged/).textContent() ?? '', /goes only to this server/)
+    clean(watched)
+    await watched.close()
+  })
+
+  it('waits for the algorithm list: no tab\'s button works while its picker says Loading…', async () => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const watched = await openPage(browser, server.url, '/#/hash', {
+      beforeLoad: (page) => page.route('**/api/algorithms', async (route) => { await held; await route.continue() }),
+    })
+    const { page } = watched
+    const buttons: Array<[string, string, string]> = [
+      ['Hash', 'Hash', '#hash-algorithm'], ['Verify', 'Verify', '#verify-algorithm'], ['HMAC', 'Compute HMAC', '#hmac-algorithm'],
+      ['File', 'Hash file', ''], ['Checksums', 'Check files', '#checksums-algorithm'],
+    ]
+    for (const [tab, button, picker] of buttons) {
+      const tabPanel = await openTab(page, tab)
+      if (picker !== '') assert.match(await page.locator(picker).textContent() ?? '', /Loading…/, `${tab}: the picker is loading`)
+      assert.equal(await tabPanel.getByRole('button', { name: button, exact: true }).isDisabled(), true, `${tab}: ${button} waits for the list`)
+    }
+    release()
+    await ready(page)
+    for (const [tab, button] of buttons) {
+      const tabPanel = await openTab(page, tab)
+      assert.equal(await tabPanel.getByRole('button', { name: button, exact: true }).isDisabled(), false, `${tab}: ${button} once the list is here`)
+    }
+    clean(watched)
+    await watched.close()
+  })
+
+  it('keeps the page still when a tab needs a scrollbar and the one before did not', async () => {
+    const withScrollbars = await launchBrowser({ scrollbars: true })
+    try {
+      const watched = await openPage(withScrollbars, server.url, '/#/hmac', { width: 1000, height: 700 })
+      const { page } = watched
+      await ready(page)
+      const fits = await page.evaluate(() => document.documentElement.scrollHeight)
+      await page.setViewportSize({ width: 1000, height: fits + 20 })
+      const left = () => page.evaluate(() => document.getElementById('app').getBoundingClientRect().left as number)
+      const before = await left()
+      await openTab(page, 'Checksums')
+      const tall = await page.evaluate(() => document.documentElement.scrollHeight)
+      assert.ok(tall > fits + 20, `the Checksums tab is taller than the window (${tall} > ${fits + 20}), so it scrolls`)
+      const scrollbar = await page.evaluate(() => window.innerWidth - document.documentElement.clientWidth)
+      assert.ok(scrollbar > 0, `the scrollbar takes room in this browser (${scrollbar} px)`)
+      assert.equal(await left(), before, 'the page does not move sideways by the scrollbar\'s width')
+      clean(watched)
+    } finally {
+      await withScrollbars.close()
+    }
+  })
+
+  it('writes the Strict option in the weight of the other options, not as a field\'s bold label', async () => {
+    const watched = await openPage(browser, server.url, '/#/checksums')
+    const { page } = watched
+    await ready(page)
+    const weight = await page.locator('label:has(#checksums-strict)').evaluate((label) => getComputedStyle(label).fontWeight)
+    assert.equal(weight, '400')
     clean(watched)
     await watched.close()
   })

@@ -1,21 +1,28 @@
 /**
- * The keys files: API_KEYS_FILE (src/plugins/auth.ts, `<name> <sha256 hex> [<max>]`) and
- * PEPPER_KEYS_FILE (src/domain/pepper-keys.ts, `<key id> <base64 secret>`), both over the line
- * reader of src/keys-file.ts (comments, white space, CRLF).
+ * The keys files of the key ring (src/keys/): API_KEYS_FILE (api-keys.ts, `<name> <sha256 hex>
+ * [<max>] [scopes=…] [hmac-keys=…]`), PEPPER_KEYS_FILE (pepper.ts, `<key id> <base64 secret>
+ * [state=…]`) and HMAC_KEYS_FILE (hmac.ts, `<name> <version> <base64 secret> [options]`), all over
+ * the loader of src/keys/file.ts (comments, white space, CRLF, `name=value` options) and the
+ * states of src/keys/ring.ts.
  *
  * The loaders are reached through PARSERS alone, so that this target follows them when they move
- * (to the key ring, for example) by changing one line each.
+ * by changing one line each.
  *
- * Input: a byte that picks the file kind, and the file's text (UTF-8).
+ * Input: a byte that picks the file kind (its value modulo 3), and the file's text (UTF-8).
  *
  * Invariants: an API keys file gives keys under 64-hex-digit lower-case hashes, names that
- * KEY_NAME allows and limits that are whole numbers; a pepper keys file gives distinct ids with
- * the last one current. A refusal never quotes a line's second field (the hash or the secret).
+ * KEY_NAME allows, limits that are whole numbers and scopes from the table; a pepper or HMAC keys
+ * file gives distinct ids per key, in order, with exactly one current version, which verifies,
+ * and no version newer than it but staged or retired ones. A refusal never quotes a line's hash or
+ * secret (the second field; an HMAC line's third).
  *
  * Expected refusals: ConfigError, and nothing else.
  */
-import { KEY_NAME, parseKeysFile } from '../../src/plugins/auth.js'
-import { parsePepperKeysFile } from '../../src/domain/pepper-keys.js'
+import { KEY_NAME, parseKeysFile } from '../../src/keys/api-keys.js'
+import { parseHmacKeysFile } from '../../src/keys/hmac.js'
+import { parsePepperKeysFile } from '../../src/keys/pepper.js'
+import type { VersionedKey } from '../../src/keys/ring.js'
+import { SCOPE_NAMES } from '../../src/keys/scopes.js'
 import { fields, invariant, isConfigError } from '../support.js'
 
 const FILE = '/etc/hashd/fuzz-keys'
@@ -24,35 +31,56 @@ const FILE = '/etc/hashd/fuzz-keys'
 export const PARSERS = {
   api: (text: string) => parseKeysFile(text, FILE),
   pepper: (text: string) => parsePepperKeysFile(text, FILE),
+  hmac: (text: string) => parseHmacKeysFile(text, FILE),
+}
+
+/** One current version, that verifies, chosen by the rules of src/keys/ring.ts. */
+function checkRing(ring: VersionedKey<unknown>): void {
+  const ids = ring.versions.map((version) => version.id)
+  invariant(new Set(ids).size === ids.length, `two versions with one id in key ${ring.name}`)
+  const current = ring.versions.filter((version) => version.state === 'current')
+  invariant(current.length === 1 && current[0] === ring.current, `key ${ring.name} has ${current.length} current versions`)
+  invariant(ring.current.verifies, `the current version of ${ring.name} does not verify`)
+  const ordinals = ring.versions.map((version) => version.ordinal)
+  invariant(ordinals.every((ordinal, index) => index === 0 || ordinal > ordinals[index - 1]!), `the versions of ${ring.name} are not in order`)
+  const newer = ring.versions.filter((version) => version.ordinal > ring.current.ordinal)
+  invariant(newer.every((version) => version.state === 'staged' || version.state === 'retired'), `a version newer than the current one of ${ring.name} is neither staged nor retired`)
+  invariant(ring.verifying.every((version) => version.verifies && version.state !== 'retired'), `a retired version of ${ring.name} verifies`)
 }
 
 /**
- * The second fields of the file's lines (the hash or the secret) that a message could not hold by
- * chance: 12 characters or more, letters and digits both (no word of a message is), and not part
- * of the file's name.
+ * The fields of the file's lines that hold a hash or a secret and that a message could not hold by
+ * chance: 12 characters or more, letters and digits both (no word of a message is), not an option,
+ * and not part of the file's name.
  */
-const secondFields = (text: string): string[] =>
-  text.split(/\r?\n/).map((line) => (line.split('#', 1)[0] ?? '').trim().split(/\s+/)[1] ?? '')
-    .filter((field) => field.length >= 12 && /[A-Za-z]/.test(field) && /[0-9]/.test(field) && !FILE.includes(field))
+const secretFields = (text: string, position: number): string[] =>
+  text.split(/\r?\n/).map((line) => (line.split('#', 1)[0] ?? '').trim().split(/\s+/)[position] ?? '')
+    .filter((field) => field.length >= 12 && /[A-Za-z]/.test(field) && /[0-9]/.test(field) && !field.includes('=') && !FILE.includes(field))
 
 export function fuzz(data: Buffer): void {
   const [kind, body] = fields(data, 2) as [Buffer, Buffer]
   const text = body.toString('utf8')
+  const which = (kind[0] ?? 0) % 3
   try {
-    if (((kind[0] ?? 0) & 1) === 0) {
+    if (which === 0) {
       for (const [hash, key] of PARSERS.api(text)) {
         invariant(/^[0-9a-f]{64}$/.test(hash), 'an API key stored under something other than its sha256 in lower-case hex')
         invariant(KEY_NAME.test(key.name), 'an API key name KEY_NAME refuses')
         invariant(key.max === null || (Number.isInteger(key.max) && key.max >= 1), `an API key limit ${key.max}`)
+        invariant([...key.scopes].every((scope) => SCOPE_NAMES.includes(scope)), 'a scope not in the table')
+        invariant(key.hmacKeys === null || [...key.hmacKeys].every((name) => KEY_NAME.test(name)), 'an hmac-keys name KEY_NAME refuses')
       }
+    } else if (which === 1) {
+      checkRing(PARSERS.pepper(text).ring)
     } else {
-      const ring = PARSERS.pepper(text)
-      invariant(new Set(ring.ids).size === ring.ids.length, 'two pepper keys with one id')
-      invariant(ring.current.id === ring.ids.at(-1), 'the current pepper key is not the last')
+      for (const key of PARSERS.hmac(text).keys) {
+        checkRing(key.ring)
+        invariant(key.algorithms.length > 0, `key ${key.name} has no algorithm`)
+      }
     }
   } catch (error) {
     if (!isConfigError(error)) throw error
-    for (const field of secondFields(text)) {
+    for (const field of secretFields(text, which === 2 ? 2 : 1)) {
       // A field that is also a first field (a name or id, which messages may name) can appear by that right.
       if (text.split(/\r?\n/).some((line) => line.trim().split(/\s+/)[0] === field)) continue
       invariant(!error.message.includes(field), 'a keys-file refusal quotes a line\'s hash or secret')

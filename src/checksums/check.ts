@@ -11,6 +11,7 @@ import type { DigestAlgorithm } from '../algorithms/types.js'
 import { constantTimeEqual } from '../domain/encoding.js'
 import { problems } from '../problem.js'
 import type { ChecksumEntry, ChecksumList, SkippedLine } from './list.js'
+import type { SignatureResult } from './signatures/types.js'
 
 export type FileStatus = 'ok' | 'failed' | 'missing' | 'unlisted'
 
@@ -146,17 +147,44 @@ function printedName(name: string): { prefix: string, name: string } {
   return { prefix: '\\', name: name.replaceAll('\\', '\\\\').replaceAll('\n', '\\n').replaceAll('\r', '\\r') }
 }
 
+/** A count and its noun, as coreutils words its warnings (`1 line is`, `2 lines are`). */
+const counted = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`
+
+/** Text from a key or a signature on one line: a tab (minisign's trusted comments have one) as a space, other control characters as `?`. */
+// eslint-disable-next-line no-control-regex -- control characters are what it replaces
+const oneLine = (text: string): string => text.replaceAll('\t', ' ').replace(/[\u0000-\u001f\u007f]/g, '?')
+
+/** The line naming the signature that was verified, for the text report. */
+export function signatureLine(signature: SignatureResult): string {
+  const by = signature.userId === undefined ? `key ${signature.keyId}` : `key ${signature.keyId} (${oneLine(signature.userId)})`
+  const comment = signature.trustedComment === undefined ? '' : `; trusted comment: ${oneLine(signature.trustedComment)}`
+  return `hashd: good ${signature.scheme} signature of the checksum list by ${by}${comment}`
+}
+
 /**
- * What `sha256sum -c` prints on stdout for the same check: `name: OK`, `name: FAILED`, and
- * `name: FAILED open or read` for a file that was not sent. Unlisted files are not its business.
+ * The check as `sha256sum -c` reports it, stdout then its warnings, with `hashd:` where coreutils
+ * writes its own name: `name: OK`, `name: FAILED`, and without `strict` nothing for a listed file
+ * that was not sent (as `--ignore-missing`), with `strict` `name: FAILED open or read`; then
+ * `hashd: WARNING: 1 line is improperly formatted` (a skipped line), `… listed file could not be
+ * read`, `… computed checksum did NOT match`, and `hashd: <list>: no file was verified` when none
+ * was. A verified signature is named on the first line; a file sent that the list does not name
+ * gets a warning of its own. The check passed (`ok`) exactly when no line says FAILED and none
+ * says "no file was verified"; the route answers 200 then, else 422 with the same text.
  */
-export function reportAsText(report: CheckReport): string {
+export function reportAsText(report: CheckReport, context: { signature?: SignatureResult | undefined, listName?: string | undefined } = {}): string {
   const lines: string[] = []
+  if (context.signature) lines.push(signatureLine(context.signature))
   for (const file of report.files) {
-    if (file.status === 'unlisted') continue
+    if (file.status === 'unlisted' || (file.status === 'missing' && !report.strict)) continue
     const { prefix, name } = printedName(file.name)
     const verdict = file.status === 'ok' ? 'OK' : file.status === 'failed' ? 'FAILED' : 'FAILED open or read'
     lines.push(`${prefix}${name}: ${verdict}`)
   }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`
+  const { counts } = report
+  if (report.skippedLines > 0) lines.push(`hashd: WARNING: ${counted(report.skippedLines, 'line is', 'lines are')} improperly formatted`)
+  if (report.strict && counts.missing > 0) lines.push(`hashd: WARNING: ${counted(counts.missing, 'listed file', 'listed files')} could not be read`)
+  if (counts.failed > 0) lines.push(`hashd: WARNING: ${counted(counts.failed, 'computed checksum did', 'computed checksums did')} NOT match`)
+  if (counts.unlisted > 0) lines.push(`hashd: WARNING: ${counted(counts.unlisted, 'file sent is', 'files sent are')} not in the list`)
+  if (counts.ok + counts.failed === 0) lines.push(`hashd: ${oneLine(context.listName ?? 'the checksum list')}: no file was verified`)
+  return `${lines.join('\n')}\n`
 }

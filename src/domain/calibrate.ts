@@ -43,6 +43,13 @@ export interface CalibrateResult {
 /** RFC 9106 §4's second recommended Argon2id option uses 64 MiB: the memory used when none is given. */
 export const DEFAULT_ARGON2_MEMORY_KIB = 65_536
 
+/**
+ * The least memory each memory-hard scheme's minimum needs, in KiB: argon2id m=7168 (OWASP, with
+ * t=5), scrypt N=2^17, r=8 (128·N·r bytes, OWASP), yescrypt cost 5 (libxcrypt's default, 16 MiB).
+ * Less is 422 below-minimum; the API document states them as maxMemoryKiB's floors.
+ */
+export const MINIMUM_MEMORY_KIB = { argon2id: 7168, scrypt: 131_072, yescrypt: 16_384 } as const
+
 /** How one family is tuned: the probe, and the options for a knob value estimated from it. */
 interface Calibrator {
   /** The options of the cheap first measurement. */
@@ -91,7 +98,9 @@ function pbkdf2Calibrator(name: string, floor: number, cap: number): Calibrator 
  */
 function argon2Calibrator(memoryKiB: number, capTime: number): Calibrator {
   const minimumProduct = 19_456 * 2
-  if (memoryKiB < 7168) throw problems.unprocessable('below-minimum', 'Memory below the OWASP minimum', `argon2id needs at least 7168 KiB (OWASP, with t=5); maxMemoryKiB allows ${memoryKiB}`)
+  if (memoryKiB < MINIMUM_MEMORY_KIB.argon2id) {
+    throw problems.unprocessable('below-minimum', 'Memory below the OWASP minimum', `argon2id needs at least ${MINIMUM_MEMORY_KIB.argon2id} KiB (OWASP, with t=5); maxMemoryKiB allows ${memoryKiB}`)
+  }
   const floorTime = (m: number) => Math.ceil(minimumProduct / m)
   return {
     probe: { memoryCost: memoryKiB, timeCost: 1, parallelism: 1 },

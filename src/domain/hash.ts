@@ -6,10 +6,12 @@ import { problems } from '../problem.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
-import { countHashedBytes, countPasswordOperation } from '../observe.js'
+import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observe.js'
 import { digestOptionSpecs, resolveOptions } from './options.js'
 import type { PepperKey } from '../algorithms/password/pepper.js'
 import type { Passwords } from './passwords.js'
+import { refusePasswordWork } from './batch.js'
+import type { KeyContext } from './hmac.js'
 import { passwordForHashing } from '../screening/normalize.js'
 import type { Screened, Screening } from '../screening/screen.js'
 
@@ -38,12 +40,19 @@ export interface HashResult {
   screening?: Screened
 }
 
+/** What a hash may need beyond the request: a batch refuses password schemes; `keys` notes the pepper key used. */
+export interface HashContext {
+  batch?: boolean
+  keys?: Pick<KeyContext, 'used'>
+}
+
 /**
  * `whenClientGone` makes a signal that aborts queued password work when the client goes away; it is
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
-export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening): HashResult | Promise<HashResult> {
+export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
+  if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`, '/body/algorithm')
   if (request.pepper === true && algorithm.kind !== 'password') {
     throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
   }
@@ -56,7 +65,7 @@ export function hash(engine: Engine, request: HashRequest, whenClientGone?: () =
     const text = encoding === 'utf8' ? request.input : null
     const input = decodeInput(text === null ? request.input : passwordForHashing(text, engine.config.screening.normalization), encoding, 'input')
     const screen = text !== null && screening !== undefined && screening.policy.mode !== 'off' ? () => screening.check(text, request.context ?? []) : undefined
-    return hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.(), screen, screening?.policy.mode)
+    return hashPassword(engine, algorithm, input, request.options, pepperKeyFor(request.pepper, passwords), whenClientGone?.(), screen, screening?.policy.mode, context.keys)
   }
   const input = decodeInput(request.input, encoding, 'input')
   const opensslName = plainOpensslName(algorithm)
@@ -93,11 +102,12 @@ function pepperKeyFor(wanted: boolean | undefined, passwords: Passwords | undefi
 }
 
 async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null,
-  signal?: AbortSignal, screen?: () => Promise<Screened>, mode?: string): Promise<HashResult> {
+  signal?: AbortSignal, screen?: () => Promise<Screened>, mode?: string, keys?: Pick<KeyContext, 'used'>): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
   const screened = screen ? await screen() : undefined
   if (screened && !screened.acceptable && mode === 'reject') throw passwordRejected(screened)
   const { value, ms } = await newPasswordHash(engine, scheme, input, options, pepperKey, signal)
+  if (pepperKey) keys?.used('pepper', 'pepper', pepperKey.id)
   return {
     hash: value, length: value.length, processingTimeMs: ms, algorithm: scheme.name, encoding: 'standard',
     ...(pepperKey ? { pepperKey: pepperKey.id } : {}), ...(screened ? { screening: screened } : {}),
@@ -126,7 +136,9 @@ export async function newPasswordHash(engine: Engine, scheme: PasswordScheme, in
     throw error
   }
   countPasswordOperation('hash', scheme.name, 'ok')
-  return pepperKey ? { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms } : outcome
+  if (!pepperKey) return outcome
+  countKeyUse('pepper', 'pepper', pepperKey.id, 'seal')
+  return { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms }
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * What password operations need besides the worker pool: the pepper keys in force (reloaded when
- * PEPPER_KEYS_FILE changes and on SIGHUP, by plugins/passwords.ts) and the password policy. One
+ * PEPPER_KEYS_FILE changes and on SIGHUP: the key ring, src/keys/) and the password policy. One
  * instance per server.
  */
 import type { Config } from '../config.js'
-import type { PepperKeyring } from './pepper-keys.js'
+import type { PepperKeyring } from '../keys/pepper.js'
 import { resolvePasswordPolicy, type PasswordPolicy } from './password-policy.js'
 
 export class Passwords {

@@ -8,6 +8,7 @@
 import { detectPasswordScheme } from '../algorithms/registry.js'
 import { isPeppered, parsePeppered } from '../algorithms/password/pepper.js'
 import { problems } from '../problem.js'
+import { countKeyUse } from '../observe.js'
 import type { Passwords } from './passwords.js'
 import { openPeppered } from './verify.js'
 
@@ -29,7 +30,9 @@ export function rewrap(passwords: Passwords, given: string): RewrapResult {
   if (isPeppered(hash)) {
     const peppered = parsePeppered(hash)
     const { inner, scheme } = openPeppered(peppered, passwords)
-    if (peppered.keyId === current.id) return { hash, pepperKey: current.id, previousPepperKey: current.id, changed: false }
+    // Under the current key, or a staged one newer than it (made on a replica where it is already current): left as it is.
+    if (peppered.keyId === current.id || !keyring.isOlder(peppered.keyId)) return { hash, pepperKey: peppered.keyId, previousPepperKey: peppered.keyId, changed: false }
+    countKeyUse('pepper', 'pepper', current.id, 'rewrap')
     return { hash: current.seal(scheme.name, inner), pepperKey: current.id, previousPepperKey: peppered.keyId, changed: true }
   }
   const scheme = detectPasswordScheme(hash)
@@ -38,5 +41,6 @@ export function rewrap(passwords: Passwords, given: string): RewrapResult {
       'Only password hashes in a format hashd reads can be peppered; a bare digest has to be upgraded at login (POST /api/verify with "upgrade": true)')
   }
   const parsed = scheme.parse(hash)
+  countKeyUse('pepper', 'pepper', current.id, 'rewrap')
   return { hash: current.seal(parsed.scheme, hash), pepperKey: current.id, previousPepperKey: null, changed: true }
 }

@@ -18,11 +18,13 @@ import { algorithmFor } from './algorithm-lookup.js'
 import { constantTimeEqual, decodeDigestText, decodeInput, type InputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
 import { unverifiableEnvelope, unwrapDigest, type Envelope } from './envelopes.js'
-import { countHashedBytes, countPasswordOperation } from '../observe.js'
+import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observe.js'
 import { isPeppered, parsePeppered, type PepperedHash } from '../algorithms/password/pepper.js'
 import { newPasswordHash } from './hash.js'
 import { policyShortfall } from './password-policy.js'
 import type { Passwords } from './passwords.js'
+import { refusePasswordWork } from './batch.js'
+import type { HashContext } from './hash.js'
 import type { Screened, Screening } from '../screening/screen.js'
 
 export interface VerifyRequest {
@@ -64,10 +66,12 @@ interface PasswordContext {
    * normalized (or with PASSWORD_NORMALIZATION=none) were made from.
    */
   normalized: Buffer | null
+  /** In a batch: password work is refused (batch.ts). */
+  batch: boolean
 }
 
 /** `whenClientGone` makes a signal that aborts queued password work when the client goes away (see hash.ts). */
-export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening): Promise<VerifyResult> {
+export async function verify(engine: Engine, request: VerifyRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): Promise<VerifyResult> {
   const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
   const text = (request.inputEncoding ?? 'utf8') === 'utf8' ? request.input : null
   const nfkc = text !== null && engine.config.screening.normalization === 'nfkc' ? text.normalize('NFKC') : null
@@ -75,9 +79,12 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   const hash = request.hash.trim()
   let signal: AbortSignal | undefined
   const gone = () => (signal ??= whenClientGone?.())
+  const batch = context.batch === true
+  if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash', '/body/hash')
+  if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)', '/body/upgrade')
   const result = isPeppered(hash)
-    ? await verifyPeppered(engine, request, input, hash, gone, passwords, normalized)
-    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, normalized })
+    ? await verifyPeppered(engine, request, input, hash, gone, passwords, normalized, context)
+    : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, normalized, batch })
   if (request.upgrade !== true || !result.match) return withoutKind(result)
   // A password that matched with `upgrade` is screened (the lists, not the length rules: it is
   // already the user's): the answer says what was found; under reject no new hash is made of it.
@@ -129,7 +136,13 @@ async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone
  * unknown-pepper-key naming it, a string that does not open under its key 422 pepper-key-mismatch.
  */
 export function openPeppered(peppered: PepperedHash, passwords: Passwords | undefined): { inner: string, scheme: PasswordScheme } {
-  const key = passwords?.keyring?.get(peppered.keyId)
+  const version = passwords?.keyring?.version(peppered.keyId)
+  if (version && !version.verifies) {
+    throw problems.unprocessable('retired-pepper-key', 'Retired pepper key',
+      `The hash is peppered with key "${peppered.keyId}", which this server's PEPPER_KEYS_FILE marks state=retired; ` +
+      'it cannot be verified until that key is made to verify again (remove state=retired from its line)', { pepperKey: peppered.keyId })
+  }
+  const key = version?.material
   if (!key) {
     throw problems.unprocessable('unknown-pepper-key', 'Unknown pepper key',
       `The hash is peppered with key "${peppered.keyId}", which is not in this server's PEPPER_KEYS_FILE` +
@@ -142,6 +155,7 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
       `The hash names pepper key "${peppered.keyId}" but does not decrypt under this server's key of that id: ` +
       'the string was changed, or the key was replaced under the same id', { pepperKey: peppered.keyId })
   }
+  countKeyUse('pepper', 'pepper', key.id, 'open')
   const scheme = findAlgorithm(peppered.scheme)
   if (scheme?.kind !== 'password') throw problems.malformedHash('peppered', `the header names ${peppered.scheme}, which is not a password scheme`)
   if (!scheme.claims(inner)) throw problems.malformedHash('peppered', `the header names ${peppered.scheme} but the hash inside is not one`)
@@ -149,16 +163,17 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
 }
 
 /** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
-async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, normalized: Buffer | null): Promise<Verified> {
+async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, normalized: Buffer | null, context: HashContext): Promise<Verified> {
   const peppered = parsePeppered(hash)
   const { inner, scheme } = openPeppered(peppered, passwords)
+  context.keys?.used('pepper', 'pepper', peppered.keyId)
   if (request.algorithm !== undefined) {
     const named = algorithmFor(request.algorithm, 'verify')
     if (named.name !== scheme.name && named.name !== scheme.family) {
       throw problems.malformedHash(named.name, `the peppered hash holds a ${scheme.name} hash`)
     }
   }
-  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId, normalized }), pepperKey: peppered.keyId }
+  return { ...await verifyPassword(engine, scheme, input, inner, gone(), { passwords, pepperKey: peppered.keyId, normalized, batch: false }), pepperKey: peppered.keyId }
 }
 
 async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
@@ -197,6 +212,7 @@ async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer,
 }
 
 async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal: AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
+  if (context.batch) refusePasswordWork(`${scheme.name}, a password scheme,`, '/body/hash')
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)
@@ -242,7 +258,8 @@ function rehashReasons(scheme: PasswordScheme, parsed: ParsedPasswordHash, { pas
   if (passwords) {
     reasons.push(policyShortfall(passwords.policy, parsed))
     const current = passwords.keyring?.current.id
-    if (pepperKey !== null && current !== undefined && pepperKey !== current) {
+    // A key newer than the current one (staged during a rotation) is not a reason: it is about to be current.
+    if (pepperKey !== null && current !== undefined && passwords.keyring?.isOlder(pepperKey)) {
       reasons.push(`peppered with key ${pepperKey}, which is no longer current; the current pepper key is ${current}`)
     } else if (pepperKey === null && current !== undefined) {
       reasons.push(`not peppered; this server peppers new hashes with key ${current}`)

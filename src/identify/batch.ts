@@ -8,7 +8,10 @@
  * Potfile lines (`hash:plain`, hashcat's --potfile-path format) lose their plaintext before
  * anything else happens: it is never identified, returned or logged. Lines are potfile lines when
  * the request says `potfile: true`, or when the plaintext is written `$HEX[…]`, which no hash
- * format ends with. hashcat writes `$HEX[…]` for every plaintext that is not printable, that
+ * format ends with. Any other line is read as it stands, where `hash:plain` is also `hash:salt`
+ * (md5($pass.$salt), MyBB…), as hashcat, haiti and Name-That-Hash read it; the engine then leaves
+ * out of `params` whatever it read from the text after the last colon (engine.ts withholdTail), so
+ * a plaintext pasted without `potfile` is still never sent back. hashcat writes `$HEX[…]` for every plaintext that is not printable, that
  * contains the separator `:` or that looks like `$HEX[…]` itself (src/convert.c need_hexify), so
  * the plaintext is always what follows the last colon.
  *
@@ -59,7 +62,7 @@ export interface Batch {
    * JS heap while it works: the result objects die young instead of being promoted (and a 200-line
    * answer of 550 kB was one string in V8's large-object space), which let the main thread's old
    * generation grow to four times its live size under a flood of batches (`npm run soak`,
-   * docs/benchmarks.md#soak).
+   * docs/benchmarks.md#npm-run-soak-memory-under-a-long-mixed-load).
    */
   resultsJson: Buffer[]
   /**
@@ -201,7 +204,7 @@ export function identifyEntry(entry: Entry, options: BatchOptions, cap: number):
   const hash = potfile ? withoutPlaintext(trimmed) : trimmed
   const identification: BatchResult = hash === null
     ? { length: 0, matches: [], ambiguous: false }
-    : identify(hash, options)
+    : identify(hash, potfile ? { ...options, plaintextRemoved: true } : options)
   if (potfile) identification.normalized = ['potfile-plaintext', ...(identification.normalized ?? [])]
   if (entry.item !== undefined) {
     identification.item = entry.item

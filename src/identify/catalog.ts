@@ -289,7 +289,8 @@ function entryOf(format: HashFormat): CatalogEntry {
   }
   if (format.variants) entry.variants = format.variants
   if (format.format !== undefined) entry.format = format.format
-  if (format.verifiable) entry.verifyAlgorithm = format.registered!.name
+  // A sealed row (`$pepper$`) verifies as the scheme inside, which each string names.
+  if (format.verifiable && format.registered) entry.verifyAlgorithm = format.registered.name
   return entry
 }
 

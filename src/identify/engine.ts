@@ -6,6 +6,8 @@
  * validates structured matches with their parsers, and ranks what is left (ranking.ts).
  * No HTTP here: routes/identify.ts calls `identify`, and batch.ts calls it per line of a file.
  */
+import type { CostCaps } from '../config.js'
+import { findAlgorithm } from '../algorithms/registry.js'
 import { nextCommands, type NextCommands } from './commands.js'
 import { interpretations } from './input.js'
 import { nearMisses } from './near-miss.js'
@@ -34,6 +36,11 @@ export interface IdentifyMatch {
   verifyAlgorithm?: string
   /** The hashcat and John the Ripper command lines to run next (commands.ts). */
   commands?: NextCommands
+  /**
+   * Parameters read from the text after the line's last colon and left out of `params`: that text
+   * may be the plaintext of a potfile line (`hash:plain`), and a plaintext is never sent back.
+   */
+  withheld?: string[]
 }
 
 export interface Identification {
@@ -51,6 +58,21 @@ export interface Identification {
 export interface IdentifyOptions {
   /** Keep only the common formats (prior ≥ POPULAR_PRIOR); confidences stay those of the full ranking. */
   popular?: boolean
+  /**
+   * What /api/verify on this server would need to read a string, so that `verifiable` says whether
+   * it would: its cost caps, and the ids of the keys it holds by kind (a `$pepper$` string opens
+   * only under a key the server has). Plain data, so a batch can carry it to another thread.
+   * Without it, `verifiable` judges the string alone: the caps are not applied and no key is held.
+   */
+  verifier?: VerifierFacts
+  /** The line's plaintext was removed already (a potfile line): nothing after its last colon is one. */
+  plaintextRemoved?: boolean
+}
+
+export interface VerifierFacts {
+  caps: CostCaps
+  /** Key ids by the kind of seal a row names (FormatSpec.sealedWith). */
+  keys: { pepper: readonly string[] }
 }
 
 /** Named groups reported as params; others (payload, header…) only feed the parsers. */
@@ -75,14 +97,74 @@ function paramsOf(format: HashFormat, text: string, match: RegExpExecArray): Par
 }
 
 /**
- * Whether /api/verify accepts this string: the name must be in the registry, and where it is a
- * password scheme, that scheme must claim this exact syntax (the registry's scrypt reads
- * `$scrypt$`, not `$7$`).
+ * Whether /api/verify accepts this string, and the `algorithm` to give it. The name must be in the
+ * registry; where it is a password scheme, that scheme must claim this exact syntax (the registry's
+ * scrypt reads `$scrypt$`, not `$7$`) and read it as verify does: its parser takes it, and its
+ * costs are within this server's caps (verify refuses others with 422 malformed-hash or
+ * cost-above-cap). A sealed string (`$pepper$`) is verifiable, as the scheme it names, on a server
+ * that holds its key.
  */
-function isVerifiable(format: HashFormat, hash: string): boolean {
+function verifyAs(format: HashFormat, hash: string, params: Params, verifier: VerifierFacts | undefined): string | undefined {
+  if (!format.verifiable) return undefined
+  if (format.sealedWith !== undefined) {
+    const held = verifier?.keys[format.sealedWith] ?? []
+    const scheme = findAlgorithm(String(params.scheme))
+    return scheme?.kind === 'password' && held.includes(String(params.key)) ? scheme.name : undefined
+  }
   const algorithm = format.registered
-  if (algorithm === undefined || !format.verifiable) return false
-  return algorithm.kind !== 'password' || algorithm.claims(hash)
+  if (algorithm === undefined) return undefined
+  if (algorithm.kind !== 'password') return algorithm.name
+  if (!algorithm.claims(hash)) return undefined
+  try {
+    const parsed = algorithm.parse(hash)
+    if (verifier) algorithm.checkCaps(parsed.params, verifier.caps)
+  } catch {
+    return undefined
+  }
+  return algorithm.name
+}
+
+/** Each row's regex again with `d` (match indices): run only to place a shown parameter in its string. */
+const withIndices = new WeakMap<HashFormat, RegExp>()
+
+/** Where each named group of `format` lies in `text`, as [start, end). */
+function groupSpans(format: HashFormat, text: string): Record<string, [number, number] | undefined> {
+  let regex = withIndices.get(format)
+  if (regex === undefined) {
+    regex = new RegExp(format.regex.source, 'd')
+    withIndices.set(format, regex)
+  }
+  return regex.exec(text)?.indices?.groups ?? {}
+}
+
+/**
+ * A candidate's params as shown, less any read from the text after its string's last colon (a
+ * `hash:salt` salt, a `hash:user` user name, a fixed-width salt that runs into it): a pasted
+ * potfile line `hash:plain` reads as such a format too (an MD5 and a plaintext are
+ * md5($pass.$salt), MyBB…), and hashd never sends a plaintext back. hashcat writes every
+ * plaintext that holds a colon as `$HEX[…]`, so the plaintext is always after the last colon. A
+ * named group counts by where it lies; a value a parser made counts when it holds that text. The
+ * names left out are listed in `withheld`. Nothing is withheld once the plaintext is gone
+ * (`plaintextRemoved`, a potfile line).
+ */
+function shownParams(candidate: Candidate, plaintextRemoved: boolean): { params: Params, withheld: string[] } {
+  const { params, hash } = candidate
+  const tailStart = hash.lastIndexOf(':') + 1
+  if (plaintextRemoved || tailStart === 0 || tailStart === hash.length) return { params, withheld: [] }
+  const tail = hash.slice(tailStart)
+  let spans: Record<string, [number, number] | undefined> | undefined
+  const kept: Params = {}
+  const withheld: string[] = []
+  for (const [name, value] of Object.entries(params)) {
+    spans ??= groupSpans(candidate.format, hash)
+    const span = spans[name]
+    const fromTail = span !== undefined
+      ? span[1] > tailStart
+      : String(value) === tail || (typeof value === 'string' && value.includes(tail))
+    if (fromTail) withheld.push(name)
+    else kept[name] = value
+  }
+  return { params: withheld.length === 0 ? params : kept, withheld }
 }
 
 function candidatesFor(trimmed: string): Candidate[] {
@@ -116,8 +198,9 @@ function candidatesFor(trimmed: string): Candidate[] {
   return [...best.values()]
 }
 
-function toMatch(candidate: RankedCandidate): IdentifyMatch {
+function toMatch(candidate: RankedCandidate, plaintextRemoved: boolean, verifier: VerifierFacts | undefined): IdentifyMatch {
   const { format } = candidate
+  const verifyAlgorithm = candidate.problem === undefined ? verifyAs(format, candidate.hash, candidate.params, verifier) : undefined
   const match: IdentifyMatch = {
     algorithm: format.name,
     displayName: format.displayName,
@@ -126,13 +209,15 @@ function toMatch(candidate: RankedCandidate): IdentifyMatch {
     john: format.john,
     category: format.category,
     description: format.description,
-    verifiable: candidate.problem === undefined && isVerifiable(format, candidate.hash),
+    verifiable: verifyAlgorithm !== undefined,
   }
-  if (match.verifiable) match.verifyAlgorithm = format.registered!.name
-  for (const _key in candidate.params) {
-    match.params = candidate.params
+  if (verifyAlgorithm !== undefined) match.verifyAlgorithm = verifyAlgorithm
+  const { params, withheld } = shownParams(candidate, plaintextRemoved)
+  for (const _key in params) {
+    match.params = params
     break
   }
+  if (withheld.length > 0) match.withheld = withheld
   if (format.variants) match.variants = format.variants
   if (format.format !== undefined) match.format = format.format
   if (candidate.problem !== undefined) match.problem = candidate.problem
@@ -180,10 +265,13 @@ export function identify(text: string, options: IdentifyOptions = {}): Identific
   const reading = chooseReading(text.trim())
   const ranked = rank(reading.candidates)
   const kept = options.popular ? ranked.filter((candidate) => candidate.format.prior >= POPULAR_PRIOR) : ranked
-  const identification: Identification = { length: reading.text.length, matches: kept.map(toMatch), ambiguous: isAmbiguous(ranked) }
+  const plaintextRemoved = options.plaintextRemoved === true
+  const matches = kept.map((candidate) => toMatch(candidate, plaintextRemoved, options.verifier))
+  const identification: Identification = { length: reading.text.length, matches, ambiguous: isAmbiguous(ranked) }
   if (reading.normalized.length > 0) identification.normalized = reading.normalized
   const first = ranked[0]
-  const user = first?.user ?? (typeof first?.params.user === 'string' ? first.params.user : undefined)
+  const shownUser = first === undefined ? undefined : shownParams(first, plaintextRemoved).params.user
+  const user = first?.user ?? (typeof shownUser === 'string' ? shownUser : undefined)
   if (user !== undefined && user !== '') identification.user = user
   return identification
 }

@@ -11,7 +11,7 @@
  * (see types.ts); they, not any benchmark, decide the order of formats that share a syntax.
  */
 import {
-  decodedLength, groupParams, parseArgon2, parseBcrypt, parseBsdiCrypt, parseIterated, parseJwt,
+  decodedLength, groupParams, parseArgon2, parsePepperSeal, parseBcrypt, parseBsdiCrypt, parseIterated, parseJwt,
   parsePasslibScrypt, parsePortableCost, parseScrypt7, parseShaCrypt, parseYescrypt,
 } from './parsers.js'
 import { canonicalBase64, colonHexPattern, encodedDigestRows } from './encoded.js'
@@ -55,6 +55,10 @@ const STANDARD_CRC_INIT = { pattern: `${hex(8)}:0{8}`, otherwise: 0.1 }
  * with a salt size set by hand.
  */
 const NON_DEFAULT_SALT_SIZE = 0.1
+/** The same for a derived key longer or shorter than the digest (hashd's PBKDF2 keyLength option). */
+const NON_DEFAULT_KEY_LENGTH = 0.1
+/** hashd's PBKDF2 keys: 16 to 1024 bytes, in unpadded adapted base64. */
+const PBKDF2_KEY_CHARS = 1366
 
 /** How many `0`s `text` ends with. */
 function trailingZeros(text: string): number {
@@ -240,6 +244,7 @@ export const formatSpecs: FormatSpec[] = [
   ]),
   hc(1000, 'ntlm', 'NTLM', OS, hex(32), 300, { john: 'nt', upperHex: true, description: 'Windows NT hash: MD4 of the UTF-16LE password, hex' }),
   hc(900, 'md4', 'MD4', RAW, hex(32), 60, { john: 'raw-md4', description: 'MD4 digest (RFC 1320), hex' }),
+  other('ed2k', 'eD2k (eDonkey2000, eMule)', RAW, hex(32), 1, { description: 'eDonkey2000 file hash: the MD4 of the MD4s of each 9,728,000-byte chunk (the MD4 itself for one chunk), hex' }),
   other('lm', 'LM', OS, hex(32), 40, { john: 'lm', upperHex: true, description: 'LAN Manager hash: two DES halves of the uppercased password, hex (hashcat -m 3000 cracks each 16-hex half)' }),
   hc(8600, 'lotus-notes-5', 'Lotus Notes/Domino 5', EAS, hex(32), 4, { john: 'lotus5', upperHex: true }),
   hc(9900, 'radmin2', 'Radmin2', EAS, hex(32), 2, { john: 'radmin' }),
@@ -257,6 +262,10 @@ export const formatSpecs: FormatSpec[] = [
   hc(6000, 'ripemd160', 'RIPEMD-160', RAW, hex(40), 40, { john: 'ripemd-160', description: 'RIPEMD-160 digest, hex' }),
   hc(300, 'mysql41-bare', 'MySQL4.1/MySQL5', DB, hex(40), 30, { john: 'mysql-sha1', upperHex: true, verifyAs: 'mysql41', description: 'MySQL 4.1+ PASSWORD() without its leading *: sha1(sha1_bin($pass)), hex; /api/verify reads it as mysql41' }),
   other('has160', 'HAS-160', RAW, hex(40), 1, { description: 'HAS-160 digest (TTAS.KO-12.0011), hex' }),
+  // hashd's own tagged HMAC (POST /api/hmac with keyName and format "tagged"): 16 to 64 bytes of HMAC in padded base64.
+  other('hashd-tagged-hmac', 'hashd tagged HMAC', HMAC, R`hashd:v(?<version>[1-9]\d{0,8}):${b64(22, 88)}={0,2}`, 2, {
+    description: 'An HMAC made by hashd with a named key (POST /api/hmac, format "tagged"): hashd:v<key version>:<base64>; check it with POST /api/hmac/verify and the key\'s name, not /api/verify',
+  }),
   other('tiger160', 'Tiger/160', RAW, hex(40), 0.5, { description: 'Tiger truncated to 160 bits, hex' }),
 
   hc(1300, 'sha224', 'SHA2-224', RAW, hex(56), 300, { john: 'raw-sha224', description: 'SHA-224 digest (FIPS 180-4), hex' }),
@@ -276,6 +285,7 @@ export const formatSpecs: FormatSpec[] = [
   other('blake3', 'BLAKE3', RAW, hex(64), 12, { description: 'BLAKE3 digest (256-bit default), hex' }),
   other('blake2s-256', 'BLAKE2s-256', RAW, hex(64), 9, { description: 'BLAKE2s-256 digest (RFC 7693), hex' }),
   hc(6900, 'gost94', 'GOST R 34.11-94', RAW, hex(64), 8, { john: 'gost', description: 'GOST R 34.11-94 digest, hex' }),
+  other('gost94-cryptopro', 'GOST R 34.11-94 (CryptoPro parameters)', RAW, hex(64), 2, { description: 'GOST R 34.11-94 with the CryptoPro S-boxes (RFC 4357), hex; John reads it as $gost-cp$ + hex' }),
   hc(11700, 'streebog-256', 'GOST R 34.11-2012 (Streebog) 256-bit, big-endian', RAW, hex(64), 8, { john: 'streebog256', description: 'Streebog-256 (GOST R 34.11-2012), hex' }),
   hc(31100, 'sm3', 'SM3', RAW, hex(64), 8, { description: 'SM3 digest (GB/T 32905-2016), hex' }),
   other('sha512-256', 'SHA-512/256', RAW, hex(64), 8, { description: 'SHA-512/256 digest (FIPS 180-4), hex' }),
@@ -305,6 +315,7 @@ export const formatSpecs: FormatSpec[] = [
 
   hc(33600, 'ripemd320', 'RIPEMD-320', RAW, hex(80), 5, { description: 'RIPEMD-320 digest, hex' }),
   other('tiger', 'Tiger', RAW, hex(48), 5, { john: 'tiger', description: 'Tiger/192 digest, hex' }),
+  other('tiger2', 'Tiger2', RAW, hex(48), 0.5, { description: 'Tiger2/192 digest (Tiger with MD4-style padding, 0x80), hex' }),
   hc(122, 'macos-10-4', 'macOS v10.4, macOS v10.5, macOS v10.6', OS, hex(48), 6, { john: 'xsha', upperHex: true, description: 'Mac OS X 10.4–10.6: 8 hex of salt then SHA-1(salt.pass)' }),
   hc(125, 'arubaos', 'ArubaOS', OS, hex(50), 4, { description: 'ArubaOS: 10 hex of salt then SHA-1, hex' }),
   hc(1722, 'macos-10-7', 'macOS v10.7', OS, hex(136), 5, { john: 'xsha512', description: 'Mac OS X 10.7: 8 hex of salt then SHA-512(salt.pass)' }),
@@ -528,16 +539,24 @@ export const formatSpecs: FormatSpec[] = [
   hc(2100, 'mscash2', 'Domain Cached Credentials 2 (DCC2), MS Cache 2', OS, R`\$DCC2\$(?<rounds>\d{1,7})#(?<user>[^#]{1,64})#${hex(32)}`, 30, { john: 'mscash2', parse: groupParams }),
 
   // ---- PBKDF2 and scrypt strings (passlib, Django, Werkzeug, hashcat's own forms) ----
-  hc(20400, 'pbkdf2-sha1', 'Python passlib pbkdf2-sha1', FRAMEWORK, R`\$pbkdf2\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(27)}`, 60, { john: 'pbkdf2-hmac-sha1', parse: parseIterated, description: 'passlib pbkdf2_sha1: $pbkdf2$rounds$salt$hash' }),
+  hc(20400, 'pbkdf2-sha1', 'Python passlib pbkdf2-sha1', FRAMEWORK, R`\$pbkdf2\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(22, PBKDF2_KEY_CHARS)}`, 60, {
+    john: 'pbkdf2-hmac-sha1', parse: parseIterated, description: 'passlib pbkdf2_sha1: $pbkdf2$rounds$salt$hash',
+    typical: { pattern: R`\$pbkdf2\$\d{1,10}\$${ab64(0, 128)}\$${ab64(27)}`, otherwise: NON_DEFAULT_KEY_LENGTH },
+  }),
   // passlib's pbkdf2_sha256 draws default_salt_size = 16 bytes (passlib/handlers/pbkdf2.py), 22
-  // characters of adapted base64; other sizes need an explicit salt_size. NetIQ SSPR writes the
+  // characters of adapted base64; other sizes need an explicit salt_size. hashd writes these three
+  // forms with any keyLength from 16 to 1024 bytes (algorithms/password/pbkdf2.ts), the digest's
+  // own size by default, which is what passlib and hashcat write. NetIQ SSPR writes the
   // same syntax with a 32-byte salt (43 characters), so a 43-character salt points there.
-  hc(20300, 'pbkdf2-sha256', 'Python passlib pbkdf2-sha256', FRAMEWORK, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(43)}`, 100, {
+  hc(20300, 'pbkdf2-sha256', 'Python passlib pbkdf2-sha256', FRAMEWORK, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(22, PBKDF2_KEY_CHARS)}`, 100, {
     john: 'pbkdf2-hmac-sha256', parse: parseIterated, description: 'passlib pbkdf2_sha256: $pbkdf2-sha256$rounds$salt$hash',
     typical: { pattern: R`\$pbkdf2-sha256\$\d{1,10}\$${ab64(22)}\$${ab64(43)}`, otherwise: NON_DEFAULT_SALT_SIZE },
   }),
   hc(32060, 'netiq-sspr-pbkdf2-sha256', 'NetIQ SSPR (PBKDF2WithHmacSHA256)', EAS, R`\$pbkdf2-sha256\$(?<rounds>\d{1,10})\$(?<salt>${ab64(43)})\$${ab64(43)}`, 3, { parse: parseIterated }),
-  hc(20200, 'pbkdf2-sha512', 'Python passlib pbkdf2-sha512', FRAMEWORK, R`\$pbkdf2-sha512\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(86)}`, 80, { john: 'pbkdf2-hmac-sha512', parse: parseIterated, description: 'passlib pbkdf2_sha512: $pbkdf2-sha512$rounds$salt$hash' }),
+  hc(20200, 'pbkdf2-sha512', 'Python passlib pbkdf2-sha512', FRAMEWORK, R`\$pbkdf2-sha512\$(?<rounds>\d{1,10})\$(?<salt>${ab64(0, 128)})\$${ab64(22, PBKDF2_KEY_CHARS)}`, 80, {
+    john: 'pbkdf2-hmac-sha512', parse: parseIterated, description: 'passlib pbkdf2_sha512: $pbkdf2-sha512$rounds$salt$hash',
+    typical: { pattern: R`\$pbkdf2-sha512\$\d{1,10}\$${ab64(0, 128)}\$${ab64(86)}`, otherwise: NON_DEFAULT_KEY_LENGTH },
+  }),
   hc(10000, 'pbkdf2-sha256', 'Django (PBKDF2-SHA256)', FRAMEWORK, R`pbkdf2_sha256\$(?<rounds>\d{1,10})\$(?<salt>[^$\s]{1,128})\$${b64p(43)}`, 300, { john: 'django', parse: parseIterated, description: 'Django\'s default hasher: pbkdf2_sha256$iterations$salt$base64' }),
   other('pbkdf2-sha1', 'Django (PBKDF2-SHA1)', FRAMEWORK, R`pbkdf2_sha1\$(?<rounds>\d{1,10})\$(?<salt>[^$\s]{1,128})\$${b64p(27)}`, 40, { parse: parseIterated, description: 'Django PBKDF2PasswordHasher with SHA-1: pbkdf2_sha1$iterations$salt$base64' }),
   other('pbkdf2-sha256', 'Werkzeug (PBKDF2-SHA256)', FRAMEWORK, R`pbkdf2:sha256(?::(?<rounds>\d{1,10}))?\$(?<salt>[^$\s]{1,128})\$${lhex(64)}`, 200, { parse: groupParams, description: 'Werkzeug generate_password_hash: pbkdf2:sha256:iterations$salt$hex' }),
@@ -552,7 +571,17 @@ export const formatSpecs: FormatSpec[] = [
   other('django-bcrypt', 'Django (bcrypt)', FRAMEWORK, R`bcrypt\$\$(?<variant>2[abxy])\$(?<cost>\d{2})\$(?<salt>${c64(22)})${c64(31)}`, 10, { parse: parseBcrypt, description: 'Django BCryptPasswordHasher: bcrypt$ + bcrypt string' }),
   other('django-argon2', 'Django (Argon2)', FRAMEWORK, R`argon2${ARGON2('argon2id|argon2i|argon2d')}`, 60, { parse: parseArgon2, description: 'Django Argon2PasswordHasher: argon2$ + Argon2 PHC string' }),
   other('django-scrypt', 'Django (scrypt)', FRAMEWORK, R`scrypt\$(?<N>\d{1,8})\$(?<salt>[^$\s]{1,128})\$(?<r>\d{1,4})\$(?<p>\d{1,4})\$${b64p(43, 88)}`, 20, { parse: groupParams, description: 'Django ScryptPasswordHasher: scrypt$N$salt$r$p$base64' }),
-  other('passlib-bcrypt-sha256', 'passlib bcrypt_sha256', CRYPT, R`\$bcrypt-sha256\$(?:v=2,)?t?=?(?<variant>2[abxy]),(?:r=)?(?<cost>\d{1,2})\$(?<salt>${c64(22)})\$${c64(31)}`, 20, { parse: groupParams, description: 'passlib bcrypt_sha256: bcrypt over HMAC-SHA256 of the password' }),
+  // hashd writes v2 (passlib ≥ 1.7.3) and reads v1 (`$bcrypt-sha256$2b,12$…`): the registry's name.
+  other('bcrypt-sha256', 'bcrypt-SHA256 (passlib bcrypt_sha256, hashd)', CRYPT, R`\$bcrypt-sha256\$(?:v=2,)?t?=?(?<variant>2[abxy]),(?:r=)?(?<cost>\d{1,2})\$(?<salt>${c64(22)})\$${c64(31)}`, 20, { parse: groupParams, description: 'passlib bcrypt_sha256, as hashd writes it: bcrypt over base64(HMAC-SHA256(salt, password)), so passwords past 72 bytes count' }),
+  // hashd's peppered password hash (src/algorithms/password/pepper.ts, docs/passwords.md): a
+  // password hash of `s=` sealed with AES-256-GCM under pepper key `k=`. Only hashd writes it.
+  {
+    name: 'peppered', displayName: 'hashd peppered password hash ($pepper$)', category: CRYPT, hashcat: null, john: null,
+    pattern: R`\$pepper\$v=(?<version>\d{1,3}),k=[A-Za-z0-9][A-Za-z0-9._-]{0,63},s=[a-z0-9-]{1,32}\$[A-Za-z0-9+/]{16}\$[A-Za-z0-9+/]{22,8192}`,
+    prior: 20, parse: parsePepperSeal, sealedWith: 'pepper',
+    description: 'hashd\'s peppered password hash: the hash of scheme s= encrypted (AES-256-GCM) under pepper key k=; '
+      + '/api/verify opens it on a server that holds that key. Without the key it is ciphertext: nothing to crack',
+  },
   hc(7200, 'grub2', 'GRUB 2', OS, R`grub\.pbkdf2\.sha512\.(?<rounds>\d{1,10})\.${hex(16, 256)}\.${hex(128)}`, 12, { john: 'pbkdf2-hmac-sha512', parse: parseIterated, description: 'GRUB 2 grub.pbkdf2.sha512.rounds.salt.hash (grub-mkpasswd-pbkdf2, passlib grub_pbkdf2_sha512)' }),
   hc(12001, 'atlassian-pbkdf2-sha1', 'Atlassian (PBKDF2-HMAC-SHA1)', EAS, R`\{PKCS5S2\}(?<payload>${b64p(64)})`, 20, { john: 'atlassian', parse: decodedLength('payload', 32, [16, 16]) }),
   other('cta-pbkdf2-sha1', 'passlib cta_pbkdf2_sha1', FRAMEWORK, R`\$p5k2\$(?<rounds>[0-9a-f]{1,8})\$(?<salt>${b64u(0, 64)}=?=?)\$${b64u(27, 28)}=?`, 2, { parse: groupParams, description: 'Cryptacular\'s PBKDF2-SHA1 ($p5k2$), as passlib reads it' }),

@@ -3,6 +3,7 @@
  * lengths, JSON headers) and extracts the parameters reported as `params`. They return null when
  * the string only looks like the format, which drops the candidate.
  */
+import { parsePeppered, PEPPER_VERSION } from '../algorithms/password/pepper.js'
 import type { FormatParser, Params } from './types.js'
 
 const CRYPT64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -148,4 +149,18 @@ export const groupParams: FormatParser = (_hash, groups) => {
     params[key] = /^\d{1,15}$/.test(value) ? Number(value) : value
   }
   return params
+}
+
+/**
+ * hashd's `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<sealed>` (algorithms/password/pepper.ts): the
+ * same reading as /api/verify's, so a string it would call malformed is no match here. The key id
+ * and the scheme inside are in the clear; what they seal is not.
+ */
+export const parsePepperSeal: FormatParser = (hash) => {
+  try {
+    const sealed = parsePeppered(hash)
+    return { version: PEPPER_VERSION, key: sealed.keyId, scheme: sealed.scheme }
+  } catch {
+    return null
+  }
 }

@@ -35,7 +35,8 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     // `$id$` (modular crypt, PHC) and `{SCHEME}` (RFC 2307) openings are signatures even when the
     // literal part is short, as are literal prefixes of three or more characters.
     signature: spec.signature ?? (prefix.length >= 3 || /^(?:\$|\{|U\$)/.test(prefix)),
-    verifiable: registered !== undefined && spec.unverifiable === undefined,
+    // A sealed row is one /api/verify reads given its key (whether this server holds it is the engine's to say).
+    verifiable: spec.sealedWith !== undefined || (registered !== undefined && spec.unverifiable === undefined),
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
     lettersOnlyAlphabet: /A-Z/.test(spec.pattern) && /a-z/.test(spec.pattern) && !/0-9|\\d|\\w|[./+]/.test(spec.pattern),

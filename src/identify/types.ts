@@ -96,6 +96,13 @@ export interface FormatSpec {
    */
   verifyAs?: string
   /**
+   * The string is sealed under one of the server's own keys (`pepper`: `$pepper$…`, encrypted
+   * under a PEPPER_KEYS_FILE key). The row's parser returns the key's id as `params.key` and the
+   * scheme inside as `params.scheme`; /api/verify reads such a string, as that scheme, only on a
+   * server that holds the key (IdentifyOptions.verifier), so a match is verifiable only there.
+   */
+  sealedWith?: 'pepper'
+  /**
    * An example for GET /api/identify/formats, where one generated from the pattern would not pass
    * the row's parser (a JWT's JSON header); otherwise catalog.ts derives it.
    */

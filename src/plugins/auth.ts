@@ -2,35 +2,32 @@
  * Optional API keys, in one place. With API_KEYS_FILE set, every request outside the public set
  * needs `Authorization: Bearer <key>` (RFC 6750 §2.1); without it, this plugin does nothing.
  *
- * The file holds one key per line, `<name> <sha256 of the key, 64 hex> [<requests per window>]`,
- * `#` to the end of a line is a comment. Only hashes are stored, never keys. A request's key is
- * hashed and looked up in a Map by that hash, so the time to reject a key does not depend on how
- * much of it is right: the client controls the key, not its hash.
+ * The file (src/keys/api-keys.ts, read and reloaded by the key ring) holds one key per line,
+ * `<name> <sha256 of the key, 64 hex> [<requests per window>] [scopes=…] [hmac-keys=…]`. Only hashes
+ * are stored, never keys. A request's key is hashed and looked up in a Map by that hash, so the
+ * time to reject a key does not depend on how much of it is right: the client controls the key,
+ * not its hash. A key limited by `scopes=` gets 403 insufficient_scope (RFC 6750 §3.1) outside
+ * them, before its body is read; `hmac-keys=` is checked where the key name is read (the HMAC
+ * routes, per batch item), through `keyAccess`.
  *
  * Two hooks, so that unauthenticated floods are still limited per address: `onRequest` (added
  * before the rate-limit plugin's route-level hook) only identifies the key, so the rate limit can
  * count per key; `preParsing` (after the rate limit, before any body is read) refuses with 401.
  *
- * The file is read again when it changes on disk and on SIGHUP (file-reload.ts). A file that cannot
- * be read or parsed at start-up is a ConfigError naming the file and line; on reload the same error
- * is logged as a warning and the keys already loaded stay in force, so a typo during rotation does
- * not lock every client out.
+ * The file is read again when it changes on disk and on SIGHUP (src/keys/, file-reload.ts). A file
+ * that cannot be read or parsed at start-up is a ConfigError naming the file and line; on reload the
+ * same error is logged as a warning and the keys already loaded stay in force, so a typo during
+ * rotation does not lock every client out.
  */
-import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ConfigError, type Config } from '../config.js'
-import { reloadable, type Reloadable } from '../file-reload.js'
-import { keysFileLines, readKeysFileText } from '../keys-file.js'
+import type { Reloadable } from '../file-reload.js'
+import { hashKey, type ApiKey } from '../keys/api-keys.js'
+import { scopeOf, SCOPES } from '../keys/scopes.js'
 import { Problem } from '../problem.js'
 import { problemResponse } from '../routes/schemas.js'
 
-export interface ApiKey {
-  /** The name from the file: logged, and the rate-limit key. Never the key itself. */
-  name: string
-  /** Requests per RATE_LIMIT_WINDOW_MS for this key, overriding RATE_LIMIT_MAX; null keeps the default. */
-  max: number | null
-}
+export type { ApiKey } from '../keys/api-keys.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,49 +36,8 @@ declare module 'fastify' {
   }
 }
 
-/** Names appear in logs and rate-limit keys: keep them to a plain, bounded alphabet. */
-export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 /** Minted keys: `hk_` and base64url (scripts/apikey.ts); anything else is refused before hashing. */
 const KEY_SYNTAX = /^[A-Za-z0-9._~+/-]{16,512}={0,2}$/
-const SHA256_HEX = /^[0-9a-fA-F]{64}$/
-
-/** The sha256 of a key, hex: what the file stores and the Map is keyed by. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
-}
-
-/** The file's line for a key. */
-export function keyLine(name: string, key: string, max?: number): string {
-  return `${name} ${hashKey(key)}${max === undefined ? '' : ` ${max}`}`
-}
-
-/**
- * Parses a keys file. Errors name the file and line and describe the field, never quote it: a
- * key pasted where its hash belongs must not end up in a log.
- */
-export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
-  const keys = new Map<string, ApiKey>()
-  const names = new Set<string>()
-  for (const { where, fields } of keysFileLines(text, 'API_KEYS_FILE', file)) {
-    const [name, hash, max] = fields as [string, string | undefined, string | undefined]
-    if (fields.length > 3 || hash === undefined) {
-      throw new ConfigError(`${where}: expected "<name> <sha256 of the key, 64 hex> [<requests per window>]", got ${fields.length} field(s)`)
-    }
-    if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit`)
-    if (!SHA256_HEX.test(hash)) throw new ConfigError(`${where}: the second field must be the key's sha256 as 64 hex digits (npm run apikey prints it), not the key`)
-    if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw new ConfigError(`${where}: requests per window must be a whole number from 1 to 999999999`)
-    if (names.has(name)) throw new ConfigError(`${where}: the name ${name} is already used on an earlier line`)
-    const digest = hash.toLowerCase()
-    if (keys.has(digest)) throw new ConfigError(`${where}: this hash is already used on an earlier line`)
-    names.add(name)
-    keys.set(digest, { name, max: max === undefined ? null : Number(max) })
-  }
-  return keys
-}
-
-export function readKeysFile(file: string): Map<string, ApiKey> {
-  return parseKeysFile(readKeysFileText('API_KEYS_FILE', file), file)
-}
 
 /** The key an Authorization header names: the key, `missing` (no Bearer credentials) or `invalid`. */
 export function authenticate(keys: ReadonlyMap<string, ApiKey>, authorization: string | undefined): ApiKey | 'missing' | 'invalid' {
@@ -107,6 +63,29 @@ export function unauthorized(reason: 'missing' | 'invalid'): Problem {
       { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } })
 }
 
+/**
+ * RFC 6750 §3.1: 403 with `error="insufficient_scope"` and the scope the request needs. `scope` is
+ * an operation's scope (src/keys/scopes.ts) or `hmac-key:<name>` for a named HMAC key the line's
+ * `hmac-keys=` does not list.
+ */
+export function insufficientScope(key: ApiKey, scope: string, what: string): Problem {
+  return new Problem(403, 'urn:hashd:problem:insufficient-scope', 'Forbidden',
+    `The API key ${key.name} may not ${what}: it lacks the scope ${scope}`,
+    { extensions: { scope }, headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` } })
+}
+
+/**
+ * Whether the request may use the named HMAC key: always without API keys or with a line that has
+ * no `hmac-keys=`; otherwise only the names it lists. Throws the 403 for the caller to pass on.
+ */
+export function keyAccess(apiKey: ApiKey | null): (name: string) => void {
+  if (apiKey === null || apiKey.hmacKeys === null) return () => {}
+  const allowed = apiKey.hmacKeys
+  return (name) => {
+    if (!allowed.has(name)) throw insufficientScope(apiKey, `hmac-key:${name}`, `use the HMAC key ${name}`)
+  }
+}
+
 /** API paths anyone may GET: liveness, readiness (probes carry no key) and the API description. */
 const PUBLIC_API = new Set(['/api/health', '/api/ready', '/api/openapi.json'])
 
@@ -129,7 +108,7 @@ function isPublicPath(method: string, path: string): boolean {
 
 /** The keys in force, reloaded when the file changes. */
 export class ApiKeys {
-  readonly #keys: Reloadable<Map<string, ApiKey>>
+  readonly #keys: { readonly value: ReadonlyMap<string, ApiKey> }
 
   constructor(keys: Reloadable<Map<string, ApiKey>>) {
     this.#keys = keys
@@ -142,29 +121,30 @@ export class ApiKeys {
   }
 }
 
-async function authPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
+async function authPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('apiKey', null)
-  const file = options.config.apiKeysFile
-  if (file === null) return
-  const loaded = reloadable({
-    source: 'api-keys', what: 'API keys', files: [file], log: app.log,
-    load: () => readKeysFile(file), describe: (value) => ({ keysFile: file, keys: value.size }),
-  })
-  app.addHook('onClose', async () => { loaded.close() })
+  const loaded = app.keyRing.apiKeys
+  if (loaded === null) return
   const keys = new ApiKeys(loaded)
   app.decorate('apiKeys', keys)
-  app.log.info({ keysFile: file, keys: keys.size }, 'API keys loaded')
 
   // The OpenAPI document: operations that need a key name the bearer scheme (declared in
-  // plugins/openapi.ts) and list 401.
+  // plugins/openapi.ts) with the scope they need (OpenAPI 3.1 lets a security requirement list
+  // role names for any scheme), and list 401, and 403 where a scope applies.
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
     if (!route.schema || methods.every((method) => isPublicPath(method, route.url))) return
     const response = (route.schema.response ?? {}) as Record<string, unknown>
+    const scope = scopeOf(methods[0] ?? 'GET', route.url)
+    const spec = SCOPES.find((each) => each.name === scope)
     route.schema = {
       ...route.schema,
-      security: [{ apiKey: [] }],
-      response: { ...response, 401: problemResponse('No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3)') },
+      security: [{ apiKey: scope === undefined ? [] : [scope] }],
+      response: {
+        ...response,
+        401: problemResponse('No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3)'),
+        ...(spec ? { 403: problemResponse(`The API key lacks the scope ${spec.name} (${spec.description})${spec.name.startsWith('hmac') ? ', or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>)' : ''}; insufficient-scope with \`scope\`, and WWW-Authenticate (RFC 6750 §3.1)`) } : {}),
+      },
     } as typeof route.schema
   })
 
@@ -180,7 +160,14 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
   })
   app.addHook('preParsing', (request: FastifyRequest, _reply: FastifyReply, payload, done) => {
     const refusal = refusals.get(request)
-    if (refusal) done(unauthorized(refusal), payload)
+    if (refusal) {
+      done(unauthorized(refusal), payload)
+      return
+    }
+    const key = request.apiKey
+    const url = request.routeOptions.url
+    const scope = key === null || url === undefined ? undefined : scopeOf(request.method, url)
+    if (key !== null && scope !== undefined && !key.scopes.has(scope)) done(insufficientScope(key, scope, `call ${request.method} ${url}`), payload)
     else done(null, payload)
   })
 }
@@ -192,4 +179,4 @@ declare module 'fastify' {
   }
 }
 
-export default fp(authPlugin, { name: 'auth' })
+export default fp(authPlugin, { name: 'auth', dependencies: ['keys'] })

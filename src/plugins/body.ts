@@ -13,6 +13,10 @@ import { problems } from '../problem.js'
 type MediaType = 'application/json' | 'multipart/form-data' | 'application/octet-stream' | ''
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The size of a JSON body as received, in bytes (0 for other bodies). */
+    bodyBytes: number
+  }
   interface FastifyContextConfig {
     /** The media type the route's body must have; checked before the body is read. */
     accepts?: MediaType | readonly MediaType[]
@@ -61,7 +65,9 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
   app.removeContentTypeParser('application/json')
   // 'error' on both: a body with __proto__ or constructor.prototype is refused, never merged.
   const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.decorateRequest('bodyBytes', 0)
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    request.bodyBytes = (body as Buffer).length
     if ((body as Buffer).length > JSON_INLINE_MAX_BYTES) {
       engine.parseJson(body as Buffer).then((value) => done(null, value), (error: Error) => done(error, undefined))
       return

@@ -5,6 +5,7 @@
  * Nothing here echoes the request body: parser messages that quote it are replaced.
  */
 import { STATUS_CODES } from '../node-http.js'
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -13,9 +14,29 @@ import { serializeError } from './logging.js'
 
 const PROBLEM_JSON = 'application/problem+json; charset=utf-8'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route whose answer a client may take as text (`Accept: text/plain` on /api/checksums):
+     * when this says so, the route's own refusals (400, 413, 415, 422) go as one text line,
+     * `hashd: <type>: <detail>`, rather than problem+json. Refusals that are not the route's
+     * (401, 429, 503) and 5xx stay problem+json.
+     */
+    problemsAsText?: (request: FastifyRequest) => boolean
+  }
+}
+
+/** The statuses a route's problems may be sent as text with (problemsAsText). */
+const TEXT_PROBLEM_STATUSES = new Set([400, 413, 415, 422])
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
   return reply.code(problem.status).type(PROBLEM_JSON).send(problem.toBody())
+}
+
+/** A problem as the one text line of a route that answers in text (problemsAsText). */
+export function problemAsText(problem: Problem): string {
+  return `hashd: ${problem.type === 'about:blank' ? problem.title : problem.type}: ${problem.detail}\n`
 }
 
 interface AjvIssue { instancePath: string, schemaPath?: string, message?: string, keyword: string, params: Record<string, unknown> }
@@ -35,20 +56,42 @@ function issueMessage(issue: AjvIssue, alternatives: AjvIssue[]): string {
   }
 }
 
+/** At most this many fields at fault are listed; a body of 10,000 bad strings would otherwise list them all. */
+const MAX_ISSUES = 100
+
 /**
  * ajv's errors as RFC 9457 `errors` entries. A failed oneOf/anyOf is one entry that says what the
- * alternatives were, not one entry per alternative.
+ * alternatives were, not one entry per alternative. Linear in the number of errors (each one's
+ * group is found by the prefixes of its schema path), since ajv reports every error (allErrors) and
+ * a large body can hold tens of thousands: a search per error over all of them held the event loop
+ * for a minute on /api/identify's 10,000-string limit.
  */
 function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body'
   const issues = error.validation as AjvIssue[] | undefined ?? []
-  const groups = issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '')
-  const inGroup = (issue: AjvIssue) => groups.find((path) => path !== '' && issue.schemaPath?.startsWith(`${path}/`))
-  const alternativesOf = (issue: AjvIssue) => issues.filter((each) => issue.schemaPath !== undefined && inGroup(each) === issue.schemaPath)
-  return issues
-    .filter((issue) => inGroup(issue) === undefined)
+  const groups = new Set(issues.filter((issue) => issue.keyword === 'oneOf' || issue.keyword === 'anyOf').map((issue) => issue.schemaPath ?? '').filter((path) => path !== ''))
+  /** The innermost oneOf/anyOf whose alternative reported this issue, if any. */
+  const groupOf = (issue: AjvIssue): string | undefined => {
+    const path = issue.schemaPath ?? ''
+    for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) {
+      const prefix = path.slice(0, end)
+      if (groups.has(prefix)) return prefix
+    }
+    return undefined
+  }
+  const members = new Map<string, AjvIssue[]>()
+  const outside: AjvIssue[] = []
+  for (const issue of issues) {
+    const group = groupOf(issue)
+    if (group === undefined) outside.push(issue)
+    else if (members.has(group)) members.get(group)?.push(issue)
+    else members.set(group, [issue])
+  }
+  const alternativesOf = (issue: AjvIssue) => (issue.schemaPath === undefined ? [] : members.get(issue.schemaPath) ?? [])
+  return outside
     // A oneOf that failed because a field inside it is invalid says nothing the field's own entry does not.
     .filter((issue) => issue.keyword !== 'oneOf' || alternativesOf(issue).every((each) => each.keyword === 'required'))
+    .slice(0, MAX_ISSUES)
     .map((issue) => {
       const extra = issue.keyword === 'additionalProperties' ? `/${String(issue.params.additionalProperty)}` : ''
       return { pointer: `/${context}${issue.instancePath}${extra}`, message: issueMessage(issue, alternativesOf(issue)) }
@@ -102,12 +145,23 @@ export function clientErrorHandler(this: FastifyInstance, error: Error & { code?
     ? 'The request was not received in time (HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS)'
     : status === 431 ? 'The request headers are too large' : 'The request is not valid HTTP/1.1'
   this.log.debug({ code: error.code, status }, 'client error')
-  if (socket.writable) {
-    const body = JSON.stringify(new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', detail).toBody())
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  const answer = (): void => {
+    // A response still owed to an earlier, complete request on this connection (a pipelined upload
+    // being hashed) goes first, so that the refusal cannot be read as its answer (RFC 9112 §9.3.2).
+    // The response of the request that broke off (a bad chunk in its body) is this refusal itself.
+    const owed = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (owed && owed.req.complete && !owed.writableFinished && !owed.destroyed) {
+      owed.once('close', answer)
+      return
+    }
+    if (socket.writable) {
+      const body = JSON.stringify(new Problem(status, 'about:blank', STATUS_CODES[status] ?? 'Client Error', detail).toBody())
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    }
+    socket.destroySoon()
   }
-  socket.destroySoon()
+  answer()
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
@@ -135,6 +189,10 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       : knownProblem(error) ?? problemFor(error)
     if (problem) {
       request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
+      if (TEXT_PROBLEM_STATUSES.has(problem.status) && request.routeOptions.config?.problemsAsText?.(request) === true) {
+        for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+        return reply.code(problem.status).type('text/plain; charset=utf-8').send(problemAsText(problem))
+      }
       return sendProblem(reply, problem)
     }
     // A bug: log where it happened, answer with nothing. The message is left out of the log too:

@@ -190,7 +190,9 @@ export function accessLogHook(fastifyLogger: FastifyBaseLogger): onResponseHookH
       `"url":${JSON.stringify(path)},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime},` +
       `"remoteAddress":${JSON.stringify(request.ip ?? null)},` +
       // The API key's name from API_KEYS_FILE (never the key); absent without one.
-      (request.apiKey ? `"apiKey":${JSON.stringify(request.apiKey.name)},` : '') + '"msg":"request completed"}\n')
+      (request.apiKey ? `"apiKey":${JSON.stringify(request.apiKey.name)},` : '') +
+      // The key ring's keys and versions used (names and ids from the keys files; never a message or secret).
+      (request.keyUses ? `"keys":${JSON.stringify(request.keyUses)},` : '') + '"msg":"request completed"}\n')
     done()
   }
 }
@@ -200,6 +202,7 @@ function logAccessLine(request: FastifyRequest, reply: FastifyReply): void {
   request.log.info({
     method: request.method, route: request.routeOptions.url ?? null, url: request.url.split('?')[0],
     statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip, apiKey: request.apiKey?.name,
+    ...(request.keyUses ? { keys: request.keyUses } : {}),
   }, 'request completed')
 }
 

@@ -23,7 +23,7 @@ import { reloadStatuses } from '../file-reload.js'
 import { installObserver, type Observer } from '../observe.js'
 import { storeReads, storesInForce } from '../screening/status.js'
 import type { ApiKeys } from './auth.js'
-import { unauthorized } from './auth.js'
+import { insufficientScope, unauthorized } from './auth.js'
 
 /** Seconds: from a short digest served inline (~0.1 ms) to a costly password hash (seconds). */
 export const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -191,6 +191,22 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
       for (const status of reloadStatuses()) this.labels(status.source).set(Date.parse(status.loadedAt) / 1000)
     },
   })
+  /** ring → key → version → operation → uses; label values come from the keys files only (observe.ts). */
+  const keyUseTally = new Map<string, Map<string, Map<string, Map<string, number>>>>()
+  new Counter({
+    name: 'hashd_key_uses_total', help: 'Uses of the key ring\'s keys, by ring (hmac, pepper), key name, version and operation (hmac, verify, seal, open, rewrap)',
+    labelNames: ['ring', 'key', 'version', 'operation'] as const, registers,
+    collect() {
+      this.reset()
+      for (const [ring, byKey] of keyUseTally) {
+        for (const [key, byVersion] of byKey) {
+          for (const [version, byOperation] of byVersion) {
+            for (const [operation, count] of byOperation) this.labels(ring, key, version, operation).inc(count)
+          }
+        }
+      }
+    },
+  })
   // The breached-password stores in force (src/screening/): their size and date, and the reads made of them.
   new Gauge({
     name: 'hashd_pwned_store_hashes', help: 'Hashes in the breached-password store in force, by kind (sha1, ntlm)',
@@ -223,7 +239,7 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
     name: 'hashd_password_operations_total', help: 'Password hashes and verifications, by operation, canonical scheme and outcome',
     labelNames: ['operation', 'scheme', 'outcome'] as const, registers,
   })
-  return { registry, httpTally, byteTally, duration, rateLimited, passwordOperations }
+  return { registry, httpTally, byteTally, keyUseTally, duration, rateLimited, passwordOperations }
 }
 
 type Metrics = ReturnType<typeof buildRegistry>
@@ -246,7 +262,7 @@ export function httpRecorder(metrics: Metrics) {
 
 /** observe.ts's functions, implemented (exported for bench/metrics.ts). */
 export function observerFor(metrics: Metrics): Observer {
-  const { byteTally, passwordOperations } = metrics
+  const { byteTally, keyUseTally, passwordOperations } = metrics
   return {
     hashedBytes(operation, algorithm, count) {
       let byAlgorithm = byteTally.get(operation)
@@ -256,6 +272,16 @@ export function observerFor(metrics: Metrics): Observer {
     // Password work takes milliseconds to seconds; prom-client's own bookkeeping is nothing beside it.
     passwordOperation(operation, scheme, outcome) {
       passwordOperations.labels(operation, scheme, outcome).inc()
+    },
+    // Per batch item too: four Map lookups and an addition, no string built.
+    keyUse(ring, key, version, operation) {
+      let byKey = keyUseTally.get(ring)
+      if (byKey === undefined) keyUseTally.set(ring, byKey = new Map())
+      let byVersion = byKey.get(key)
+      if (byVersion === undefined) byKey.set(key, byVersion = new Map())
+      let byOperation = byVersion.get(version)
+      if (byOperation === undefined) byVersion.set(version, byOperation = new Map())
+      byOperation.set(operation, (byOperation.get(operation) ?? 0) + 1)
     },
   }
 }
@@ -273,10 +299,12 @@ function metricsServer(registry: Registry, keys: ApiKeys | undefined): Server {
       return
     }
     const key = keys?.authenticate(request.headers.authorization)
-    if (typeof key === 'string') {
-      const problem = unauthorized(key)
-      answer(response, 401, { 'content-type': 'application/problem+json', ...problem.headers }, JSON.stringify(problem.toBody()))
-      return
+    if (key !== undefined) {
+      const problem = typeof key === 'string' ? unauthorized(key) : key.scopes.has('metrics') ? null : insufficientScope(key, 'metrics', 'call GET /metrics')
+      if (problem) {
+        answer(response, problem.status, { 'content-type': 'application/problem+json', ...problem.headers }, JSON.stringify(problem.toBody()))
+        return
+      }
     }
     registry.metrics().then(
       (text) => answer(response, 200, { 'content-type': registry.contentType }, request.method === 'HEAD' ? '' : text),

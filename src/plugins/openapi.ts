@@ -61,8 +61,10 @@ function completeOperation(operation: Operation, rateLimited: boolean): void {
   if (!responses['503']) responses['503'] = { description: 'Overloaded or shutting down; see Retry-After' }
   for (const [status, response] of Object.entries(responses)) {
     if (Number(status) >= 400) {
-      // Problems only: whatever media type a route declared, the error handler sends problem+json.
-      response.content = { [PROBLEM_JSON]: { schema: PROBLEM_REF } }
+      // Problems only: whatever media type a route declared, the error handler sends problem+json,
+      // and text/plain where the route declared it (plugins/errors.ts, problemsAsText).
+      const text = response.content?.['text/plain']
+      response.content = { [PROBLEM_JSON]: { schema: PROBLEM_REF }, ...(text === undefined ? {} : { 'text/plain': text }) }
     }
     const headers: Record<string, unknown> = { ...response.headers }
     if (status === '401') Object.assign(headers, HEADERS.wwwAuthenticate)
@@ -72,7 +74,8 @@ function completeOperation(operation: Operation, rateLimited: boolean): void {
   }
 }
 
-async function openapiPlugin(app: FastifyInstance): Promise<void> {
+/** `ui: false` (WEB_UI=off) serves the document without the API browser at /docs. */
+async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {}): Promise<void> {
   /** `METHOD url` of the operations the rate limit applies to (all but `config: { rateLimit: false }`). */
   const rateLimited = new Set<string>()
   await app.register(swagger, {
@@ -137,7 +140,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       return spec as ReturnType<swagger.SwaggerTransformObject>
     },
   })
-  await app.register(swaggerUi, {
+  if (options.ui !== false) await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
     theme: { title: 'hashd API' },
@@ -153,13 +156,21 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       .map((directive) => `${directive};`)
       .join(' '),
   })
+  let served = Buffer.alloc(0)
   app.get('/api/openapi.json', {
     schema: {
       tags: ['meta'],
       summary: 'This document (OpenAPI 3.1)',
       response: { 200: Type.Object({ openapi: Type.String(), info: Type.Object({ version: Type.String() }, { additionalProperties: true }) }, { additionalProperties: true }) },
     },
-  }, async () => app.swagger())
+  }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(served))
+  // The document is built and serialized once, before the server listens: @fastify/swagger builds
+  // it on its first call (about 100 ms of the event loop, which the first request would wait for
+  // along with every other client) and keeps it. Serialized through the route's schema
+  // (additionalProperties) on each request, its 120 KB took about 5 ms of the event loop each time,
+  // and a few hundred requests queued on slow readers' connections kept /api/health waiting for
+  // seconds. A Buffer is written as it is.
+  app.addHook('onReady', async () => { served = Buffer.from(JSON.stringify(app.swagger())) })
 }
 
 export default fp(openapiPlugin, { name: 'openapi' })

@@ -27,6 +27,12 @@ export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
 
 /** At most one "Redis unavailable" warning per this interval, however many requests fail. */
 const WARN_INTERVAL_MS = 60_000
+/**
+ * While degraded on an open connection (Redis hung, paused or slow, not gone), a PING this often:
+ * its answer within the command timeout marks the store healthy again, so /api/health tells when
+ * Redis is back whether or not requests arrive. A reconnection says so by itself ('ready').
+ */
+const PROBE_INTERVAL_MS = 1_000
 
 export interface RedisRateLimitStore {
   /** What @fastify/rate-limit's RedisStore needs: this client and the key prefix. */
@@ -38,6 +44,11 @@ export interface RedisRateLimitStore {
   noteSuccess(): void
   /** The webhook replay store on this connection, under `<REDIS_PREFIX>replay:`. */
   replays: ReplayStore
+  /**
+   * Counts `count` more requests in `key`'s window at once (a batch's items beyond the request
+   * itself), with the window RedisStore's own script would give the key.
+   */
+  incrBy(key: string, count: number, windowMs: number, callback: (error: Error | null, result: { current: number, ttl: number } | null) => void): void
   close(): Promise<void>
 }
 
@@ -93,18 +104,28 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   let healthy = false
   let lastWarning = -Infinity
   let closing = false
+  let probe: NodeJS.Timeout | undefined
 
-  const noteFailure = (reason: string): void => {
-    healthy = false
-    const now = Date.now()
-    if (closing || now - lastWarning < WARN_INTERVAL_MS) return
-    lastWarning = now
-    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns (webhook replay checks answer 503)')
-  }
   const noteSuccess = (): void => {
+    if (probe !== undefined) { clearInterval(probe); probe = undefined }
     if (healthy) return
     healthy = true
     log.info('rate-limit store: Redis reachable; shared limits apply')
+  }
+  const noteFailure = (reason: string): void => {
+    healthy = false
+    if (closing) return
+    if (probe === undefined) {
+      probe = setInterval(() => {
+        // Bounded by the command timeout like every call; a failed PING changes nothing.
+        if (client.status === 'ready') client.ping().then(noteSuccess, () => {})
+      }, PROBE_INTERVAL_MS)
+      probe.unref()
+    }
+    const now = Date.now()
+    if (now - lastWarning < WARN_INTERVAL_MS) return
+    lastWarning = now
+    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns (webhook replay checks answer 503)')
   }
 
   client.on('ready', noteSuccess)
@@ -116,7 +137,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   // together) go to Redis as one script call, a `SET key token PX ttl NX` (or an EXISTS) per check.
   // Each check costs its request a place in an array rather than a Redis command of its own.
   client.defineCommand('hashdReplayCheck', { lua: CHECK_SCRIPT })
-  const scripted = client as unknown as { hashdReplayCheck(...args: [...Array<string | number>, (error: Error | null, seen?: unknown) => void]): void }
+  const replayScripted = client as unknown as { hashdReplayCheck(...args: [...Array<string | number>, (error: Error | null, seen?: unknown) => void]): void }
   const tokenPrefix = randomBytes(9).toString('base64url')
   let tokens = 0
   let batch: ReplayCheck[] = []
@@ -126,7 +147,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     if (checks.length === 0) return
     const keys = checks.map((check) => check.key)
     const args = checks.flatMap((check) => [check.ttlMs, check.token])
-    scripted.hashdReplayCheck(checks.length, ...keys, ...args, (error, seen) => {
+    replayScripted.hashdReplayCheck(checks.length, ...keys, ...args, (error, seen) => {
       if (error !== null || !Array.isArray(seen) || seen.length !== checks.length) {
         noteFailure('a replay-store call failed or timed out')
         for (const check of checks) {
@@ -152,7 +173,28 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     state: () => (healthy ? 'redis' : 'degraded'),
   }
 
+  // INCRBY and the window in one script, as @fastify/rate-limit's RedisStore does with INCR: a key
+  // this creates gets the window; one that exists keeps its own.
+  client.defineCommand('hashdRateLimitBy', {
+    numberOfKeys: 1,
+    lua: `
+      local current = redis.call('INCRBY', KEYS[1], ARGV[1])
+      local ttl = redis.call('PTTL', KEYS[1])
+      if current == tonumber(ARGV[1]) or ttl < 0 then
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        ttl = tonumber(ARGV[2])
+      end
+      return {current, ttl}`,
+  })
+  const scripted = client as unknown as { hashdRateLimitBy(key: string, count: number, windowMs: number, done: (error: Error | null, result?: [number, number]) => void): void }
+
   return {
+    incrBy: (key, count, windowMs, callback) => {
+      scripted.hashdRateLimitBy(config.redisPrefix + key, count, windowMs, (error, result) => {
+        if (error || !result) callback(error ?? new Error('no answer'), null)
+        else callback(null, { current: result[0], ttl: result[1] })
+      })
+    },
     storeOptions: { redis: client, nameSpace: config.redisPrefix },
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,
@@ -160,6 +202,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     replays,
     close: async () => {
       closing = true
+      clearInterval(probe)
       client.disconnect()
     },
   }

@@ -23,7 +23,7 @@ import { normalizeIP } from '@fastify/rate-limit'
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { Config } from '../config.js'
-import { problems } from '../problem.js'
+import { Problem, problems } from '../problem.js'
 import { MemoryReplayStore, type ReplayStore } from '../webhooks/replay.js'
 import type { RateLimitStoreState } from './rate-limit-redis.js'
 
@@ -35,6 +35,12 @@ declare module 'fastify' {
     limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
     /** Where verified webhooks are remembered (src/webhooks/replay.ts). */
     replayStore: ReplayStore
+    /**
+     * Counts `count` more requests against the request's bucket (a batch's items beyond the request
+     * itself, which was counted when it arrived); rejects with 429 when that goes over the limit.
+     * Absent when limiting is off.
+     */
+    chargeRequests?: (request: FastifyRequest, reply: FastifyReply, count: number) => Promise<void>
   }
 }
 
@@ -94,7 +100,43 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     }, rateLimitWindowMs, max)
   }
 
+  // A batch of n items counts as n requests (docs/api.md, "Batches"): the n - 1 beyond the request
+  // itself are added once its body has been read, in one step, and a batch that goes over the
+  // limit is refused whole. Counted like requests, refused like them: the window is not extended.
+  const addLocal = (key: string, count: number): { current: number, ttl: number } => {
+    const local = store as InstanceType<typeof LocalStore>
+    const now = Date.now()
+    let entry = local.lru.get(key)
+    if (entry === undefined || entry.iterationStartMs + rateLimitWindowMs <= now) entry = { current: count, ttl: rateLimitWindowMs, iterationStartMs: now }
+    else entry = { ...entry, current: entry.current + count, ttl: rateLimitWindowMs - (now - entry.iterationStartMs) }
+    local.lru.set(key, entry)
+    return entry
+  }
+  const chargeRequests = (request: FastifyRequest, reply: FastifyReply, count: number): Promise<void> => new Promise((resolve, reject) => {
+    if (count <= 0) { resolve(); return }
+    const max = request.apiKey?.max ?? rateLimitMax
+    const settle = (error: Error | null, result: { current: number, ttl: number } | null): void => {
+      if (error !== null || result === null) {
+        redis?.noteFailure('a rate-limit call failed or timed out')
+        resolve()
+        return
+      }
+      redis?.noteSuccess()
+      const resetSeconds = Math.ceil(result.ttl / 1000)
+      reply.header('ratelimit', `"${POLICY}";r=${Math.max(0, max - result.current)};t=${resetSeconds}`)
+      if (result.current <= max) { resolve(); return }
+      const problem = problems.rateLimited(Math.max(1, resetSeconds))
+      reject(new Problem(429, problem.type, problem.title,
+        `${problem.detail}: a batch counts one request per item, and this one's ${count + 1} items go over the limit of ${max} per ${windowSeconds} s` +
+        (count + 1 > max ? '; it can never fit: send smaller batches, or ask for a higher limit on your API key' : ''),
+        { headers: problem.headers }))
+    }
+    if (redis) redis.incrBy(bucketOf(request), count, rateLimitWindowMs, settle)
+    else settle(null, addLocal(bucketOf(request), count))
+  })
+
   app.decorate('limitRequest', limit)
+  app.decorate('chargeRequests', chargeRequests)
   // Every route but those with `config: { rateLimit: false }` (GET /api/health) is limited, as the
   // plugin's `global: true` would do, by a route-level onRequest hook: it runs after the app-level
   // ones (auth.ts names the key first). app.ts registers this plugin before every route.

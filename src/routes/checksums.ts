@@ -34,6 +34,13 @@ const DRAIN_MAX_BYTES = 16 * 1024 * 1024
 const DRAIN_TIMEOUT_MS = 10_000
 
 const TEXT_PARTS = ['checksums', 'signature', 'publicKey'] as const
+
+/** These error responses with a text/plain form beside problem+json (Accept: text/plain). */
+function textAlternative(responses: typeof errorResponses, statuses: number[]): typeof errorResponses {
+  const text = { 'text/plain': { schema: Type.String({ description: 'The refusal as one line: `hashd: <problem type>: <detail>`' }) } }
+  return Object.fromEntries(Object.entries(responses).map(([status, response]) =>
+    [status, statuses.includes(Number(status)) ? { ...response, content: { ...response.content, ...text } } : response])) as typeof errorResponses
+}
 type TextPart = typeof TEXT_PARTS[number]
 
 const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
@@ -43,7 +50,11 @@ function declaredLength(request: FastifyRequest): number | undefined {
   return Number.isFinite(declared) ? declared : undefined
 }
 
-/** `Accept: text/plain` (and not JSON ahead of it) asks for `sha256sum -c`'s output. */
+/**
+ * `Accept: text/plain` (and not JSON ahead of it) asks for `sha256sum -c`'s output, and for this
+ * route's own refusals (400, 413, 415, 422: a bad signature, a list with no usable line…) as one
+ * text line (plugins/errors.ts, `problemsAsText`).
+ */
 function wantsText(request: FastifyRequest): boolean {
   const accept = (request.headers.accept ?? '').toLowerCase()
   const text = accept.indexOf('text/plain')
@@ -149,7 +160,7 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
   /** The largest body taken: the files, the list, a signature, a key and the envelope around them. */
   const maxDeclaredBytes = limits.maxBodyBytes + limits.maxListBytes + MAX_SIGNATURE_BYTES + MAX_PUBLIC_KEY_BYTES + ENVELOPE_BYTES
 
-  async function check(request: FastifyRequest): Promise<ChecksumAnswer> {
+  async function check(request: FastifyRequest): Promise<{ result: ChecksumAnswer, listName: string | undefined }> {
     const inputs: ChecksumInputs = { strict: false }
     let started: StartedCheck | undefined
     let files = 0
@@ -223,15 +234,16 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
       throw problems.validation(`Unknown field "${name}"; the form takes checksums, algorithm, strict, signature, publicKey and file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
     })
     started ??= await startCheck(inputs, limits)
-    return answer(started, inputs.strict)
+    return { result: answer(started, inputs.strict), listName: inputs.listName }
   }
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<ChecksumAnswer | string> => {
     try {
-      const result = await check(request)
+      const { result, listName } = await check(request)
       if (!wantsText(request)) return result
-      reply.type('text/plain; charset=utf-8')
-      return reportAsText(result)
+      // A status a script can test (curl -f): 200 only when the check passed, else 422, same text.
+      reply.code(result.ok ? 200 : 422).type('text/plain; charset=utf-8')
+      return reportAsText(result, { signature: result.signature, listName })
     } catch (error) {
       // Refused before the body was read to its end: drop the rest of a small body, so the client
       // reads the answer; close after the answer rather than read the rest of a large one. A 413
@@ -259,27 +271,33 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
   }
 
   app.post('/api/checksums', {
-    config: { accepts: 'multipart/form-data' },
+    config: { accepts: 'multipart/form-data', problemsAsText: wantsText },
     onRequest,
     schema: {
       tags: ['files'],
       summary: 'Check files against a checksum list (SHA256SUMS, B3SUMS, …) and the list against its signature',
       description: 'multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. ' +
         'A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. ' +
-        'Each file is streamed once, never stored, through only the algorithms its lines name. The answer is 200 whenever the request was processed; `ok` says whether the check passed. ' +
-        'With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`, `name: FAILED open or read`).',
+        'Each file is streamed once, never stored, through only the algorithms its lines name. The JSON answer is 200 whenever the request was processed; `ok` says whether the check passed. ' +
+        'With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`; with `strict`, `name: FAILED open or read` for a listed file not sent) and then its warnings, `hashd:` for `sha256sum:`, '
+        + 'with a first line naming a verified signature (`hashd: good minisign signature of the checksum list by key …`); the status is 200 only when the check passed (`ok`), else 422 with the same text, '
+        + 'so `curl -f` fails a CI job. This operation\'s refusals (400, 413, 415, 422) then come as one text line too: `hashd: <problem type>: <detail>`.',
       consumes: ['multipart/form-data'],
       produces: ['application/json', 'text/plain'],
       response: {
         200: {
-          description: 'The check, done (whether or not it passed)',
+          description: 'The check, done: in JSON whether or not it passed; as text (Accept: text/plain) only when it passed',
           content: {
             'application/json': { schema: CheckResponse },
-            'text/plain': { schema: Type.String({ description: 'sha256sum -c output' }) },
+            'text/plain': { schema: Type.String({ description: 'sha256sum -c output and warnings' }) },
           },
         },
-        ...errorResponses,
-        422: { ...errorResponses[422], description: 'A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme' },
+        ...textAlternative(errorResponses, [400, 413, 415]),
+        422: {
+          description: 'A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme; '
+            + 'with Accept: text/plain, also a check that did not pass (a file FAILED, or none was verified), with the report as its text',
+          content: { ...errorResponses[422].content, 'text/plain': { schema: Type.String({ description: 'The report, as for 200, or the refusal as one line' }) } },
+        },
       },
     },
   }, handler)

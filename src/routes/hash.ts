@@ -3,9 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
-import { hash } from '../domain/hash.js'
+import type { Config } from '../config.js'
+import { hash, type HashRequest, type HashResult } from '../domain/hash.js'
+import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, ContextWords, documentedAs, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, canonicalNamesFor, ContextWords, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened, encodedFieldRule } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -54,9 +56,28 @@ function optionSchemas(caps: CostCaps): unknown[] {
   ]
 }
 
-export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine }> = async (app, { engine }) => {
+/**
+ * `"pepper": true` names a password hash (domain/hash.ts answers a digest with 400
+ * algorithm-not-allowed, and no algorithm is sha256): for the document only, as an if/then.
+ */
+const pepperRule = {
+  if: { required: ['pepper'], properties: { pepper: { const: true } } },
+  then: { required: ['algorithm'], properties: { algorithm: { enum: canonicalNamesFor('hash').filter((name) => algorithms.some((each) => each.name === name && each.kind === 'password')) } } },
+}
+
+export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine, config: Config }> = async (app, { engine, config }) => {
+  const HashAnswer = Type.Object({
+    hash: Type.String(),
+    length: Type.Integer({ description: 'hash.length' }),
+    processingTimeMs: ProcessingTime,
+    algorithm: CanonicalAlgorithm,
+    encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
+    pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
+    screening: Type.Optional({ ...Screened, description: 'Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check\'s answer)' }),
+  })
   app.post('/api/hash', {
     config: { accepts: 'application/json' },
+    bodyLimit: batchBodyLimit(config),
     schema: {
       tags: ['hashing'],
       summary: 'Digest or password hash of an input',
@@ -65,12 +86,16 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + '(AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out '
         + '(`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. '
         + 'Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, '
-        + 'or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format\'s range but above this server\'s cap is 422 '
+        + 'or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: '
+        + 'scrypt\'s N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2\'s memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); '
+        + 'a value within the format\'s range but above this server\'s cap is 422 '
         + 'urn:hashd:problem:cost-above-cap; an input longer than bcrypt\'s 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; '
-        + 'an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. '
+        + 'and rules the body\'s `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; '
+        + '`"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. '
         + 'Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; '
-        + 'with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.',
-      body: documentedAs(Type.Object({
+        + 'with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.'
+        + BATCH_DESCRIPTION('hash', config.batch) + ' (digests only: a password algorithm is 422 password-in-batch for its item)',
+      body: batchableBody({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
         algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
         encoding: Type.Optional(OutputEncoding),
@@ -81,20 +106,12 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
             + 'Algorithms not listed take no options. GET /api/algorithms gives each option\'s default and bounds too.',
         })),
         pepper: Type.Optional(Type.Boolean({
-          description: 'Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
+          description: 'Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
         context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
-      }, { additionalProperties: false }), { allOf: optionSchemas(engine.config.caps) }),
+      }, config.batch, { allOf: [...optionSchemas(engine.config.caps), pepperRule, encodedFieldRule('input', 'inputEncoding')] }),
       response: {
-        200: Type.Object({
-          hash: Type.String(),
-          length: Type.Integer({ description: 'hash.length' }),
-          processingTimeMs: ProcessingTime,
-          algorithm: CanonicalAlgorithm,
-          encoding: Type.Union([OutputEncoding, Type.Literal('standard')], { description: 'hex, base64, base64url, or standard for formats with their own text form' }),
-          pepperKey: Type.Optional(Type.String({ description: 'The id of the pepper key the hash is encrypted under (peppered password hashes only)', examples: ['k2'] })),
-          screening: Type.Optional({ ...Screened, description: 'Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check\'s answer)' }),
-        }),
+        200: batchableResponse(HashAnswer),
         ...errorResponsesWith({
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
@@ -102,5 +119,10 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         }),
       },
     },
-  }, (request, reply) => hash(engine, request.body, () => clientGone(reply), app.passwords, app.screening))
+  }, (request, reply) => {
+    const body = request.body as HashRequest & { items?: unknown[] }
+    // The common case, one short digest: no batch glue, no key context.
+    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash')
+  })
 }

@@ -1,30 +1,111 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { hmac } from '../domain/hmac.js'
+import type { Config } from '../config.js'
+import { hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
+import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
-export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
+const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
+const KeyVersion = Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'With keyName: a version other than the current one (any that still verifies: staged, current or previous)' })
+const Key = Type.String({ minLength: 1, description: 'Your own secret key, instead of `keyName`; never logged' })
+
+const KEY_RULES = 'Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). '
+  + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; '
+  + 'an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys.'
+
+export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
+  const HmacAnswer = Type.Object({
+    hmac: Type.String({ description: 'The HMAC in `encoding`, or with format "tagged" `hashd:v<version>:<base64>`' }),
+    algorithm: CanonicalAlgorithm,
+    encoding: OutputEncoding,
+    format: Type.Optional(Type.Literal('tagged', { description: 'Present when the HMAC is tagged with its key version' })),
+    keyName: Type.Optional(Type.String({ description: 'The named key used' })),
+    keyVersion: Type.Optional(Type.Integer({ description: 'The version of the named key used' })),
+    processingTimeMs: ProcessingTime,
+  })
+
   app.post('/api/hmac', {
     config: { accepts: 'application/json' },
+    bodyLimit: batchBodyLimit(config),
     schema: {
       tags: ['hashing'],
-      summary: 'HMAC (RFC 2104) of a message',
+      summary: 'HMAC (RFC 2104) of a message, under your key or a key the server holds',
       description: 'Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. '
-        + 'Rules the schema cannot state: a `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) '
-        + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.',
-      body: Type.Object({
+        + 'With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; '
+        + '`format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. '
+        + `Rules the schema cannot state: ${KEY_RULES} `
+        + 'A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. '
+        + 'format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. '
+        + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
+        + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.'
+        + BATCH_DESCRIPTION('HMAC', config.batch),
+      body: batchableBody({
         message: Type.String(),
-        key: Type.String({ minLength: 1, description: 'The secret key; never logged' }),
-        algorithm: Type.Optional(AlgorithmName('hmac', 'sha256', 'Hash function of the HMAC.')),
+        key: Type.Optional(Key),
+        keyName: Type.Optional(KeyName),
+        keyVersion: Type.Optional(KeyVersion),
+        algorithm: Type.Optional(AlgorithmName('hmac', undefined, 'Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key\'s first algorithm by default, and one of its algorithms.')),
         encoding: Type.Optional(OutputEncoding),
+        format: Type.Optional(Type.Unsafe<'raw' | 'tagged'>({ type: 'string', enum: ['raw', 'tagged'], default: 'raw', description: 'raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only)' })),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, { additionalProperties: false }),
+      }, config.batch, { allOf: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
       response: {
-        200: Type.Object({ hmac: Type.String(), algorithm: CanonicalAlgorithm, encoding: OutputEncoding, processingTimeMs: ProcessingTime }),
-        ...errorResponsesWith({ 400: 'a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)' }),
+        200: batchableResponse(HmacAnswer),
+        ...errorResponsesWith({
+          400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item',
+        }),
       },
     },
-  }, async (request) => hmac(engine, request.body))
+  }, async (request, reply) => {
+    const context = app.keyContext(request)
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
+  })
+
+  const VerifyAnswer = Type.Object({
+    valid: Type.Boolean({ description: 'The HMAC is right for the message under the key (and version), and that version still verifies' }),
+    algorithm: CanonicalAlgorithm,
+    keyName: Type.Optional(Type.String({ description: 'The named key checked' })),
+    keyVersion: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'The version checked: the tag\'s, keyVersion, or the one that matched; null when no version matched' })),
+    rotateRecommended: Type.Boolean({ description: 'Valid under a version older than the key\'s current one: make the HMAC again (POST /api/hmac with keyName) and store the new one' }),
+    reason: Type.Optional(Type.String({ description: 'Why it is not valid (a mismatch, a retired version, a version below min-verify-version), or which version it is valid under when rotateRecommended' })),
+    processingTimeMs: ProcessingTime,
+  })
+
+  app.post('/api/hmac/verify', {
+    config: { accepts: 'application/json' },
+    bodyLimit: batchBodyLimit(config),
+    schema: {
+      tags: ['hashing'],
+      summary: 'Check an HMAC of a message, under your key or a key the server holds',
+      description: 'The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked '
+        + 'under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. '
+        + '`rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key\'s '
+        + 'min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. '
+        + `Rules the schema cannot state: ${KEY_RULES} A tagged HMAC with \`key\`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400.`
+        + BATCH_DESCRIPTION('check', config.batch),
+      body: batchableBody({
+        message: Type.String(),
+        hmac: Type.String({ minLength: 1, maxLength: 2048, description: 'hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged"' }),
+        key: Type.Optional(Key),
+        keyName: Type.Optional(KeyName),
+        keyVersion: Type.Optional(KeyVersion),
+        algorithm: Type.Optional(AlgorithmName('hmac', undefined, 'Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key\'s first algorithm by default.')),
+        keyEncoding: Type.Optional(InputEncoding('key')),
+        inputEncoding: Type.Optional(InputEncoding('message')),
+      }, config.batch),
+      response: {
+        200: batchableResponse(VerifyAnswer),
+        ...errorResponsesWith({
+          400: 'both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item',
+        }),
+      },
+    },
+  }, async (request, reply) => {
+    const context = app.keyContext(request)
+    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac')
+  })
 }

@@ -6,6 +6,8 @@ import { catalog } from '../identify/catalog.js'
 import { AMBIGUOUS_RATIO, POPULAR_PRIOR } from '../identify/ranking.js'
 import { identify } from '../identify/engine.js'
 import { problems, type Problem } from '../problem.js'
+import type { Config } from '../config.js'
+import type { IdentifyOptions } from '../identify/engine.js'
 import { documentedAs, errorResponses, errorResponsesWith } from './schemas.js'
 
 /** A line (a hash, or one string of `hashes` without line breaks) longer than this is 413: no hash format is anywhere near it. */
@@ -29,7 +31,7 @@ const Match = Type.Object({
   category: Type.String(),
   description: Type.String(),
   params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.String()]), { description: 'Parameters the string carries: cost, memory, rounds, salt…' })),
-  verifiable: Type.Boolean({ description: 'True where POST /api/verify accepts this string' }),
+  verifiable: Type.Boolean({ description: 'True where POST /api/verify on this server accepts this string: the format is one it reads, its costs are within the server\'s caps, and a peppered hash (`$pepper$`) names a key the server holds' }),
   variants: Type.Optional(Type.Array(Type.Object({ hashcat: Type.Integer(), displayName: Type.String() }), {
     description: 'Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: '
       + 'VeraCrypt\'s PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) '
@@ -46,7 +48,11 @@ const Match = Type.Object({
       + 'e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable',
   })),
   verifyAlgorithm: Type.Optional(Type.String({
-    description: 'On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`)',
+    description: 'On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`; the scheme inside for a peppered hash)',
+  })),
+  withheld: Type.Optional(Type.Array(Type.String(), {
+    description: 'Parameters this reading took from the text after the line\'s last colon (the salt of `hash:salt`, the user of `hash:user`), left out of `params`: '
+      + 'that text may be the plaintext of a potfile line `hash:plain`, and hashd never sends a plaintext back. Send `potfile: true` to read the line as a potfile line',
   })),
   commands: Type.Optional(Type.Object({
     hashcat: Type.Optional(Type.String({ description: 'e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines' })),
@@ -135,7 +141,10 @@ const FormatInfo = Type.Object({
   popular: Type.Boolean({ description: `Kept by \`popular: true\` (a prior of ${POPULAR_PRIOR} or more)` }),
 })
 
-export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const identifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+  /** What /api/verify here would need, so that `verifiable` says whether it would verify (the keys as they are now). */
+  const verifier = (): IdentifyOptions['verifier'] => ({ caps: config.caps, keys: { pepper: app.passwords.keyring?.ids ?? [] } })
+
   app.get('/api/identify/formats', {
     schema: {
       tags: ['identify'],
@@ -171,7 +180,8 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
         hashes: Type.Optional(HashList),
         popular: Type.Optional(Type.Boolean({ default: false, description: `Keep only the common formats (a prior of ${POPULAR_PRIOR} or more in the identify table: the raw digests, crypt schemes and Windows, web and database formats people meet); confidences are those of the full ranking` })),
         top: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `With \`hashes\`: at most this many matches per result. A response lists at most ${MAX_RESPONSE_MATCHES} matches in all in any case (3 per result for 10,000 lines); \`omitted\` counts those left out` })),
-        potfile: Type.Optional(Type.Boolean({ default: false, description: 'Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it' })),
+        potfile: Type.Optional(Type.Boolean({ default: false, description: 'Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it. '
+          + 'Without it, a line is read as it stands (`hash:plain` is also `hash:salt`), and whatever a reading takes from the text after the last colon is left out of `params` and named in `withheld`: a plaintext is never sent back either way' })),
         // Exactly one of hash and hashes: oneOf of two `required`s beside the properties, which JSON
         // Schema can state and a generated client can type.
       }, { additionalProperties: false, oneOf: [{ properties: { hash: HashText }, required: ['hash'] }, { properties: { hashes: HashList }, required: ['hashes'] }] }),
@@ -193,16 +203,17 @@ export const identifyRoute: FastifyPluginAsyncTypebox = async (app) => {
     if ((hash === undefined) === (hashes === undefined)) {
       throw problems.validation('send exactly one of hash or hashes', [{ pointer: '/body', message: 'exactly one of hash, hashes' }])
     }
+    const options = { popular: popular === true, verifier: verifier() }
     if (hashes === undefined) {
-      if (!potfile) return identify(hash!, { popular: popular === true })
+      if (!potfile) return identify(hash!, options)
       // One potfile line: the same reading as in a file, without its item and line.
-      return identifyEntry({ text: hash! }, { popular: popular === true, potfile: true }, MAX_RESPONSE_MATCHES)
+      return identifyEntry({ text: hash! }, { ...options, potfile: true }, MAX_RESPONSE_MATCHES)
     }
     const read = await readEntries(hashes, MAX_IDENTIFY_BYTES)
     if ('blank' in read) throw blank(read.blank.map((index) => ({ pointer: `/body/hashes/${index}`, text: hashes[index]! })))
     if ('tooLong' in read) throw tooLong(`hashes[${read.tooLong.item}]${read.tooLong.line === undefined ? '' : ` line ${read.tooLong.line}`}`)
     if ('tooMany' in read) throw problems.tooLarge(`hashes hold more than ${MAX_IDENTIFY_ENTRIES} lines; send at most ${MAX_IDENTIFY_ENTRIES} per request`)
-    const batch = await identifyBatch(read.entries, read.skipped, { popular: popular === true, potfile: potfile === true, ...(top === undefined ? {} : { top }) })
+    const batch = await identifyBatch(read.entries, read.skipped, { ...options, potfile: potfile === true, ...(top === undefined ? {} : { top }) })
     // Streamed in the pieces the batch wrote its results into (batch.ts): the text the schema describes.
     // (The typed reply takes schema-shaped objects; a stream of that JSON is cast to it.)
     // Its memory goes back to the batches once the answer is handed to the OS ('finish'); an

@@ -26,6 +26,18 @@ export function documentedAs<T extends TSchema>(schema: T, extra: Record<string,
 }
 
 /**
+ * A copy of `schema` that the server validates without its `default` (so that ajv does not fill it
+ * in) while the document still shows it. For fields whose default the domain applies itself:
+ * a batch's own fields apply to its items only where the items leave them out (routes/batch.ts).
+ */
+export function withDocumentedDefault<T extends TSchema>(schema: T): T {
+  if (!('default' in schema)) return schema
+  const { default: fallback, ...rest } = schema as T & { default: unknown }
+  const extra = (schema as unknown as Record<symbol, Record<string, unknown> | undefined>)[DOCUMENT_EXTRA] ?? {}
+  return documentedAs(rest as unknown as T, { ...extra, default: fallback })
+}
+
+/**
  * A copy of a route schema as the document shows it: every schema marked by `documentedAs` gets its
  * extra keywords. Plain data is copied; anything else (symbols, functions) is left as it is.
  */
@@ -87,6 +99,34 @@ export const InputEncoding = (field: string): TUnsafe<InputEncodingName> => Type
   type: 'string', enum: [...INPUT_ENCODINGS], default: 'utf8',
   description: `How ${field} is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A ${field} that is not valid in its encoding is 400 with the pointer /body/${field}.`,
 })
+
+/**
+ * What a field written in an input encoding must look like, for the document: the server reads it
+ * with decodeInput (domain/encoding.ts), which is as strict as these patterns and answers 400 with
+ * the field's pointer. hex: pairs of digits in either case. base64: RFC 4648 §4 with its padding
+ * whole, partial or left out, or §5 base64url unpadded; a length of 4k+1 is never base64.
+ */
+export const ENCODED_PATTERNS: Readonly<Record<Exclude<InputEncodingName, 'utf8'>, string>> = {
+  hex: '^(?:[0-9a-fA-F]{2})*$',
+  base64: '^(?:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==?)?|[A-Za-z0-9+/]{3}=?)?|(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?)$',
+}
+
+/**
+ * For a field whose encoding another field names (`input` by `inputEncoding`), to go in a body's
+ * `allOf` through `documentedAs`: the field matches its encoding's pattern. One `anyOf` with a
+ * branch per encoding rather than an if/then per encoding: generators that canonicalize the schema
+ * (Schemathesis) give up on the product of many if/then pairs beside the per-algorithm options.
+ */
+export function encodedFieldRule(field: string, encodingField: string): unknown {
+  return {
+    anyOf: [
+      { properties: { [encodingField]: { enum: ['utf8'] } } },
+      ...Object.entries(ENCODED_PATTERNS).map(([encoding, pattern]) => ({
+        required: [encodingField], properties: { [encodingField]: { enum: [encoding] }, [field]: { pattern } },
+      })),
+    ],
+  }
+}
 
 export const PROBLEM_JSON = 'application/problem+json'
 

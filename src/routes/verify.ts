@@ -1,46 +1,52 @@
 import { clientGone } from './client-gone.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { verify } from '../domain/verify.js'
+import type { Config } from '../config.js'
+import { verify, type VerifyRequest, type VerifyResult } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
-import { AlgorithmName, CanonicalAlgorithm, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
+import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
 
-export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async (app, { engine }) => {
+export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
+  const VerifyAnswer = Type.Object({
+    match: Type.Boolean(),
+    algorithm: Type.Union([CanonicalAlgorithm, Type.Null()], { description: 'The algorithm checked or detected; null when no candidate matched' }),
+    format: Type.Optional(Type.String({ description: 'The variant read from the hash, e.g. $2y$ or Django' })),
+    processingTimeMs: ProcessingTime,
+    rehashRecommended: Type.Boolean({ description: 'The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums' }),
+    reason: Type.Optional(Type.String()),
+    warnings: Type.Array(Type.String()),
+    pepperKey: Type.Optional(Type.String({ description: 'The pepper key id a peppered hash names' })),
+    newHash: Type.Optional(Type.String({ description: 'With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading' })),
+    screening: Type.Optional({ ...Screened, description: 'With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). '
+      + 'Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one' }),
+  })
   app.post('/api/verify', {
     config: { accepts: 'application/json' },
+    bodyLimit: batchBodyLimit(config),
     schema: {
       tags: ['hashing'],
       summary: 'Check an input against an existing digest or password hash',
       description: 'Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. '
         + 'Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; '
         + 'cost parameters in the hash above this server\'s caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; '
-        + 'a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). '
+        + 'a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. '
+        + 'An `input` not valid in its inputEncoding (the body\'s `allOf` states the pattern for hex and base64) is 400 (/body/input). '
         + 'A bare digest whose length no algorithm produces is `match: false` with a warning saying so. '
         + 'Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; '
         + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
         + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. '
-        + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.',
-      body: Type.Object({
+        + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.'
+        + BATCH_DESCRIPTION('check', config.batch) + ' (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)',
+      body: batchableBody({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
         algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
-      }, { additionalProperties: false }),
+      }, config.batch, { allOf: [encodedFieldRule('input', 'inputEncoding')] }),
       response: {
-        200: Type.Object({
-          match: Type.Boolean(),
-          algorithm: Type.Union([CanonicalAlgorithm, Type.Null()], { description: 'The algorithm checked or detected; null when no candidate matched' }),
-          format: Type.Optional(Type.String({ description: 'The variant read from the hash, e.g. $2y$ or Django' })),
-          processingTimeMs: ProcessingTime,
-          rehashRecommended: Type.Boolean({ description: 'The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums' }),
-          reason: Type.Optional(Type.String()),
-          warnings: Type.Array(Type.String()),
-          pepperKey: Type.Optional(Type.String({ description: 'The pepper key id a peppered hash names' })),
-          newHash: Type.Optional(Type.String({ description: 'With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading' })),
-          screening: Type.Optional({ ...Screened, description: 'With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). '
-            + 'Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one' }),
-        }),
+        200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
           400: 'an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
@@ -48,5 +54,11 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine }> = async 
         }),
       },
     },
-  }, async (request, reply) => verify(engine, request.body, () => clientGone(reply), app.passwords, app.screening))
+  }, async (request, reply) => {
+    const body = request.body as VerifyRequest & { items?: unknown[] }
+    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
+      return verify(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+    }
+    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify')
+  })
 }

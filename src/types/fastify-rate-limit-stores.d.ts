@@ -7,6 +7,11 @@ declare module '@fastify/rate-limit/store/LocalStore.js' {
   /** An LRU of `cache` keys (toad-cache) in this process's memory. */
   const LocalStore: new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => {
     incr(key: string, callback: (error: Error | null, result: { current: number, ttl: number } | null) => void, timeWindowMs: number, max: number): void
+    /** Its LRU of counters (toad-cache's LruMap), which a batch's extra count goes into (plugins/rate-limit.ts). */
+    lru: {
+      get(key: string): { current: number, ttl: number, iterationStartMs: number } | undefined
+      set(key: string, value: { current: number, ttl: number, iterationStartMs: number }): void
+    }
   }
   export default LocalStore
 }

@@ -18,8 +18,15 @@ const ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ]
 
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000 })
+/**
+ * `scrollbars: true` keeps the classic scrollbars, which Playwright hides in headless mode by
+ * default (--hide-scrollbars): a test of the page's layout with a scrollbar needs them.
+ */
+export async function launchBrowser(options: { scrollbars?: boolean } = {}): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000,
+    ...(options.scrollbars === true ? { ignoreDefaultArgs: ['--hide-scrollbars'] } : {}),
+  })
 }
 
 export interface Watched {
@@ -36,6 +43,8 @@ export interface PageOptions {
   colorScheme?: 'light' | 'dark'
   width?: number
   height?: number
+  /** Runs on the new page before it navigates (to intercept a request with page.route, say). */
+  beforeLoad?: (page: Page) => Promise<unknown>
 }
 
 export async function openPage(browser: Browser, origin: string, path = '/', options: PageOptions = {}): Promise<Watched> {
@@ -55,6 +64,7 @@ export async function openPage(browser: Browser, origin: string, path = '/', opt
   })
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`))
+  await options.beforeLoad?.(page)
   await page.goto(origin + path, { waitUntil: 'load' })
   return { page, context, foreign, errors, close: () => context.close() }
 }

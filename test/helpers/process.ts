@@ -110,14 +110,14 @@ export async function startHashd(env: Record<string, string> = {}, nodeFlags: st
   const hashd = spawnHashd(env, nodeFlags)
   try {
     await Promise.race([
-      hashd.logged(/listening at http:\/\//),
+      hashd.logged(/listening at https?:\/\//),
       hashd.exited.then(() => { throw new Error(`hashd exited: ${hashd.stderr()} ${hashd.stdout()}`) }),
     ])
   } catch (error) {
     await hashd.stop()
     throw error
   }
-  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(hashd.stdout())?.[1]
+  const url = /listening at (https?:\/\/127\.0\.0\.1:\d+)/.exec(hashd.stdout())?.[1]
   if (!url) {
     await hashd.stop()
     throw new Error(hashd.stdout())

@@ -56,7 +56,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
-  const url = `http://127.0.0.1:${address.port}`
+  const url = `${config.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`
   return {
     url,
     app,

@@ -61,7 +61,14 @@ export const TOOLS = {
   signify: { debian: 'signify-openbsd', command: 'signify-openbsd' },
   gpg: { debian: 'gnupg', command: 'gpg' },
   jq: { debian: 'jq', command: 'jq' },
+  pgrep: { debian: 'procps', command: 'pgrep' },
+  pidof: { debian: 'sysvinit-utils', command: 'pidof' },
   grep: { debian: 'grep', command: 'grep' },
+  shellcheck: { debian: 'shellcheck', command: 'shellcheck' },
+  slowhttptest: { debian: 'slowhttptest', command: 'slowhttptest' },
+  ss: { debian: 'iproute2', command: 'ss' },
+  ip: { debian: 'iproute2', command: 'ip' },
+  tc: { debian: 'iproute2', command: 'tc' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
@@ -121,6 +128,15 @@ export function missingReason(names: readonly ToolName[]): string | undefined {
 export function skipUnless(...names: ToolName[]): false | string {
   const reason = missingReason(names)
   if (reason === undefined) return false
+  if (requireAll && !pretendNone) throw new Error(`HASHD_REQUIRE_TOOLS=1 and ${reason}`)
+  return reason
+}
+
+/**
+ * The same rule for a reason that is no missing package (not root, so no network namespace): the
+ * reason as the skip, or with HASHD_REQUIRE_TOOLS=1 a failure.
+ */
+export function skipBecause(reason: string): string {
   if (requireAll && !pretendNone) throw new Error(`HASHD_REQUIRE_TOOLS=1 and ${reason}`)
   return reason
 }

@@ -35,12 +35,16 @@ export function loadAlgorithms(): Promise<AlgorithmInfo[]> {
   return loading
 }
 
-/** The catalogue as component state: null while loading, an error message if it failed. */
+/** The catalogue as component state: null while loading (the forms wait), empty with an error message if it failed. */
 export function useAlgorithms(): { algorithms: AlgorithmInfo[] | null, error: string | null } {
   const [algorithms, setAlgorithms] = useState<AlgorithmInfo[] | null>(null)
   const [error, setError] = useState<string | null>(null)
   useEffect(() => {
-    loadAlgorithms().then(setAlgorithms, (failure: unknown) => setError(`Could not load the algorithm list: ${(failure as Error).message}`))
+    loadAlgorithms().then(setAlgorithms, (failure: unknown) => {
+      setError(`Could not load the algorithm list: ${(failure as Error).message}`)
+      // Not loading any more: the forms work with the names they hold (the server checks them).
+      setAlgorithms([])
+    })
   }, [])
   return { algorithms, error }
 }

@@ -76,6 +76,7 @@ export function AlgorithmPicker(props: {
           onChange={(event) => props.onChange(event.currentTarget.value)}>
           {props.auto !== undefined && <option value="">{props.auto}</option>}
           {props.algorithms === null && <option value={props.value}>Loading…</option>}
+          {props.algorithms !== null && props.value !== '' && !shown.some((algorithm) => algorithm.name === props.value) && <option value={props.value}>{props.value}</option>}
           {kinds.map((kind) => (
             <optgroup key={kind} label={KIND_LABELS[kind]}>
               {shown.filter((algorithm) => algorithm.kind === kind).map((algorithm) => (

@@ -79,10 +79,17 @@ function argon2Scheme(variant: Variant): PasswordScheme {
       return {
         scheme: variant,
         params: { memoryCost: m, timeCost: t, parallelism: p, version: version === undefined ? 16 : Number(version) },
-        format: `$${variant}$ v=${version ?? 16}`,
+        // The string's own prefix, as the policy's `format` writes it: `$argon2id$v=19$` (no version
+        // field means 0x10, and the prefix is then `$argon2id$`).
+        format: version === undefined ? `$${variant}$` : `$${variant}$v=${version}$`,
       }
     },
     checkCaps(params, caps) {
+      // RFC 9106 §3.1: m ≥ 8·p KiB (the implementations refuse less, which would otherwise be a 500).
+      const { memoryCost = OWASP.memoryCost, parallelism = 1 } = params
+      if (memoryCost < 8 * parallelism) {
+        throw problems.invalidOption('memoryCost', `${variant} memoryCost must be at least 8·parallelism KiB (RFC 9106 §3.1): ${8 * parallelism} for parallelism ${parallelism}`)
+      }
       requireAtMost(variant, 'memoryCost', params.memoryCost ?? 0, caps.argon2MemoryKiB)
       requireAtMost(variant, 'timeCost', params.timeCost ?? 0, caps.argon2TimeCost)
       requireAtMost(variant, 'parallelism', params.parallelism ?? 0, caps.argon2Parallelism)

@@ -82,7 +82,7 @@ export const bcryptSha256: PasswordScheme = {
     // passlib writes the cost without padding and refuses a zero-padded one (ZeroPaddedRoundsError).
     if (decoded.costText.length > 1 && decoded.costText.startsWith('0')) throw problems.malformedHash('bcrypt-sha256', 'the cost has a leading zero')
     if (!FINAL_SALT_CHARS.includes(decoded.salt.at(-1) as string)) throw problems.malformedHash('bcrypt-sha256', 'the salt\'s last character must be one of . O e u')
-    return { scheme: 'bcrypt-sha256', params: { cost: decoded.cost, version: decoded.version }, format: decoded.version === 2 ? '$bcrypt-sha256$v=2' : `$bcrypt-sha256$ v1 (${decoded.ident})` }
+    return { scheme: 'bcrypt-sha256', params: { cost: decoded.cost, version: decoded.version }, format: decoded.version === 2 ? '$bcrypt-sha256$v=2' : `$bcrypt-sha256$${decoded.ident}` }
   },
   checkCaps(params, caps) {
     requireAtMost('bcrypt-sha256', 'cost', params.cost ?? 0, caps.bcryptCost)

@@ -31,6 +31,14 @@ export function checkScryptCaps(scheme: string, params: CostParams, caps: CostCa
   requireAtMost(scheme, 'p', p, caps.scryptParallelism)
 }
 
+/**
+ * RFC 7914 §2: N must be less than 2^(128·r/8); OpenSSL refuses more, which would otherwise be a 500.
+ * Exponents compare exactly, where 2^(16·r) itself overflows a double from r = 64 on.
+ */
+function belowLimit(N: number, r: number): boolean {
+  return Math.log2(N) < 16 * r
+}
+
 function derive(input: Uint8Array, salt: Uint8Array, N: number, r: number, p: number, keyLength: number): Buffer {
   // Node refuses work above maxmem; the caps were checked before, so allow what they allow.
   return scryptSync(input, salt, keyLength, { N, r, p, maxmem: scryptMemoryBytes(N, r) * 2 + 64 * 1024 * 1024 })
@@ -59,6 +67,7 @@ export const scrypt: PasswordScheme = {
       const match7 = SCRYPT7.exec(hash)
       const params7 = match7 ? decodeScrypt7Params(match7[1] as string) : null
       if (!params7) throw problems.malformedHash('scrypt', 'expected $7$, 11 characters of N, r and p, the salt, $ and 43 characters of ./0-9A-Za-z')
+      if (!belowLimit(params7.N, params7.r)) throw problems.malformedHash('scrypt', `N=${params7.N} is not below 2^(16·r) for r=${params7.r} (RFC 7914 §2)`)
       return { scheme: 'scrypt', params: params7, format: '$7$ (libxcrypt)' }
     }
     const match = FORMAT.exec(hash)
@@ -67,12 +76,15 @@ export const scrypt: PasswordScheme = {
     const { ln, r, p } = params
     if (ln === undefined || r === undefined || p === undefined) throw problems.malformedHash('scrypt', 'ln, r and p are all required')
     if (ln < 1 || ln > 63 || r < 1 || p < 1) throw problems.malformedHash('scrypt', 'parameters out of range')
+    if (!belowLimit(2 ** ln, r)) throw problems.malformedHash('scrypt', `N=2^${ln} is not below 2^(16·r) for r=${r} (RFC 7914 §2)`)
     if (!decodeB64Unpadded(match[2] as string) || !decodeB64Unpadded(match[3] as string)) throw problems.malformedHash('scrypt', 'salt or hash is not base64')
     return { scheme: 'scrypt', params: { N: 2 ** ln, r, p }, format: '$scrypt$ (passlib)' }
   },
   checkCaps(params, caps) {
     const N = params.N ?? 0
     if (!Number.isInteger(Math.log2(N))) throw problems.invalidOption('N', 'scrypt N must be a power of two')
+    const r = params.r ?? OWASP.r
+    if (!belowLimit(N, r)) throw problems.invalidOption('N', `scrypt N must be below 2^(16·r) (RFC 7914 §2): below 2^${16 * r} for r=${r}`)
     checkScryptCaps('scrypt', params, caps)
   },
   rehashReason(parsed) {

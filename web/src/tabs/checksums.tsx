@@ -155,9 +155,9 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
         <AlgorithmPicker id="checksums-algorithm" label="Algorithm of untagged lines" algorithms={props.algorithms} operation="filehash"
           value={algorithm} onChange={setAlgorithm} auto="Guess (from the list's name or the digest's length)" error={state.fields.algorithm} />
       </div>
-      <div class="field">
+      <p class="check">
         <label><input type="checkbox" id="checksums-strict" checked={strict} onChange={(event) => setStrict(event.currentTarget.checked)} /> Strict: a listed file that is not sent fails the check</label>
-      </div>
+      </p>
       <fieldset class="signature-inputs">
         <legend>Signature (optional)</legend>
         <Field id="checksums-signature" label="Signature file" error={state.fields.signature}
@@ -187,7 +187,7 @@ export function ChecksumsTab(props: { algorithms: AlgorithmInfo[] | null }) {
         )}
       </div>
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy}>Check files</button>
+        <button type="submit" class="primary" disabled={state.busy || props.algorithms === null}>Check files</button>
         {state.busy && <button type="button" onClick={() => controller.current?.abort()}>Cancel</button>}
       </div>
       {progress && state.busy && (

@@ -113,7 +113,7 @@ export function FileTab(props: { algorithms: AlgorithmInfo[] | null }) {
         </Field>
       </div>
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy}>Hash file</button>
+        <button type="submit" class="primary" disabled={state.busy || props.algorithms === null}>Hash file</button>
         {state.busy && <button type="button" onClick={() => controller.current?.abort()}>Cancel</button>}
       </div>
       {progress && (state.busy || result) && (

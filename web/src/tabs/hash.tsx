@@ -130,7 +130,7 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
         </p>
       )}
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy}>Hash</button>
+        <button type="submit" class="primary" disabled={state.busy || props.algorithms === null}>Hash</button>
         <button type="button" onClick={hashAll} disabled={allState.busy || props.algorithms === null}>All digests</button>
         {(state.busy || allState.busy) && <span class="busy" aria-live="polite">Working…</span>}
       </div>

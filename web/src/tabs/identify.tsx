@@ -13,7 +13,7 @@ import { FormStatus, IDLE, TextArea, failure, type RequestState } from '../compo
 interface Candidate {
   algorithm: string, displayName: string, confidence: number, hashcat: number | null, john: string | null,
   category: string, description: string, verifiable: boolean, verifyAlgorithm?: string, params?: Record<string, string | number>,
-  variants?: Array<{ hashcat: number, displayName: string }>, commands?: { hashcat?: string, john?: string }
+  variants?: Array<{ hashcat: number, displayName: string }>, commands?: { hashcat?: string, john?: string }, withheld?: string[]
 }
 interface Identification {
   length: number, matches: Candidate[], ambiguous?: boolean, normalized?: string[], user?: string,
@@ -43,14 +43,15 @@ function Notes(props: { identification: Identification }) {
   )
 }
 
-function Candidates(props: { input: string, identification: Identification, index: number, onVerify: (hash: string, algorithm: string | null) => void }) {
+/** `input` is the string verify would take; `title`, the line as shown (without a plaintext). */
+function Candidates(props: { input: string, title: string, identification: Identification, index: number, onVerify: (hash: string, algorithm: string | null) => void }) {
   const [all, setAll] = useState(false)
   const { matches } = props.identification
   const shown = all ? matches : matches.slice(0, SHOWN)
   const headingId = `identify-result-${props.index}`
   return (
     <section class="identification" aria-labelledby={headingId}>
-      <h3 id={headingId} class="mono">{props.input}</h3>
+      <h3 id={headingId} class="mono">{props.title}</h3>
       <Notes identification={props.identification} />
       {matches.length === 0 && <p>No known format matches this string.</p>}
       <ol class="candidates">
@@ -73,6 +74,7 @@ function Candidates(props: { input: string, identification: Identification, inde
                 <dt>hashcat mode</dt><dd>{candidate.hashcat ?? '—'}</dd>
                 <dt>John format</dt><dd>{candidate.john ?? '—'}</dd>
                 {candidate.params && Object.entries(candidate.params).map(([name, value]) => [<dt key={`${name}-t`}>{name}</dt>, <dd key={`${name}-d`} class="mono">{String(value)}</dd>])}
+                {candidate.withheld?.map((name) => [<dt key={`${name}-t`}>{name}</dt>, <dd key={`${name}-d`} class="withheld">not shown: read from after the last colon, where a potfile line has its plaintext</dd>])}
               </dl>
               {candidate.commands && (
                 <dl class="identify-commands">
@@ -128,10 +130,21 @@ function Summary(props: { batch: Batch }) {
   )
 }
 
-/** A line as shown in the per-line table: without a potfile plaintext, cut to a readable width. */
+/**
+ * A line as the page shows it: a potfile line without its plaintext, and a line whose reading
+ * withheld what followed its last colon with that part as `…` (the server did not send it back;
+ * the page does not show it either).
+ */
+function withoutPlaintext(result: Identification, original: string): string {
+  const colon = original.lastIndexOf(':')
+  if (colon < 0) return original
+  if (result.normalized?.[0] === 'potfile-plaintext') return original.slice(0, colon)
+  return result.matches.some((match) => match.withheld !== undefined) ? `${original.slice(0, colon)}:…` : original
+}
+
+/** A line as shown in the per-line table: without a plaintext, cut to a readable width. */
 function shownLine(result: Identification, lines: string[]): string {
-  const original = result.line === undefined ? '' : (lines[result.line - 1] ?? '').trim()
-  const hash = result.normalized?.[0] === 'potfile-plaintext' ? original.slice(0, Math.max(0, original.lastIndexOf(':'))) : original
+  const hash = withoutPlaintext(result, result.line === undefined ? '' : (lines[result.line - 1] ?? '').trim())
   return hash.length > 48 ? `${hash.slice(0, 47)}…` : hash
 }
 
@@ -203,19 +216,18 @@ export function IdentifyTab(props: { onVerify: (hash: string, algorithm: string 
     }
   }
 
-  const lineText = (result: Identification, lines: string[]): string => {
-    const original = result.line === undefined ? '' : (lines[result.line - 1] ?? '').trim()
-    // A potfile line is shown without its plaintext.
-    return result.normalized?.[0] === 'potfile-plaintext' ? original.slice(0, Math.max(0, original.lastIndexOf(':'))) : original
-  }
+  const lineOf = (result: Identification, lines: string[]): string => result.line === undefined ? '' : (lines[result.line - 1] ?? '').trim()
+  /** What "Verify with this" takes: the line, less a potfile plaintext. */
+  const verifiedText = (result: Identification, original: string): string =>
+    result.normalized?.[0] === 'potfile-plaintext' ? withoutPlaintext(result, original) : original
 
   return (
     <form onSubmit={submit} noValidate>
       <h2 class="visually-hidden">Identify</h2>
       <TextArea id="identify-hash" label="Hash" value={text} onInput={setText} error={state.fields.hash} rows={4} mono
-        hint="One hash per line, or a whole file: user:hash, shadow, htpasswd, pwdump/secretsdump, Responder and potfile lines work too; quotes, bullets and trailing commas are removed" />
+        hint="One hash per line, or a whole file: user:hash, shadow, htpasswd, pwdump/secretsdump and Responder lines; quotes, bullets and trailing commas are removed. A plaintext is never sent back: a potfile's (check Potfile) is dropped first, and without the box nothing read from after a line's last colon (hash:salt, hash:plain) is returned or shown." />
       <div class="identify-options">
-        <label><input type="checkbox" checked={potfile} onChange={(event) => setPotfile(event.currentTarget.checked)} /> Potfile lines (hash:plain): the plaintext is dropped, never identified or shown</label>
+        <label><input type="checkbox" checked={potfile} onChange={(event) => setPotfile(event.currentTarget.checked)} /> Potfile (hash:plain lines): the server drops each plaintext before reading the line; only the hash is identified</label>
         <label><input type="checkbox" checked={popular} onChange={(event) => setPopular(event.currentTarget.checked)} /> Common formats only</label>
       </div>
       <div class="actions">
@@ -225,7 +237,7 @@ export function IdentifyTab(props: { onVerify: (hash: string, algorithm: string 
       <FormStatus state={state} />
       {single && (
         <div class="result" aria-live="polite">
-          <Candidates input={single[0]} identification={single[1]} index={0} onVerify={props.onVerify} />
+          <Candidates input={verifiedText(single[1], single[0])} title={withoutPlaintext(single[1], single[0])} identification={single[1]} index={0} onVerify={props.onVerify} />
         </div>
       )}
       {batch && (
@@ -233,7 +245,8 @@ export function IdentifyTab(props: { onVerify: (hash: string, algorithm: string 
           <Summary batch={batch.batch} />
           {batch.batch.results.length <= CARDS_UP_TO
             ? batch.batch.results.map((identification, index) => (
-              <Candidates key={`${index}-${identification.line}`} input={lineText(identification, batch.lines)} identification={identification} index={index} onVerify={props.onVerify} />
+              <Candidates key={`${index}-${identification.line}`} input={verifiedText(identification, lineOf(identification, batch.lines))}
+                title={withoutPlaintext(identification, lineOf(identification, batch.lines))} identification={identification} index={index} onVerify={props.onVerify} />
             ))
             : <LineTable batch={batch.batch} lines={batch.lines} />}
         </div>

@@ -67,7 +67,7 @@ export function VerifyTab(props: { algorithms: AlgorithmInfo[] | null, prefill: 
         </label>
       </p>
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy}>Verify</button>
+        <button type="submit" class="primary" disabled={state.busy || props.algorithms === null}>Verify</button>
         {state.busy && <span class="busy" aria-live="polite">Working…</span>}
       </div>
       <FormStatus state={state} />

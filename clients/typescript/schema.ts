@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>; a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; an `input` not valid in its `inputEncoding` is 400 with the pointer /body/input. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported; an `input` not valid in its inputEncoding is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)
          */
         post: operations["postVerify"];
         delete?: never;
@@ -90,10 +90,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * HMAC (RFC 2104) of a message
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. Rules the schema cannot state: a `key` or `message` not valid in its encoding (keyEncoding, inputEncoding: e.g. a key that is not base64 under keyEncoding base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.
+         * HMAC (RFC 2104) of a message, under your key or a key the server holds
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
          */
         post: operations["postHmac"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hmac/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an HMAC of a message, under your key or a key the server holds
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
+         */
+        post: operations["postHmacVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -135,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Check files against a checksum list (SHA256SUMS, B3SUMS, …) and the list against its signature
-         * @description multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. Each file is streamed once, never stored, through only the algorithms its lines name. The answer is 200 whenever the request was processed; `ok` says whether the check passed. With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`, `name: FAILED open or read`).
+         * @description multipart/form-data: `checksums` first, then the optional `algorithm`, `strict`, `signature` and `publicKey`, then the `file` parts. A signature is verified before any line of the list is read; a bad signature, the wrong key or an unsupported scheme is a 422 and no file is hashed. Each file is streamed once, never stored, through only the algorithms its lines name. The JSON answer is 200 whenever the request was processed; `ok` says whether the check passed. With `Accept: text/plain` the body is what `sha256sum -c` prints (`name: OK`, `name: FAILED`; with `strict`, `name: FAILED open or read` for a listed file not sent) and then its warnings, `hashd:` for `sha256sum:`, with a first line naming a verified signature (`hashd: good minisign signature of the checksum list by key …`); the status is 200 only when the check passed (`ok`), else 422 with the same text, so `curl -f` fails a CI job. This operation's refusals (400, 413, 415, 422) then come as one text line too: `hashd: <problem type>: <detail>`.
          */
         post: operations["postChecksums"];
         delete?: never;
@@ -263,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Cost parameters whose hashing time on this server is near a target
-         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503.
+         * @description Measures in the worker pool, under the memory budget, and returns options for POST /api/hash (or PASSWORD_OPTIONS) near targetMs, never below the OWASP Password Storage Cheat Sheet minimums (a warning says when the target is below what they take) and never above the server caps. Supports argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. Expensive: server-wide, calibrations run one at a time and at most CALIBRATE_RATE_LIMIT_MAX (default 10) per CALIBRATE_RATE_LIMIT_WINDOW_MS (default 10 minutes), else 429 with Retry-After; a run longer than CALIBRATE_TIMEOUT_MS (default 30 s) is 503. Rules the schema cannot state: a memory-hard scheme whose minimum does not fit this server's caps (MAX_ARGON2_MEMORY_KIB, MAX_SCRYPT_MEMORY_BYTES, MAX_WORK_MEMORY_BYTES) is 422 urn:hashd:problem:below-minimum.
          */
         post: operations["postCalibrate"];
         delete?: never;
@@ -286,6 +306,23 @@ export interface paths {
          * @description A `$pepper$` hash under an older key that is still configured is decrypted and encrypted again under the current key; one already under it comes back unchanged (`changed: false`); an unpeppered password hash in a format hashd reads is peppered. Nothing is rehashed: the cost parameters stay as they are (verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests.
          */
         post: operations["postPepperRewrap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The server's keys: names, versions and their states, current versions, algorithms; never a secret */
+        get: operations["getKeys"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -505,6 +542,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope metrics (Prometheus metrics); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -546,9 +596,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     /** @description The text (or, with inputEncoding, binary data) to hash */
-                    input: string;
+                    input?: string;
                     /**
                      * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
                      * @default sha256
@@ -571,7 +621,7 @@ export interface operations {
                     options?: {
                         [key: string]: number;
                     };
-                    /** @description Password hashes only. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                    /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
                     /**
                      * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
@@ -582,11 +632,122 @@ export interface operations {
                      *     ]
                      */
                     context?: string[];
-                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items?: ({
+                        /** @description The text (or, with inputEncoding, binary data) to hash */
+                        input: string;
+                        /**
+                         * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256".
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                        /**
+                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
+                         * @enum {string}
+                         */
+                        encoding?: "hex" | "base64" | "base64url";
+                        /**
+                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                        options?: {
+                            [key: string]: number;
+                        };
+                        /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                        pepper?: boolean;
+                        /**
+                         * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                         * @example [
+                         *       "alice",
+                         *       "alice@example.com",
+                         *       "Example Mail"
+                         *     ]
+                         */
+                        context?: string[];
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    })))[];
+                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                }))) & ({
+                    /** @description The text (or, with inputEncoding, binary data) to hash */
+                    input: string;
+                } | {
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items: ({
+                        /** @description The text (or, with inputEncoding, binary data) to hash */
+                        input: string;
+                        /**
+                         * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256".
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                        /**
+                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
+                         * @enum {string}
+                         */
+                        encoding?: "hex" | "base64" | "base64url";
+                        /**
+                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                        options?: {
+                            [key: string]: number;
+                        };
+                        /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
+                        pepper?: boolean;
+                        /**
+                         * @description Password hashes only: Words the password must not be built from: the user name, the e-mail address, the service's name. Compared whole and by their parts (an e-mail's local part, the words of a name) (screening; see PASSWORD_SCREENING)
+                         * @example [
+                         *       "alice",
+                         *       "alice@example.com",
+                         *       "Example Mail"
+                         *     ]
+                         */
+                        context?: string[];
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    })))[];
+                });
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The result, or for a batch the results */
             200: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -634,6 +795,74 @@ export interface operations {
                             /** @description What could not be checked, and why */
                             warnings: string[];
                         };
+                    } | {
+                        /** @description One per item, in the order of `items` */
+                        results: ({
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            hash: string;
+                            /** @description hash.length */
+                            length: number;
+                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                            processingTimeMs: number;
+                            /**
+                             * @description Canonical algorithm name
+                             * @enum {string}
+                             */
+                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                            /** @description hex, base64, base64url, or standard for formats with their own text form */
+                            encoding: ("hex" | "base64" | "base64url") | "standard";
+                            /**
+                             * @description The id of the pepper key the hash is encrypted under (peppered password hashes only)
+                             * @example k2
+                             */
+                            pepperKey?: string;
+                            /** @description Password hashes of text input, with PASSWORD_SCREENING=warn (the default) or reject: what screening found (POST /api/passwords/check's answer) */
+                            screening?: {
+                                /** @description true when no reason below applies */
+                                acceptable: boolean;
+                                reasons: {
+                                    /**
+                                     * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                     * @enum {string}
+                                     */
+                                    code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                    /** @description What is wrong and what to do, for the user; never quotes the password */
+                                    message: string;
+                                }[];
+                                /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                                breachCount?: number;
+                                /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                                checked: string[];
+                                /** @description What could not be checked, and why */
+                                warnings: string[];
+                            };
+                        } | {
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description Why this item failed: the problem a single request would get (its status inside); the other items are not affected */
+                            problem: {
+                                /** @description about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind) */
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail: string;
+                                /** @description The fields at fault (validation problems) */
+                                errors?: {
+                                    /** @description JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body */
+                                    pointer: string;
+                                    message: string;
+                                }[];
+                                /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
+                                suggestions?: string[];
+                                /** @description unknown-algorithm: where the list of algorithms is */
+                                algorithms?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        })[];
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
                     };
                 };
             };
@@ -655,6 +884,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope hash (digests and password hashes); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -758,9 +1000,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    input: string;
-                    hash: string;
+                "application/json": ({
+                    input?: string;
+                    hash?: string;
                     /**
                      * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
                      * @enum {string}
@@ -777,11 +1019,86 @@ export interface operations {
                      * @default false
                      */
                     upgrade?: boolean;
-                };
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items?: ({
+                        input: string;
+                        hash: string;
+                        /**
+                         * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /**
+                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description On a match that should be rehashed, also return newHash (passlib's verify_and_update) Default: the batch's own field, or false. */
+                        upgrade?: boolean;
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    }))[];
+                } & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    input?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    input?: unknown;
+                })) & ({
+                    input: string;
+                    hash: string;
+                } | {
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items: ({
+                        input: string;
+                        hash: string;
+                        /**
+                         * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /**
+                         * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description On a match that should be rehashed, also return newHash (passlib's verify_and_update) Default: the batch's own field, or false. */
+                        upgrade?: boolean;
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & ({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        input?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        input?: unknown;
+                    }))[];
+                });
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The result, or for a batch the results */
             200: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -827,6 +1144,72 @@ export interface operations {
                             /** @description What could not be checked, and why */
                             warnings: string[];
                         };
+                    } | {
+                        /** @description One per item, in the order of `items` */
+                        results: ({
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            match: boolean;
+                            /** @description The algorithm checked or detected; null when no candidate matched */
+                            algorithm: ("md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt") | null;
+                            /** @description The variant read from the hash, e.g. $2y$ or Django */
+                            format?: string;
+                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                            processingTimeMs: number;
+                            /** @description The input matched, but the hash uses a weak scheme or parameters below current OWASP minimums */
+                            rehashRecommended: boolean;
+                            reason?: string;
+                            warnings: string[];
+                            /** @description The pepper key id a peppered hash names */
+                            pepperKey?: string;
+                            /** @description With upgrade: the replacement hash to store, under the current password policy and pepper key. Absent on a mismatch and when nothing needs upgrading */
+                            newHash?: string;
+                            /** @description With upgrade and a match of a text input, PASSWORD_SCREENING=warn or reject: what screening of the password against the lists found (not the length rules). Under reject an unacceptable password gets no newHash (a warning says so): have the user choose a new one */
+                            screening?: {
+                                /** @description true when no reason below applies */
+                                acceptable: boolean;
+                                reasons: {
+                                    /**
+                                     * @description too-short, too-long (the length policy), common (the built-in list of common passwords), breached (the breached-password store), context (the user's own words, or the organization's blocklist)
+                                     * @enum {string}
+                                     */
+                                    code: "too-short" | "too-long" | "common" | "breached" | "context";
+                                    /** @description What is wrong and what to do, for the user; never quotes the password */
+                                    message: string;
+                                }[];
+                                /** @description Times the password appears in the breached-password data; present when a store was read (0: not found) */
+                                breachCount?: number;
+                                /** @description The comparisons made: length, common, blocklist (PASSWORD_BLOCKLIST_FILE), context (when given), breached (PWNED_STORE) */
+                                checked: string[];
+                                /** @description What could not be checked, and why */
+                                warnings: string[];
+                            };
+                        } | {
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description Why this item failed: the problem a single request would get (its status inside); the other items are not affected */
+                            problem: {
+                                /** @description about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind) */
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail: string;
+                                /** @description The fields at fault (validation problems) */
+                                errors?: {
+                                    /** @description JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body */
+                                    pointer: string;
+                                    message: string;
+                                }[];
+                                /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
+                                suggestions?: string[];
+                                /** @description unknown-algorithm: where the list of algorithms is */
+                                algorithms?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        })[];
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
                     };
                 };
             };
@@ -848,6 +1231,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope verify (checking an input against a digest or password hash); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -951,13 +1347,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    message: string;
-                    /** @description The secret key; never logged */
-                    key: string;
+                "application/json": ({
+                    message?: string;
+                    /** @description Your own secret key, instead of `keyName`; never logged */
+                    key?: string;
+                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    keyName?: string;
+                    /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                    keyVersion?: number;
                     /**
-                     * @description Hash function of the HMAC. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                     * @default sha256
+                     * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
                      * @enum {string}
                      */
                     algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
@@ -967,6 +1366,12 @@ export interface operations {
                      * @enum {string}
                      */
                     encoding?: "hex" | "base64" | "base64url";
+                    /**
+                     * @description raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only)
+                     * @default raw
+                     * @enum {string}
+                     */
+                    format?: "raw" | "tagged";
                     /**
                      * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key.
                      * @default utf8
@@ -979,11 +1384,154 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                };
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items?: ({
+                        message: string;
+                        /** @description Your own secret key, instead of `keyName`; never logged */
+                        key?: string;
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        keyName?: string;
+                        /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                        keyVersion?: number;
+                        /**
+                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /**
+                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
+                         * @enum {string}
+                         */
+                        encoding?: "hex" | "base64" | "base64url";
+                        /**
+                         * @description raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only) Default: the batch's own field, or "raw".
+                         * @enum {string}
+                         */
+                        format?: "raw" | "tagged";
+                        /**
+                         * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        keyEncoding?: "utf8" | "hex" | "base64";
+                        /**
+                         * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & (({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        message?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        message?: unknown;
+                    }) & ({
+                        /** @enum {unknown} */
+                        keyEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "hex";
+                        key?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "base64";
+                        key?: unknown;
+                    })))[];
+                } & (({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    message?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    message?: unknown;
+                }) & ({
+                    /** @enum {unknown} */
+                    keyEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "hex";
+                    key?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "base64";
+                    key?: unknown;
+                }))) & ({
+                    message: string;
+                } | {
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items: ({
+                        message: string;
+                        /** @description Your own secret key, instead of `keyName`; never logged */
+                        key?: string;
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        keyName?: string;
+                        /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                        keyVersion?: number;
+                        /**
+                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /**
+                         * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
+                         * @enum {string}
+                         */
+                        encoding?: "hex" | "base64" | "base64url";
+                        /**
+                         * @description raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only) Default: the batch's own field, or "raw".
+                         * @enum {string}
+                         */
+                        format?: "raw" | "tagged";
+                        /**
+                         * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        keyEncoding?: "utf8" | "hex" | "base64";
+                        /**
+                         * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    } & (({
+                        /** @enum {unknown} */
+                        inputEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "hex";
+                        message?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        inputEncoding: "base64";
+                        message?: unknown;
+                    }) & ({
+                        /** @enum {unknown} */
+                        keyEncoding?: "utf8";
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "hex";
+                        key?: unknown;
+                    } | {
+                        /** @enum {unknown} */
+                        keyEncoding: "base64";
+                        key?: unknown;
+                    })))[];
+                });
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The result, or for a batch the results */
             200: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -994,6 +1542,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The HMAC in `encoding`, or with format "tagged" `hashd:v<version>:<base64>` */
                         hmac: string;
                         /**
                          * @description Canonical algorithm name
@@ -1006,12 +1555,76 @@ export interface operations {
                          * @enum {string}
                          */
                         encoding: "hex" | "base64" | "base64url";
+                        /**
+                         * @description Present when the HMAC is tagged with its key version
+                         * @enum {string}
+                         */
+                        format?: "tagged";
+                        /** @description The named key used */
+                        keyName?: string;
+                        /** @description The version of the named key used */
+                        keyVersion?: number;
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                    } | {
+                        /** @description One per item, in the order of `items` */
+                        results: ({
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description The HMAC in `encoding`, or with format "tagged" `hashd:v<version>:<base64>` */
+                            hmac: string;
+                            /**
+                             * @description Canonical algorithm name
+                             * @enum {string}
+                             */
+                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                            /**
+                             * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
+                             * @default hex
+                             * @enum {string}
+                             */
+                            encoding: "hex" | "base64" | "base64url";
+                            /**
+                             * @description Present when the HMAC is tagged with its key version
+                             * @enum {string}
+                             */
+                            format?: "tagged";
+                            /** @description The named key used */
+                            keyName?: string;
+                            /** @description The version of the named key used */
+                            keyVersion?: number;
+                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                            processingTimeMs: number;
+                        } | {
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description Why this item failed: the problem a single request would get (its status inside); the other items are not affected */
+                            problem: {
+                                /** @description about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind) */
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail: string;
+                                /** @description The fields at fault (validation problems) */
+                                errors?: {
+                                    /** @description JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body */
+                                    pointer: string;
+                                    message: string;
+                                }[];
+                                /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
+                                suggestions?: string[];
+                                /** @description unknown-algorithm: where the list of algorithms is */
+                                algorithms?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        })[];
                         /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
                         processingTimeMs: number;
                     };
                 };
             };
-            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message) */
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message) */
             400: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1029,6 +1642,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope hmac (making HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1065,7 +1691,301 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postHmacVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message?: string;
+                    /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
+                    hmac?: string;
+                    /** @description Your own secret key, instead of `keyName`; never logged */
+                    key?: string;
+                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    keyName?: string;
+                    /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                    keyVersion?: number;
+                    /**
+                     * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                     * @enum {string}
+                     */
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                    /**
+                     * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    keyEncoding?: "utf8" | "hex" | "base64";
+                    /**
+                     * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message.
+                     * @default utf8
+                     * @enum {string}
+                     */
+                    inputEncoding?: "utf8" | "hex" | "base64";
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items?: {
+                        message: string;
+                        /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
+                        hmac: string;
+                        /** @description Your own secret key, instead of `keyName`; never logged */
+                        key?: string;
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        keyName?: string;
+                        /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                        keyVersion?: number;
+                        /**
+                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /**
+                         * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        keyEncoding?: "utf8" | "hex" | "base64";
+                        /**
+                         * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    }[];
+                } & ({
+                    message: string;
+                    /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
+                    hmac: string;
+                } | {
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items: {
+                        message: string;
+                        /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
+                        hmac: string;
+                        /** @description Your own secret key, instead of `keyName`; never logged */
+                        key?: string;
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        keyName?: string;
+                        /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
+                        keyVersion?: number;
+                        /**
+                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                         * @enum {string}
+                         */
+                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /**
+                         * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        keyEncoding?: "utf8" | "hex" | "base64";
+                        /**
+                         * @description How message is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A message that is not valid in its encoding is 400 with the pointer /body/message. Default: the batch's own field, or "utf8".
+                         * @enum {string}
+                         */
+                        inputEncoding?: "utf8" | "hex" | "base64";
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    }[];
+                });
+            };
+        };
+        responses: {
+            /** @description The result, or for a batch the results */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The HMAC is right for the message under the key (and version), and that version still verifies */
+                        valid: boolean;
+                        /**
+                         * @description Canonical algorithm name
+                         * @enum {string}
+                         */
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /** @description The named key checked */
+                        keyName?: string;
+                        /** @description The version checked: the tag's, keyVersion, or the one that matched; null when no version matched */
+                        keyVersion?: number | null;
+                        /** @description Valid under a version older than the key's current one: make the HMAC again (POST /api/hmac with keyName) and store the new one */
+                        rotateRecommended: boolean;
+                        /** @description Why it is not valid (a mismatch, a retired version, a version below min-verify-version), or which version it is valid under when rotateRecommended */
+                        reason?: string;
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                    } | {
+                        /** @description One per item, in the order of `items` */
+                        results: ({
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description The HMAC is right for the message under the key (and version), and that version still verifies */
+                            valid: boolean;
+                            /**
+                             * @description Canonical algorithm name
+                             * @enum {string}
+                             */
+                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                            /** @description The named key checked */
+                            keyName?: string;
+                            /** @description The version checked: the tag's, keyVersion, or the one that matched; null when no version matched */
+                            keyVersion?: number | null;
+                            /** @description Valid under a version older than the key's current one: make the HMAC again (POST /api/hmac with keyName) and store the new one */
+                            rotateRecommended: boolean;
+                            /** @description Why it is not valid (a mismatch, a retired version, a version below min-verify-version), or which version it is valid under when rotateRecommended */
+                            reason?: string;
+                            /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                            processingTimeMs: number;
+                        } | {
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description Why this item failed: the problem a single request would get (its status inside); the other items are not affected */
+                            problem: {
+                                /** @description about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind) */
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail: string;
+                                /** @description The fields at fault (validation problems) */
+                                errors?: {
+                                    /** @description JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body */
+                                    pointer: string;
+                                    message: string;
+                                }[];
+                                /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
+                                suggestions?: string[];
+                                /** @description unknown-algorithm: where the list of algorithms is */
+                                algorithms?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        })[];
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope hmac:verify (checking HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1178,6 +2098,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1357,6 +2290,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -1467,7 +2413,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The check, done (whether or not it passed) */
+            /** @description The check, done: in JSON whether or not it passed; as text (Accept: text/plain) only when it passed */
             200: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1544,6 +2490,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
@@ -1551,6 +2498,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope checksums (checking files against checksum lists); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1572,6 +2532,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description Wrong Content-Type */
@@ -1585,9 +2546,10 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
-            /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme */
+            /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme; with Accept: text/plain, also a check that did not pass (a file FAILED, or none was verified), with the report as its text */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1598,6 +2560,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/plain": string;
                 };
             };
             /** @description Rate limited; see Retry-After */
@@ -1754,7 +2717,7 @@ export interface operations {
                     /** @description With `hashes`: at most this many matches per result. A response lists at most 30000 matches in all in any case (3 per result for 10,000 lines); `omitted` counts those left out */
                     top?: number;
                     /**
-                     * @description Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it
+                     * @description Every line is a hashcat potfile line `hash:plain`: the plaintext after the last colon is dropped before identifying and never returned. Lines ending in `:$HEX[…]` are read so without it. Without it, a line is read as it stands (`hash:plain` is also `hash:salt`), and whatever a reading takes from the text after the last colon is left out of `params` and named in `withheld`: a plaintext is never sent back either way
                      * @default false
                      */
                     potfile?: boolean;
@@ -1797,7 +2760,7 @@ export interface operations {
                             params?: {
                                 [key: string]: number | string;
                             };
-                            /** @description True where POST /api/verify accepts this string */
+                            /** @description True where POST /api/verify on this server accepts this string: the format is one it reads, its costs are within the server's caps, and a peppered hash (`$pepper$`) names a key the server holds */
                             verifiable: boolean;
                             /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
                             variants?: {
@@ -1808,8 +2771,10 @@ export interface operations {
                             format?: string;
                             /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                             problem?: string;
-                            /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                            /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`; the scheme inside for a peppered hash) */
                             verifyAlgorithm?: string;
+                            /** @description Parameters this reading took from the text after the line's last colon (the salt of `hash:salt`, the user of `hash:user`), left out of `params`: that text may be the plaintext of a potfile line `hash:plain`, and hashd never sends a plaintext back. Send `potfile: true` to read the line as a potfile line */
+                            withheld?: string[];
                             /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
                             commands?: {
                                 /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */
@@ -1846,7 +2811,7 @@ export interface operations {
                                 params?: {
                                     [key: string]: number | string;
                                 };
-                                /** @description True where POST /api/verify accepts this string */
+                                /** @description True where POST /api/verify on this server accepts this string: the format is one it reads, its costs are within the server's caps, and a peppered hash (`$pepper$`) names a key the server holds */
                                 verifiable: boolean;
                                 /** @description Other hashcat modes that read exactly this syntax, which the string cannot tell apart from `hashcat`: VeraCrypt's PRF and XTS size, or the md5($salt.$pass), HMAC-MD5, PostgreSQL… modes beside md5($pass.$salt) (all `32 hex:salt`). The match stands for all of them; `hashcat` is the commonest, and the others are worth trying too */
                                 variants?: {
@@ -1857,8 +2822,10 @@ export interface operations {
                                 format?: string;
                                 /** @description Present on a near miss: the string almost has this format but is not valid as it stands (typically truncated), e.g. "checksum has 40 characters; sha512-crypt has 86". Such a match has a low confidence and is never verifiable */
                                 problem?: string;
-                                /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`) */
+                                /** @description On a verifiable match: the name to give POST /api/verify as `algorithm` (usually `algorithm` itself; `mysql41` for `mysql41-bare`; the scheme inside for a peppered hash) */
                                 verifyAlgorithm?: string;
+                                /** @description Parameters this reading took from the text after the line's last colon (the salt of `hash:salt`, the user of `hash:user`), left out of `params`: that text may be the plaintext of a potfile line `hash:plain`, and hashd never sends a plaintext back. Send `potfile: true` to read the line as a potfile line */
+                                withheld?: string[];
                                 /** @description The command lines to run next, with the pasted lines saved in hashes.txt (less the wrappers in `normalized`) and a word list in wordlist.txt. Absent on near misses and where neither tool has the format */
                                 commands?: {
                                     /** @description e.g. `hashcat -m 1000 -a 0 hashes.txt wordlist.txt`; with `--username` for user:hash lines, after `cut` for pwdump and shadow lines */
@@ -1913,6 +2880,19 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope identify (identifying hashes); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;
                     /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -2340,15 +3320,16 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt (any spelling /api/hash accepts)
+                     * @description One of argon2id, bcrypt, bcrypt-sha256, scrypt, pbkdf2-sha256, pbkdf2-sha512, yescrypt. The server also accepts any spelling /api/hash accepts for these (aliases, any case); another algorithm is 400 urn:hashd:problem:algorithm-not-allowed, a name it does not know 400 urn:hashd:problem:unknown-algorithm.
                      * @example argon2id
+                     * @enum {string}
                      */
-                    algorithm: string;
+                    algorithm: "argon2id" | "bcrypt" | "bcrypt-sha256" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "yescrypt";
                     /** @description The hashing time wanted, in milliseconds (OWASP suggests under 1 s; 250–500 ms is common for logins) */
                     targetMs: number;
-                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap */
+                    /** @description Memory one hash may use, in KiB (argon2id, scrypt, yescrypt). Default: argon2id 65536 (RFC 9106 §4), scrypt and yescrypt the server cap. At least what the scheme's minimum needs (argon2id 7168, scrypt 131072, yescrypt 16384), else 422 urn:hashd:problem:below-minimum */
                     maxMemoryKiB?: number;
-                };
+                } & (unknown & unknown & unknown);
             };
         };
         responses: {
@@ -2409,6 +3390,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope calibrate (timing password-hash parameters on this server); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -2435,7 +3429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: a maxMemoryKiB, or caps, below the scheme's minimum (below-minimum) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -2552,6 +3546,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope pepper:rewrap (moving stored hashes to the current pepper key); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -2580,6 +3587,124 @@ export interface operations {
             };
             /** @description Well-formed but unprocessable */
             422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Named HMAC keys (HMAC_KEYS_FILE) this caller may use; empty without the file */
+                        hmac: {
+                            name: string;
+                            /** @description The algorithms it may be used with; the first is the default */
+                            algorithms: string[];
+                            currentVersion: number;
+                            /** @description Versions below it no longer verify; null when the key sets none */
+                            minVerifyVersion: number | null;
+                            /** @description Oldest first */
+                            versions: {
+                                version: number;
+                                /**
+                                 * @description staged: verifies, not used for new values yet; current: used for new values; previous: older, still verifies (rotateRecommended); retired: no longer verifies
+                                 * @enum {string}
+                                 */
+                                state: "staged" | "current" | "previous" | "retired";
+                                /** @description HMACs under this version verify (not retired, not below minVerifyVersion) */
+                                verifies: boolean;
+                            }[];
+                        }[];
+                        /** @description The pepper (PEPPER_KEYS_FILE), or null without it */
+                        pepper: {
+                            /** @description The key id new password hashes are peppered with */
+                            currentKey: string;
+                            /** @description In the order of PEPPER_KEYS_FILE */
+                            keys: {
+                                id: string;
+                                /**
+                                 * @description staged: verifies, not used for new values yet; current: used for new values; previous: older, still verifies (rotateRecommended); retired: no longer verifies
+                                 * @enum {string}
+                                 */
+                                state: "staged" | "current" | "previous" | "retired";
+                                verifies: boolean;
+                            }[];
+                        } | null;
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope keys (listing key names, versions and states (never secrets)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
                     RateLimit?: string;

@@ -1,0 +1,95 @@
+/**
+ * The one batch runner (Vault Transit's `batch_input`, in hashd's manner): a batch is a list of
+ * items, each run through the same domain function as a single request, giving one result or one
+ * problem per item, in order, with the item's `reference` echoed back. A failed item does not fail
+ * the batch. Routes declare their item schema (routes/batch.ts) and call this; none has a loop of
+ * its own.
+ *
+ * - Fields given at the top of a batch apply to every item that does not give its own (a batch of
+ *   HMACs names `keyName` once); they are written into the items themselves.
+ * - A problem about a field an item took from the top of the batch is the batch's: the whole
+ *   request fails with it (its pointer, /body/<field>, is right there). A problem about an item's
+ *   own field is that item's, its pointers moved under the item (/body/items/<index>/<field>).
+ * - Items whose function answers at once (short inputs: most digests and HMACs) cost no promise;
+ *   the others (long inputs on the worker pool) are awaited in turn.
+ * - The event loop is never held for long: after every few milliseconds of items the runner lets
+ *   other requests in (setImmediate), and it stops when the client has gone away.
+ * - Password hashing is refused per item (`password-in-batch`), see `refusePasswordWork`.
+ */
+import { performance } from 'node:perf_hooks'
+import { knownProblem, problems, type ProblemBody } from '../problem.js'
+
+export interface BatchItem { reference?: string }
+
+export type BatchEntry<R> = R | (R & { reference: string }) | { reference?: string, problem: ProblemBody }
+
+export interface BatchAnswer<R> {
+  results: BatchEntry<R>[]
+  processingTimeMs: number
+}
+
+/** How long items run before the runner yields to the event loop. */
+const SLICE_MS = 4
+/** How many items between looks at the clock. */
+const CHECK_EVERY = 32
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/**
+ * Runs `run` on every item (merged over `defaults`), in order. A thrown Problem (or a known error)
+ * becomes the item's `problem`; anything else is a bug and fails the batch.
+ */
+export async function runBatch<I extends object, R extends object>(
+  items: readonly (I & BatchItem)[],
+  defaults: Partial<I>,
+  run: (item: I) => R | Promise<R>,
+  options: { clientGone?: () => boolean } = {},
+): Promise<BatchAnswer<R>> {
+  const started = performance.now()
+  // The batch's own fields go into each item that lacks them, in place: the items are this
+  // request's parsed body, and a copy per item (object spread) cost more than an HMAC.
+  const shared = Object.keys(defaults) as Array<keyof I>
+  const results: BatchEntry<R>[] = new Array(items.length)
+  let sliceStart = started
+  for (let index = 0; index < items.length; index++) {
+    if (index % CHECK_EVERY === CHECK_EVERY - 1 && performance.now() - sliceStart > SLICE_MS) {
+      await nextTurn()
+      if (options.clientGone?.()) throw problems.clientClosed()
+      sliceStart = performance.now()
+    }
+    const item = items[index]!
+    const reference = item.reference
+    let inherited: Array<keyof I> | undefined
+    for (const field of shared) {
+      if (item[field] !== undefined) continue
+      item[field] = defaults[field]!
+      ;(inherited ??= []).push(field)
+    }
+    try {
+      let value = run(item)
+      if (value instanceof Promise) value = await value
+      results[index] = reference === undefined ? value : { reference, ...value }
+    } catch (error) {
+      const problem = knownProblem(error)
+      if (!problem) throw error
+      const body = problem.toBody()
+      const pointers = (body.errors ?? []).map((issue) => issue.pointer)
+      if (inherited && pointers.some((pointer) => inherited.some((field) => pointer === `/body/${String(field)}` || pointer.startsWith(`/body/${String(field)}/`)))) throw problem
+      if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
+      results[index] = reference === undefined ? { problem: body } : { reference, problem: body }
+    }
+  }
+  return { results, processingTimeMs: performance.now() - started }
+}
+
+/**
+ * Password schemes are refused in a batch, item by item: each hash or verification takes tens of
+ * milliseconds and up to MAX_ARGON2_MEMORY_KIB of a worker thread, so one request of 10,000 would
+ * hold the pool for minutes while the rate limit saw one request; and a login checks one password
+ * at a time anyway. Digests (and HMACs) cost microseconds, which is what batches are for.
+ */
+export function refusePasswordWork(what: string, pointer: string): never {
+  throw problems.unprocessable('password-in-batch', 'Password hashes are not batched',
+    `${what} is password work, which is one per request (each hash or verification takes a worker thread for tens of milliseconds); batches take digests and HMACs`,
+    { errors: [{ pointer, message: 'password work is not batched' }] })
+}

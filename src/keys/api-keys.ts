@@ -1,0 +1,102 @@
+/**
+ * API_KEYS_FILE: the hashes of the API keys, on the key ring's loader. One key a line:
+ *
+ *     <name> <sha256 of the key, 64 hex> [<requests per window>] [scopes=<scope>,…] [hmac-keys=<name>,…]
+ *
+ * Only hashes are stored, never keys. `scopes=` limits the key to some operations (src/keys/scopes.ts
+ * lists them): `scopes=verify,hmac:verify` allows those two only, `scopes=*,-pepper:rewrap` (or just
+ * `scopes=-pepper:rewrap`) everything but rewrapping. `hmac-keys=orders,users` limits the named HMAC
+ * keys the key may use (`*`, the default, is every one). A line without options may do everything,
+ * as before these options existed. plugins/auth.ts holds the keys in force.
+ */
+import { createHash } from 'node:crypto'
+import { ConfigError } from '../config.js'
+import { KEY_NAME, KEY_NAME_RULE, keysFileLines, readKeysFileText, splitFields } from './file.js'
+import { SCOPE_NAMES } from './scopes.js'
+
+export { KEY_NAME } from './file.js'
+
+export const API_KEYS_VARIABLE = 'API_KEYS_FILE'
+const USAGE = '<name> <sha256 of the key, 64 hex> [<requests per window>]'
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/
+
+export interface ApiKey {
+  /** The name from the file: logged, and the rate-limit key. Never the key itself. */
+  name: string
+  /** Requests per RATE_LIMIT_WINDOW_MS for this key, overriding RATE_LIMIT_MAX; null keeps the default. */
+  max: number | null
+  /** The scopes it may use (every one when the line has no scopes=). */
+  scopes: ReadonlySet<string>
+  /** The named HMAC keys it may use; null for all of them. */
+  hmacKeys: ReadonlySet<string> | null
+}
+
+/** The sha256 of a key, hex: what the file stores and the Map is keyed by. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}
+
+/** The file's line for a key. */
+export function keyLine(name: string, key: string, max?: number): string {
+  return `${name} ${hashKey(key)}${max === undefined ? '' : ` ${max}`}`
+}
+
+/** `scopes=`: names, `*` for all, `-name` to take one away; only removals start from all. */
+function scopesOption(value: string | undefined, where: string): Set<string> {
+  if (value === undefined) return new Set(SCOPE_NAMES)
+  const parts = value.split(',')
+  const granted = new Set<string>(parts.every((part) => part.startsWith('-')) ? SCOPE_NAMES : [])
+  for (const part of parts) {
+    const removal = part.startsWith('-')
+    const name = removal ? part.slice(1) : part
+    if (name === '*' && !removal) {
+      for (const each of SCOPE_NAMES) granted.add(each)
+      continue
+    }
+    if (!SCOPE_NAMES.includes(name)) throw new ConfigError(`${where}: scopes= takes ${SCOPE_NAMES.join(', ')} or *, each optionally preceded by - to take it away`)
+    if (removal) granted.delete(name)
+    else granted.add(name)
+  }
+  return granted
+}
+
+function hmacKeysOption(value: string | undefined, where: string): Set<string> | null {
+  if (value === undefined || value === '*') return null
+  const names = value.split(',')
+  if ( !names.every((name) => KEY_NAME.test(name))) {
+    throw new ConfigError(`${where}: hmac-keys= takes * or HMAC key names separated by commas, each ${KEY_NAME_RULE}`)
+  }
+  return new Set(names)
+}
+
+/**
+ * Parses a keys file. Errors name the file and line and describe the field, never quote it: a
+ * key pasted where its hash belongs must not end up in a log.
+ */
+export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
+  const keys = new Map<string, ApiKey>()
+  const names = new Set<string>()
+  for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file)) {
+    const { where } = entry
+    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys'], USAGE)
+    const [name, hash, max] = fields as [string, string, string | undefined]
+    if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the name must be ${KEY_NAME_RULE}`)
+    if (!SHA256_HEX.test(hash)) throw new ConfigError(`${where}: the second field must be the key's sha256 as 64 hex digits (npm run apikey prints it), not the key`)
+    if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw new ConfigError(`${where}: requests per window must be a whole number from 1 to 999999999`)
+    if (names.has(name)) throw new ConfigError(`${where}: the name ${name} is already used on an earlier line`)
+    const digest = hash.toLowerCase()
+    if (keys.has(digest)) throw new ConfigError(`${where}: this hash is already used on an earlier line`)
+    names.add(name)
+    keys.set(digest, {
+      name,
+      max: max === undefined ? null : Number(max),
+      scopes: scopesOption(options.get('scopes'), where),
+      hmacKeys: hmacKeysOption(options.get('hmac-keys'), where),
+    })
+  }
+  return keys
+}
+
+export function readKeysFile(file: string): Map<string, ApiKey> {
+  return parseKeysFile(readKeysFileText(API_KEYS_VARIABLE, file), file)
+}

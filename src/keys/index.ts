@@ -1,0 +1,83 @@
+/**
+ * The key ring: every secret hashd holds, each kind from its own keys file, all through one
+ * loader (file.ts), one model of versions and states (ring.ts) and one reload mechanism
+ * (file-reload.ts: when the file changes on disk, Kubernetes' `..data` symlink swap included, and
+ * on SIGHUP; a file that fails to load keeps the keys in force and shows in the logs, the metrics
+ * and /api/health). The pepper (passwords), the named HMAC keys and the API keys read from here;
+ * none of them reads or watches a file itself.
+ *
+ * Log lines about keys name files, key names, ids, versions and counts; never a secret.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import { reloadable, type Reloadable } from '../file-reload.js'
+import { readKeysFile, type ApiKey } from './api-keys.js'
+import { readHmacKeysFile, type HmacKeyring } from './hmac.js'
+import { readPepperKeysFile, type PepperKeyring } from './pepper.js'
+
+export type { ApiKey } from './api-keys.js'
+export type { HmacKey, HmacKeyring, HmacSecret } from './hmac.js'
+export type { PepperKeyring } from './pepper.js'
+
+/** What the load and reload lines say of each kind: names, versions, states. */
+function describePepper(file: string) {
+  return (keyring: PepperKeyring) => ({
+    keysFile: file,
+    keys: keyring.ring.versions.length,
+    keyIds: keyring.ids,
+    currentKey: keyring.current.id,
+    ...(keyring.ring.versions.some((version) => version.state === 'staged' || version.state === 'retired')
+      ? { states: Object.fromEntries(keyring.ring.versions.map((version) => [version.id, version.state])) }
+      : {}),
+  })
+}
+
+function describeHmac(file: string) {
+  return (keyring: HmacKeyring) => ({ keysFile: file, keys: keyring.names.length, currentVersions: keyring.toJSON() })
+}
+
+export class KeyRing {
+  /** PEPPER_KEYS_FILE, or null without it. */
+  readonly pepper: Reloadable<PepperKeyring> | null
+  /** HMAC_KEYS_FILE, or null without it. */
+  readonly hmac: Reloadable<HmacKeyring> | null
+  /** API_KEYS_FILE (hashes of the keys by sha256 hex), or null without it. */
+  readonly apiKeys: Reloadable<Map<string, ApiKey>> | null
+
+  /**
+   * Loads every configured file now: a file that cannot be read or parsed at start is a
+   * ConfigError naming the variable, file and line (the server does not start).
+   */
+  constructor(config: Pick<Config, 'pepperKeysFile' | 'hmacKeysFile' | 'apiKeysFile'>, log: FastifyBaseLogger) {
+    const opened: Reloadable<unknown>[] = []
+    try {
+      const { pepperKeysFile, hmacKeysFile, apiKeysFile } = config
+      this.apiKeys = apiKeysFile === null ? null : reloadable({
+        source: 'api-keys', what: 'API keys', files: [apiKeysFile], log,
+        load: () => readKeysFile(apiKeysFile), describe: (value) => ({ keysFile: apiKeysFile, keys: value.size }),
+      })
+      if (this.apiKeys) opened.push(this.apiKeys)
+      this.pepper = pepperKeysFile === null ? null : reloadable({
+        source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log,
+        load: () => readPepperKeysFile(pepperKeysFile), describe: describePepper(pepperKeysFile),
+      })
+      if (this.pepper) opened.push(this.pepper)
+      this.hmac = hmacKeysFile === null ? null : reloadable({
+        source: 'hmac-keys', what: 'HMAC keys', files: [hmacKeysFile], log,
+        load: () => readHmacKeysFile(hmacKeysFile), describe: describeHmac(hmacKeysFile),
+      })
+    } catch (error) {
+      for (const each of opened) each.close()
+      throw error
+    }
+    if (this.apiKeys && config.apiKeysFile !== null) log.info({ keysFile: config.apiKeysFile, keys: this.apiKeys.value.size }, 'API keys loaded')
+    if (this.pepper && config.pepperKeysFile !== null) log.info(describePepper(config.pepperKeysFile)(this.pepper.value), 'pepper keys loaded')
+    if (this.hmac && config.hmacKeysFile !== null) log.info(describeHmac(config.hmacKeysFile)(this.hmac.value), 'HMAC keys loaded')
+  }
+
+  close(): void {
+    this.apiKeys?.close()
+    this.pepper?.close()
+    this.hmac?.close()
+  }
+}

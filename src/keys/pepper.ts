@@ -1,0 +1,70 @@
+/**
+ * PEPPER_KEYS_FILE: the pepper on the key ring. One key version a line,
+ * `<key id> <base64 secret> [state=staged|current|retired]`, `#` starts a comment. The pepper is one
+ * key whose versions are the lines, in the order written: a key id is what `$pepper$v=1,k=<id>,…`
+ * hashes carry, so hashes made before states existed keep verifying under their ids. Without
+ * `state=`, the LAST line is current, as it always was; a rotation across replicas adds the new
+ * line with `state=staged` everywhere first, then removes the word (docs/passwords.md).
+ * A malformed line, a secret shorter than 32 bytes or a repeated id refuses the file; messages name
+ * the line and describe the field, never print it. The keyring prints as its key ids only.
+ */
+import { ConfigError } from '../config.js'
+import { PEPPER_KEY_ID, PepperKey } from '../algorithms/password/pepper.js'
+import { KEY_NAME_RULE, keysFileLines, readKeysFileText, secretField, splitFields } from './file.js'
+import { versionedKey, writtenState, type KeyVersion, type VersionEntry, type VersionedKey } from './ring.js'
+
+const VARIABLE = 'PEPPER_KEYS_FILE'
+const USAGE = '<key id> <base64 secret>'
+
+export class PepperKeyring {
+  readonly ring: VersionedKey<PepperKey>
+
+  constructor(ring: VersionedKey<PepperKey>) {
+    this.ring = ring
+  }
+
+  /** The key new hashes are sealed with. */
+  get current(): PepperKey { return this.ring.current.material }
+
+  /** The version with this id, in whatever state (retired included), or undefined. */
+  version(id: string): KeyVersion<PepperKey> | undefined { return this.ring.version(id) }
+
+  /** The key of this id when hashes under it verify (staged, current or previous), else undefined. */
+  get(id: string): PepperKey | undefined {
+    const version = this.ring.version(id)
+    return version?.verifies ? version.material : undefined
+  }
+
+  /** Ids of the keys hashes verify under, oldest first (retired ones left out). */
+  get ids(): string[] { return this.ring.versions.filter((version) => version.verifies).map((version) => version.id) }
+
+  /** Whether a hash under `id` should move to the current key: it is older than the current one. */
+  isOlder(id: string): boolean {
+    const version = this.ring.version(id)
+    return version !== undefined && version.ordinal < this.ring.current.ordinal
+  }
+
+  toJSON(): { current: string, keys: string[] } { return { current: this.current.id, keys: this.ids } }
+}
+
+export function parsePepperKeysFile(text: string, file: string): PepperKeyring {
+  const entries: VersionEntry<PepperKey>[] = []
+  const ids = new Set<string>()
+  for (const entry of keysFileLines(text, VARIABLE, file)) {
+    const { fields, options } = splitFields(entry, { min: 2, max: 2 }, ['state'], USAGE)
+    const [id, secretText] = fields as [string, string]
+    const { where } = entry
+    if (!PEPPER_KEY_ID.test(id)) throw new ConfigError(`${where}: the key id must be ${KEY_NAME_RULE}`)
+    if (ids.has(id)) throw new ConfigError(`${where}: the key id ${id} is already used on an earlier line`)
+    const secret = secretField(secretText, where, `key ${id}`)
+    ids.add(id)
+    entries.push({ id, ordinal: entries.length, written: writtenState(options.get('state'), where), material: new PepperKey(id, secret), where })
+    secret.fill(0)
+  }
+  if (entries.length === 0) throw new ConfigError(`${VARIABLE} ${file} holds no keys; add a line "${USAGE}"`)
+  return new PepperKeyring(versionedKey('pepper', entries))
+}
+
+export function readPepperKeysFile(file: string): PepperKeyring {
+  return parsePepperKeysFile(readKeysFileText(VARIABLE, file), file)
+}

@@ -1,0 +1,113 @@
+/**
+ * What a route needs to take batches (domain/batch.ts runs them): the body schema that takes one
+ * item or `items`, the answer schema, and the glue that counts the items against the rate limit
+ * and hands them to the runner. A route declares its item's fields once; the single request and
+ * each batch item are the same object, plus `reference`.
+ */
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import type { Operation } from '../algorithms/types.js'
+import { algorithmFor } from '../domain/algorithm-lookup.js'
+import { runBatch, type BatchAnswer } from '../domain/batch.js'
+import { problems } from '../problem.js'
+import { documentedAs, Problem, ProcessingTime, withDocumentedDefault } from './schemas.js'
+
+export const Reference = Type.String({ maxLength: 256, description: 'Anything the caller likes (an id, a row number), echoed back in this item\'s result; at most 256 characters' })
+
+/**
+ * The body of an operation that takes one item or a batch: the item's fields, with those the item
+ * requires required (oneOf) unless `items` is given instead. In a batch, the fields given at the
+ * top apply to every item that does not give its own. `documentExtra` is what the document adds
+ * to each (documentedAs: the algorithm-option rules of /api/hash).
+ */
+export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra?: Record<string, unknown>) {
+  const single = Type.Object(properties, { additionalProperties: false })
+  const required: string[] = [...(single.required as string[] | undefined ?? [])]
+  // No field has a default ajv would fill in: an item's would hide the batch's own field, and the
+  // domain applies the defaults itself. The document shows them at the top, where they apply.
+  const itemProperties = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, withoutDefault(schema as TSchema)])) as TProperties
+  const item = Type.Object({ ...itemProperties, reference: Type.Optional(Reference) }, { additionalProperties: false })
+  const optional = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(withDocumentedDefault(schema as TSchema))])) as TProperties
+  const items = Type.Array(documentExtra ? documentedAs(item, documentExtra) : item, {
+    minItems: 1, maxItems: config.maxItems,
+    description: `A batch: each item is a request of its own, answered in \`results\` in the same order (see the description); at most ${config.maxItems} items (MAX_BATCH_ITEMS) and ${config.maxBodyBytes} bytes of body (MAX_BATCH_BODY_BYTES)`,
+  })
+  const body = Type.Object({ ...optional, items: Type.Optional(items) }, {
+    additionalProperties: false,
+    // Each branch names the properties it requires, with their schemas (ajv's strictRequired looks no further).
+    oneOf: [
+      { required, properties: Object.fromEntries(required.map((name) => [name, properties[name]])) },
+      { required: ['items'], properties: { items } },
+    ],
+  })
+  return documentExtra ? documentedAs(body, documentExtra) : body
+}
+
+/** A copy of a property's schema without its `default` (its description still says what the default is). */
+function withoutDefault(schema: TSchema): TSchema {
+  if (!('default' in schema)) return schema
+  const { default: fallback, ...rest } = schema
+  return { ...rest, description: `${rest.description ?? ''}${rest.description ? ' ' : ''}Default: the batch's own field, or ${JSON.stringify(fallback)}.` } as TSchema
+}
+
+/** The forms of one result of a batch, kept for the serializer (batchOrSingle). */
+const resultForms = new WeakMap<object, { done: TObject, failed: TObject }>()
+
+/** The answer: the single result, or `results` of a batch, each the single result plus `reference`, or a problem. */
+export function batchableResponse(single: TObject) {
+  const done = Type.Object({ reference: Type.Optional(Reference), ...single.properties }, { description: 'An item that succeeded: the answer a single request would get, and its reference' })
+  const failed = Type.Object({
+    reference: Type.Optional(Reference),
+    problem: { ...Problem, description: 'Why this item failed: the problem a single request would get (its status inside); the other items are not affected' },
+  }, { description: 'An item that failed' })
+  const batch = Type.Object({
+    results: Type.Array(Type.Union([done, failed]), { description: 'One per item, in the order of `items`' }),
+    processingTimeMs: ProcessingTime,
+  }, { description: 'The answer to a batch (`items`)' })
+  const response = Type.Union([single, batch], { description: 'The result, or for a batch the results' })
+  resultForms.set(response, { done, failed })
+  return response
+}
+
+export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
+  ` **Batches:** instead of one ${operation}, \`items\` may hold up to ${config.maxItems} of them (each with an optional \`reference\`); fields at the top ` +
+  'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus ' +
+  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item ' +
+  'against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).'
+
+/**
+ * Answers a request that may be a batch: a single one goes to `run` as it is; a batch's items are
+ * counted against the rate limit (one request each), then run in order by the batch runner. A
+ * single request larger than BODY_LIMIT is 413 here: the route takes bodies up to
+ * MAX_BATCH_BODY_BYTES for the batches' sake.
+ */
+export async function batchOrSingle<I extends object, R extends object>(
+  app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>, operation: Operation,
+): Promise<R | BatchAnswer<R>> {
+  const body = request.body as I & { items?: I[] }
+  if (body.items === undefined) {
+    if (request.bodyBytes > config.bodyLimit) throw problems.tooLarge(`The request body is larger than BODY_LIMIT (${config.bodyLimit} bytes); only a batch (items) may be up to MAX_BATCH_BODY_BYTES`)
+    return run(body)
+  }
+  const { items, ...defaults } = body
+  // The one field the server reads more leniently than the document (aliases of algorithm names)
+  // is checked at the top even when every item names its own: a wrong one is the batch's 400.
+  const shared = defaults as { algorithm?: unknown }
+  if (typeof shared.algorithm === 'string') algorithmFor(shared.algorithm, operation)
+  await app.chargeRequests?.(request, reply, items.length - 1)
+  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
+  // Serialized result by result with the compiled serializer of its own form: the route's serializer
+  // would first check the whole answer against each alternative of the response schema (a single
+  // answer or a batch), then each result against each of its two forms, before writing a byte.
+  const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
+  if (!forms) return answer
+  const done = reply.compileSerializationSchema(forms.done)
+  const failed = reply.compileSerializationSchema(forms.failed)
+  // No answer of a single request has a `problem` field: only a failed item does.
+  const parts = answer.results.map((result) => ('problem' in result ? failed : done)(result as unknown as Record<string, unknown>))
+  return reply.type('application/json; charset=utf-8').send(`{"results":[${parts.join(',')}],"processingTimeMs":${answer.processingTimeMs}}`) as unknown as BatchAnswer<R>
+}
+
+/** The body limit of a route that takes batches. */
+export const batchBodyLimit = (config: Config) => Math.max(config.bodyLimit, config.batch.maxBodyBytes)

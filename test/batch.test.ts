@@ -1,0 +1,86 @@
+/**
+ * Batches of digests and of digest checks (domain/batch.ts, routes/batch.ts): POST /api/hash and
+ * POST /api/verify with `items`, each result checked against Python's hashlib; results in order with
+ * their references, top-level fields as defaults that an item may override, one problem per failed
+ * item (an unknown algorithm, a bad encoding, a password scheme: password-in-batch), and the same
+ * answer shape a single request gets.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { startServer, type TestServer } from './helpers/server.js'
+import { python, skipUnless } from './helpers/tools.js'
+
+/** hashlib's digests of each input (utf-8), hex. */
+function hashlib(algorithm: string, inputs: string[]): string[] {
+  return JSON.parse(python(`import sys, json, hashlib; print(json.dumps([hashlib.new(sys.argv[1], s.encode()).hexdigest() for s in json.load(sys.stdin)]))`, [algorithm], JSON.stringify(inputs))) as string[]
+}
+
+describe('batches of digests and checks', { skip: skipUnless('python3') }, () => {
+  let server: TestServer
+  before(async () => { server = await startServer() })
+  after(() => server.close())
+
+  it('POST /api/hash: one result per item in order, references echoed, top-level fields as defaults, per-item problems', async () => {
+    const inputs = Array.from({ length: 500 }, (_, index) => `input ${index} ${'ü'.repeat(index % 5)}`)
+    const items: Array<Record<string, unknown>> = inputs.map((input, index) => ({ input, reference: `row-${index}` }))
+    items[3] = { input: 'x', algorithm: 'sha512', reference: 'override' }
+    items[4] = { input: 'zz', inputEncoding: 'hex', reference: 'bad-hex' }
+    items[5] = { input: 'pw', algorithm: 'argon2id', reference: 'password' }
+    items[6] = { input: 'x', algorithm: 'sha-265' }
+    const answer = await server.post('/api/hash', { algorithm: 'sha3-256', items })
+    assert.equal(answer.status, 200, answer.text)
+    const results = answer.body.results as Array<Record<string, unknown> & { problem?: Record<string, unknown> }>
+    assert.equal(results.length, 500)
+    assert.equal(typeof answer.body.processingTimeMs, 'number')
+    const expected = hashlib('sha3_256', inputs)
+    for (const [index, result] of results.entries()) {
+      if (index >= 3 && index <= 6) continue
+      assert.deepEqual(result, { reference: `row-${index}`, hash: expected[index], length: 64, algorithm: 'sha3-256', encoding: 'hex', processingTimeMs: result.processingTimeMs })
+    }
+    assert.equal(results[3]!.hash, hashlib('sha512', ['x'])[0])
+    assert.equal(results[3]!.reference, 'override')
+    assert.deepEqual([results[4]!.reference, results[4]!.problem?.status, (results[4]!.problem?.errors as Array<{ pointer: string }>)[0]?.pointer], ['bad-hex', 400, '/body/items/4/input'])
+    assert.deepEqual([results[5]!.problem?.status, results[5]!.problem?.type], [422, 'urn:hashd:problem:password-in-batch'])
+    assert.deepEqual([results[6]!.reference, results[6]!.problem?.type, results[6]!.problem?.suggestions], [undefined, 'urn:hashd:problem:unknown-algorithm', ['sha256']])
+  })
+
+  it('POST /api/verify: matches, mismatches and problems per item; password hashes and upgrade refused in a batch', async () => {
+    const [md5, sha1] = [hashlib('md5', ['abc'])[0]!, hashlib('sha1', ['abc'])[0]!]
+    const answer = await server.post('/api/verify', {
+      items: [
+        { input: 'abc', hash: md5, reference: 'a' },
+        { input: 'abd', hash: md5, reference: 'b' },
+        { input: 'abc', hash: sha1, algorithm: 'sha1', reference: 'c' },
+        { input: 'abc', hash: '$2b$04$abcdefghijklmnopqrstuu5Ctvlsxh9f2Y5OHnoQ5LCVL8BR3ddyK', reference: 'bcrypt' },
+        { input: 'abc', hash: md5, upgrade: true, reference: 'upgrade' },
+        { input: 'abc', hash: 'not a hash at all', reference: 'junk' },
+      ],
+    })
+    assert.equal(answer.status, 200, answer.text)
+    const results = answer.body.results as Array<Record<string, unknown> & { problem?: Record<string, unknown> }>
+    assert.deepEqual(results.map((result) => result.reference), ['a', 'b', 'c', 'bcrypt', 'upgrade', 'junk'])
+    assert.deepEqual(results.slice(0, 3).map((result) => [result.match, result.algorithm]), [[true, 'md5'], [false, null], [true, 'sha1']])
+    assert.equal(results[3]!.problem?.type, 'urn:hashd:problem:password-in-batch')
+    assert.equal(results[4]!.problem?.type, 'urn:hashd:problem:password-in-batch')
+    assert.equal(results[5]!.problem?.type, 'urn:hashd:problem:unrecognized-hash')
+  })
+
+  it('a field at the top that is wrong fails the whole batch, with its own pointer', async () => {
+    const answer = await server.post('/api/hash', { algorithm: 'sha-265', items: [{ input: 'a' }, { input: 'b', algorithm: 'md5' }] })
+    assert.equal(answer.status, 400)
+    assert.equal(answer.body.type, 'urn:hashd:problem:unknown-algorithm')
+    assert.deepEqual(answer.body.errors, [{ pointer: '/body/algorithm', message: 'unknown algorithm' }])
+  })
+
+  it('a single request is answered as before, and a single with items is refused', async () => {
+    const single = await server.post('/api/hash', { input: 'abc' })
+    assert.equal(single.body.hash, hashlib('sha256', ['abc'])[0])
+    assert.equal(single.body.results, undefined)
+    const both = await server.post('/api/hash', { input: 'abc', items: [{ input: 'abc' }] })
+    assert.equal(both.status, 400)
+    assert.match(both.body.detail, /must match exactly one of the alternatives|send only one/)
+    const neither = await server.post('/api/verify', { algorithm: 'md5' })
+    assert.equal(neither.status, 400)
+    assert.match(neither.body.detail, /must have exactly one of input, hash, items|exactly one/)
+  })
+})

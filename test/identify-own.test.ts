@@ -1,0 +1,134 @@
+/**
+ * Identify knows everything hashd writes: every algorithm /api/hash offers, in every encoding it
+ * answers in, every password scheme at its default and at its smallest options, and each peppered
+ * under a pepper key, is identified with hashd's own name first among its formats (for a digest:
+ * among the formats of its length), and `verifiable` says exactly what /api/verify does with it:
+ * every match marked verifiable is answered 200 by verify (with `verifyAlgorithm`), and every
+ * match hashd's registry names but does not mark verifiable is refused. A peppered hash is
+ * verifiable only on a server that holds its key, and a cost above the server's caps is not.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { startServer, type TestServer } from './helpers/server.js'
+
+interface AlgorithmInfo { name: string, kind: string, operations: string[], options: Record<string, { min: number, default: number }> }
+interface Match { algorithm: string, verifiable: boolean, verifyAlgorithm?: string, params?: Record<string, unknown>, format?: string }
+
+const INPUT = 'correct horse battery staple'
+let dir: string
+/** Pepper key k1; the password schemes' hashes are made here. */
+let server: TestServer
+/** Pepper key k2 only, and bcrypt capped at cost 10: a k1 hash and a cost-12 bcrypt are not verifiable here. */
+let other: TestServer
+let algorithms: AlgorithmInfo[]
+let registry: Set<string>
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hashd-identify-own-'))
+  writeFileSync(join(dir, 'k1'), `k1 ${randomBytes(32).toString('base64')}\n`)
+  writeFileSync(join(dir, 'k2'), `k2 ${randomBytes(32).toString('base64')}\n`)
+  server = await startServer({ PEPPER_KEYS_FILE: join(dir, 'k1'), LOG_LEVEL: 'warn' })
+  other = await startServer({ PEPPER_KEYS_FILE: join(dir, 'k2'), MAX_BCRYPT_COST: '10', LOG_LEVEL: 'warn' })
+  algorithms = (await server.get('/api/algorithms')).body.algorithms as AlgorithmInfo[]
+  registry = new Set(algorithms.map((algorithm) => algorithm.name))
+})
+after(async () => {
+  await server?.close()
+  await other?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function identify(on: TestServer, hash: string): Promise<Match[]> {
+  const response = await on.post('/api/identify', { hash })
+  assert.equal(response.status, 200, response.text)
+  return response.body.matches as Match[]
+}
+
+/**
+ * Every match of `hash` that names a verify algorithm: verify answers 200 exactly where the match
+ * is verifiable (and, for the algorithm that made it, says it matches the input).
+ */
+async function assertVerifiableExactly(on: TestServer, hash: string, matches: Match[], madeBy: string): Promise<void> {
+  for (const match of matches) {
+    const algorithm = match.verifyAlgorithm ?? match.algorithm
+    if (!match.verifiable && !registry.has(algorithm)) continue
+    // A wrapper verify cannot check (a git object id is the sha1 of a header and the content): the
+    // same string named as the bare digest is another reading, which the bare digest's match covers.
+    if (!match.verifiable && match.format !== undefined) continue
+    const verified = await on.post('/api/verify', { input: INPUT, hash, algorithm })
+    assert.equal(verified.status === 200, match.verifiable,
+      `${hash.slice(0, 60)} read as ${match.algorithm}: verifiable ${match.verifiable}, but verify answered ${verified.status} ${verified.body?.type ?? ''}`)
+    if (match.algorithm === madeBy && match.verifiable) assert.equal(verified.body.match, true, `${hash.slice(0, 60)}: verify as ${algorithm}`)
+  }
+}
+
+describe('identify knows every format hashd writes', () => {
+  it('every digest, XOF and checksum, in hex, base64 and base64url', async () => {
+    const digests = algorithms.filter((algorithm) => algorithm.kind !== 'password' && algorithm.operations.includes('hash'))
+    assert.ok(digests.length >= 40, `${digests.length} digests`)
+    for (const { name } of digests) {
+      for (const encoding of ['hex', 'base64', 'base64url']) {
+        const made = await server.post('/api/hash', { input: INPUT, algorithm: name, encoding })
+        assert.equal(made.status, 200, made.text)
+        const matches = await identify(server, made.body.hash)
+        const own = matches.find((match) => match.algorithm === name)
+        assert.ok(own, `${name} (${encoding}) ${made.body.hash}: identified as ${matches.map((match) => match.algorithm).join(', ') || 'nothing'}`)
+        assert.equal(own.verifiable, true, `${name} (${encoding}) is verifiable`)
+        await assertVerifiableExactly(server, made.body.hash, matches, name)
+      }
+    }
+  })
+
+  it('every password scheme, at its defaults and at its smallest options, first among the matches', async () => {
+    const schemes = algorithms.filter((algorithm) => algorithm.kind === 'password' && algorithm.operations.includes('hash'))
+    assert.ok(schemes.length >= 20, `${schemes.length} schemes`)
+    for (const { name, options } of schemes) {
+      for (const pick of ['default', 'min'] as const) {
+        const chosen = Object.fromEntries(Object.entries(options).map(([option, spec]) => [option, spec[pick]]))
+        const made = await server.post('/api/hash', { input: INPUT, algorithm: name, options: chosen, pepper: false })
+        assert.equal(made.status, 200, `${name} ${JSON.stringify(chosen)}: ${made.text}`)
+        const matches = await identify(server, made.body.hash)
+        assert.equal(matches[0]?.algorithm, name, `${name} (${pick} options) ${made.body.hash}: first match ${matches[0]?.algorithm}`)
+        assert.equal(matches[0]?.verifiable, true, `${name} (${pick} options) is verifiable`)
+        await assertVerifiableExactly(server, made.body.hash, matches, name)
+      }
+    }
+  })
+
+  it('every password scheme peppered: verifiable as the scheme inside where the server holds the key, and only there', async () => {
+    const schemes = algorithms.filter((algorithm) => algorithm.kind === 'password' && algorithm.operations.includes('hash'))
+    for (const { name, options } of schemes) {
+      const cheapest = Object.fromEntries(Object.entries(options).map(([option, spec]) => [option, spec.min]))
+      const made = await server.post('/api/hash', { input: INPUT, algorithm: name, options: cheapest })
+      assert.equal(made.body.pepperKey, 'k1', made.text)
+      const here = await identify(server, made.body.hash)
+      assert.equal(here[0]?.algorithm, 'peppered', `${name} peppered: ${here.map((match) => match.algorithm).join(', ')}`)
+      assert.deepEqual([here[0]?.verifiable, here[0]?.verifyAlgorithm, here[0]?.params], [true, name, { version: 1, key: 'k1', scheme: name }])
+      await assertVerifiableExactly(server, made.body.hash, here, 'peppered')
+      const verified = await server.post('/api/verify', { input: INPUT, hash: made.body.hash })
+      assert.equal(verified.body.match, true, `${name} peppered verifies without naming the algorithm`)
+
+      const elsewhere = await identify(other, made.body.hash)
+      assert.equal(elsewhere[0]?.algorithm, 'peppered')
+      assert.equal(elsewhere[0]?.verifiable, false, 'a server without k1 cannot verify it')
+      assert.equal(elsewhere[0]?.verifyAlgorithm, undefined)
+      const refused = await other.post('/api/verify', { input: INPUT, hash: made.body.hash })
+      assert.deepEqual([refused.status, refused.body.type], [422, 'urn:hashd:problem:unknown-pepper-key'])
+    }
+  })
+
+  it('a cost above the server\'s caps is not verifiable there (verify answers 422 cost-above-cap)', async () => {
+    const made = await server.post('/api/hash', { input: INPUT, algorithm: 'bcrypt', options: { cost: 12 }, pepper: false })
+    assert.equal(made.status, 200, made.text)
+    const hash = made.body.hash as string
+    const here = await identify(server, hash)
+    assert.deepEqual([here[0]?.algorithm, here[0]?.verifiable], ['bcrypt', true])
+    const capped = await identify(other, hash)
+    assert.deepEqual([capped[0]?.algorithm, capped[0]?.verifiable], ['bcrypt', false], 'MAX_BCRYPT_COST=10 there')
+    await assertVerifiableExactly(other, hash, capped, 'bcrypt')
+  })
+})

@@ -1,0 +1,133 @@
+/**
+ * Signals reach the server however it is started (src/npm-parent.ts, docs/operations.md "Signals"):
+ * - the process is named hashd: /proc/PID/comm, `pgrep -x hashd` and `pidof hashd` find it, and
+ *   SIGHUP sent to the PID they give reloads the keys files;
+ * - under the real `npm run` (npm 11 forwards only SIGINT and SIGTERM, to its shell, and dies of
+ *   SIGHUP): SIGHUP to hashd itself reloads; SIGHUP or SIGTERM to npm's PID ends npm, and hashd
+ *   follows it out with a graceful drain and a log line saying how to signal it, instead of serving
+ *   on orphaned.
+ * Only processes this test started are signalled, by their PID; nothing is signalled by name.
+ */
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { findNpmParent, procStat } from '../src/npm-parent.js'
+import { startHashd } from './helpers/process.js'
+import { run, skipUnless } from './helpers/tools.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'hashd-signals-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
+const linux = existsSync('/proc/self/stat') ? false : 'needs /proc (Linux)'
+
+const keysFile = (name: string) => {
+  const path = join(dir, name)
+  writeFileSync(path, `orders 1 ${randomBytes(32).toString('base64')}\n`)
+  return path
+}
+
+/** The PIDs a tool prints for a name (none: an empty list; the tool exits 1 when nothing matches). */
+function pidsOf(tool: 'pgrep' | 'pidof', name: string): number[] {
+  try {
+    return run(tool, tool === 'pgrep' ? ['-x', name] : [name]).split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+const alive = (pid: number) => { const stat = procStat(pid); return stat !== null && stat.state !== 'Z' }
+
+async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('the server is findable by name', { skip: linux }, () => {
+  it('is named hashd in /proc, whatever node was called', async () => {
+    const hashd = await startHashd({ HMAC_KEYS_FILE: keysFile('named') })
+    try {
+      assert.equal(readFileSync(`/proc/${hashd.child.pid}/comm`, 'utf8').trim(), 'hashd')
+    } finally {
+      await hashd.stop()
+    }
+  })
+
+  for (const tool of ['pgrep', 'pidof'] as const) {
+    it(`${tool} finds it, and SIGHUP to that PID reloads the keys`, { skip: skipUnless(tool) }, async () => {
+      const hashd = await startHashd({ HMAC_KEYS_FILE: keysFile(`by-${tool}`) })
+      try {
+        const found = pidsOf(tool, 'hashd')
+        assert.ok(found.includes(hashd.child.pid!), `${tool} found ${found.join(' ')}, not ${hashd.child.pid}`)
+        const mark = hashd.lines()
+        // Only our own process is signalled, through the PID the tool found.
+        process.kill(found.find((pid) => pid === hashd.child.pid)!, 'SIGHUP')
+        await hashd.logged(/^HMAC keys reloaded \(SIGHUP\)$/, mark)
+        assert.equal((await hashd.get('/api/health')).status, 200)
+      } finally {
+        await hashd.stop()
+      }
+    })
+  }
+})
+
+interface NpmRun { npm: ChildProcess, server: number, output: () => string, exited: Promise<number | null> }
+
+/** `npm run serve` in a project of its own whose script starts hashd, as `npm start` does; resolves once hashd listens. */
+async function npmRun(name: string): Promise<NpmRun> {
+  const project = mkdtempSync(join(dir, `npm-${name}-`))
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'hashd-under-npm', version: '1.0.0', private: true, scripts: { serve: `node ${JSON.stringify(SERVER)}` } }))
+  const npm = spawn('npm', ['run', '--silent', 'serve'], {
+    cwd: project,
+    env: { PATH: process.env.PATH ?? '', HOME: project, HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_MAX: '0', WORKER_THREADS: '1', HMAC_KEYS_FILE: keysFile(`npm-${name}`) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  npm.stdout?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+  npm.stderr?.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)))
+  await until(() => /listening at http:\/\/127\.0\.0\.1:\d+/.test(output) || npm.exitCode !== null, 'hashd to listen under npm', 60_000)
+  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]
+  assert.ok(url, output)
+  // The server: the process named hashd whose npm ancestor is the npm we started.
+  const pid = Number(/"pid":(\d+)/.exec(output)?.[1])
+  assert.equal(procStat(pid)?.comm, 'hashd')
+  assert.equal(findNpmParent({ npm_lifecycle_event: 'serve' }, procStat(pid)!.ppid)?.pid, npm.pid)
+  return { npm, server: pid, output: () => output, exited }
+}
+
+describe('under npm run, signals reach the server or the server follows npm out', { skip: linux }, () => {
+  it('SIGHUP to hashd itself reloads; npm and hashd keep running', async () => {
+    const started = await npmRun('hup-server')
+    try {
+      process.kill(started.server, 'SIGHUP')
+      await until(() => /HMAC keys reloaded \(SIGHUP\)/.test(started.output()), 'the reload')
+      assert.ok(alive(started.server) && started.npm.exitCode === null)
+    } finally {
+      process.kill(started.server, 'SIGTERM')
+      await started.exited
+    }
+  })
+
+  for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
+    it(`${signal} to npm's PID: npm ends, and hashd drains and exits instead of running on orphaned`, async () => {
+      const started = await npmRun(signal)
+      try {
+        started.npm.kill(signal)
+        await started.exited
+        await until(() => !alive(started.server), 'hashd to exit after npm')
+        assert.match(started.output(), /npm \(npm start\) exited while hashd ran under it.*kill -HUP \$\(pidof hashd\) reloads the keys files/)
+        assert.match(started.output(), /shut down: every request finished/)
+      } finally {
+        if (alive(started.server)) process.kill(started.server, 'SIGKILL')
+      }
+    })
+  }
+})
