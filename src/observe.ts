@@ -11,8 +11,8 @@
 export type Operation = 'hash' | 'verify' | 'hmac' | 'filehash'
 export type PasswordOutcome = 'ok' | 'match' | 'mismatch' | 'error'
 
-/** What a key of the key ring was used for: HMACs made and checked, pepper seals, opens and rewraps. */
-export type KeyOperation = 'hmac' | 'verify' | 'seal' | 'open' | 'rewrap'
+/** What a key of the key ring was used for: HMACs made and checked, webhooks signed and verified, pepper seals, opens and rewraps. */
+export type KeyOperation = 'hmac' | 'verify' | 'webhook-sign' | 'webhook-verify' | 'seal' | 'open' | 'rewrap'
 
 export interface Observer {
   /** `bytes` of input went through `algorithm` (a canonical digest name) for `operation`. */

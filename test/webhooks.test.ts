@@ -14,12 +14,15 @@
  */
 import assert from 'node:assert/strict'
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as cryptoSign } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods'
 import fc from 'fast-check'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
+import { hashKey } from '../src/keys/api-keys.js'
 import { MemoryReplayStore, WEBHOOK_REASONS } from '../src/webhooks/index.js'
 import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
 import { startServer, type TestServer } from './helpers/server.js'
@@ -402,7 +405,8 @@ describe('POST /api/webhooks/verify and /sign', () => {
       ['a tolerance of 0', { profile: 'stripe', payload: 'a', secret: 'x', headers, toleranceSeconds: 0 }, 400, '/body/toleranceSeconds'],
       ['receivedAt in milliseconds', { profile: 'stripe', payload: 'a', secret: 'x', headers, receivedAt: Date.now() }, 400, '/body/receivedAt'],
       ['a header value that is a number', { profile: 'stripe', payload: 'a', secret: 'x', headers: { 'stripe-signature': 1 } }, 400, '/body/headers/stripe-signature'],
-      ['a keyName no key has', { profile: 'github', payload: 'a', keyName: 'nothing-here', headers }, 422, '/body/keyName'],
+      ['a keyName on a server without HMAC_KEYS_FILE (no-hmac-keys)', { profile: 'github', payload: 'a', keyName: 'nothing-here', headers }, 422, '/body/keyName'],
+      ['a keyName that is no key name (a secret pasted in it)', { profile: 'github', payload: 'a', keyName: `${VECTOR.secret.slice(6)}+/=`, headers }, 400, '/body/keyName'],
     ]
     for (const [label, request, status, pointer] of cases) {
       it(`${label}: ${status} naming ${pointer}`, async () => {
@@ -552,5 +556,217 @@ describe('malformed headers, generated (fast-check)', () => {
         }
       },
     ), fuzzParameters(0.5))
+  })
+})
+
+/**
+ * keyName: the key ring's named HMAC keys (HMAC_KEYS_FILE). Each version's secret is written as
+ * the base64 of printable text, so that all three providers' libraries sign with the very bytes
+ * the file holds: Standard Webhooks with `whsec_` + that base64 (the library decodes it), GitHub
+ * and Stripe with the text itself (their libraries use its UTF-8 bytes).
+ */
+describe('keyName: the key ring\'s named keys, with the providers\' libraries signing under the same bytes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hashd-webhook-keys-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+  let files = 0
+  const file = (text: string) => {
+    const path = join(dir, `keys-${files++}`)
+    writeFileSync(path, text)
+    return path
+  }
+  /** A version's secret: printable text (for GitHub and Stripe), its base64 (for the keys file), and whsec_ (for Standard Webhooks). */
+  const versionSecret = () => {
+    const text = randomBytes(32).toString('hex')
+    const base64 = Buffer.from(text).toString('base64')
+    return { text, base64, whsec: `whsec_${base64}` }
+  }
+  /** hooks: 1 below the floor, 2 previous, 3 current, 4 staged, 5 retired; wide: sha512 only; other: one version. */
+  const S = { h1: versionSecret(), h2: versionSecret(), h3: versionSecret(), h4: versionSecret(), h5: versionSecret(), wide: versionSecret(), other: versionSecret() }
+  const HMAC_KEYS = [
+    `hooks 1 ${S.h1.base64} min-verify-version=2`,
+    `hooks 2 ${S.h2.base64}`,
+    `hooks 3 ${S.h3.base64}`,
+    `hooks 4 ${S.h4.base64} state=staged`,
+    `hooks 5 ${S.h5.base64} state=retired`,
+    `wide 1 ${S.wide.base64} algorithms=sha512`,
+    `other 1 ${S.other.base64}`,
+  ].join('\n')
+
+  let server: TestServer
+  before(async () => { server = await startServer({ HMAC_KEYS_FILE: file(HMAC_KEYS) }) })
+  after(async () => { await server.close() })
+
+  const verify = async (request: Record<string, unknown>, via = server, headers: Record<string, string> = {}) => {
+    const response = await via.post('/api/webhooks/verify', request, headers)
+    assert.equal(response.status, 200, response.text)
+    return response.body as { valid: boolean, reason?: string, keyName?: string, keyVersion?: number, replayed: boolean }
+  }
+  const judged = (answer: { valid: boolean, reason?: string, keyName?: string, keyVersion?: number }) => [answer.valid, answer.reason, answer.keyName, answer.keyVersion]
+
+  it('each version as its state says, the same for a webhook signed by standardwebhooks, octokit and stripe', async () => {
+    const expected: Array<[keyof typeof S, unknown[]]> = [
+      ['h3', [true, undefined, 'hooks', 3]],
+      ['h2', [true, undefined, 'hooks', 2]],
+      ['h4', [true, undefined, 'hooks', 4]],
+      ['h5', [false, 'key-version-retired', 'hooks', 5]],
+      ['h1', [false, 'key-version-below-minimum', 'hooks', 1]],
+      ['other', [false, 'signature-mismatch', 'hooks', undefined]],
+    ]
+    for (const [version, outcome] of expected) {
+      const secret = S[version]
+      const payload = body()
+      const standard = await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers: standardHeaders(secret.whsec, payload) })
+      const github = await verify({ profile: 'github', payload, keyName: 'hooks', headers: { 'X-Hub-Signature-256': await octokitSign(secret.text, payload) } })
+      const stripeAnswer = await verify({ profile: 'stripe', payload, keyName: 'hooks', headers: { 'Stripe-Signature': stripeHeader(secret.text, payload) } })
+      for (const [profile, answer] of [['standard-webhooks', standard], ['github', github], ['stripe', stripeAnswer]] as const) {
+        assert.deepEqual(judged(answer), outcome, `${profile}, version ${version}`)
+      }
+      // The peers agree that these are the bytes they signed with: each accepts its own under the same secret.
+      assert.equal(standardAccepts(secret.whsec, payload, standardHeaders(secret.whsec, payload)), true)
+      assert.equal(await octokitVerify(secret.text, payload, await octokitSign(secret.text, payload)), true)
+    }
+  })
+
+  it('sign: the current version first and the previous one beside it, never the staged, retired or below-floor ones; standardwebhooks verifies it', async () => {
+    const payload = body()
+    const signed = await server.post('/api/webhooks/sign', { payload, keyName: 'hooks' })
+    assert.equal(signed.status, 200, signed.text)
+    assert.equal(signed.body.keyName, 'hooks')
+    assert.equal(signed.body.keyVersion, 3)
+    const headers = signed.body.headers as Record<string, string>
+    const signatures = (headers['webhook-signature'] ?? '').split(' ')
+    assert.equal(signatures.length, 2, 'versions 3 and 2')
+    const first = { ...headers, 'webhook-signature': signatures[0] as string }
+    assert.equal(standardAccepts(S.h3.whsec, payload, first), true, 'the first signature is the current version\'s')
+    assert.equal(standardAccepts(S.h2.whsec, payload, headers), true, 'a receiver still on version 2 accepts it')
+    for (const version of ['h4', 'h5', 'h1'] as const) assert.equal(standardAccepts(S[version].whsec, payload, headers), false, `${version} signed`)
+    assert.deepEqual(judged(await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers })), [true, undefined, 'hooks', 3])
+  })
+
+  it('a key whose algorithms= leaves out sha256 is 422 algorithm-not-allowed-for-key; an unknown name is 422 unknown-key and is not echoed', async () => {
+    const payload = body()
+    const headers = standardHeaders(S.wide.whsec, payload)
+    for (const [path, request] of [
+      ['/api/webhooks/verify', { profile: 'standard-webhooks', payload, keyName: 'wide', headers }],
+      ['/api/webhooks/sign', { payload, keyName: 'wide' }],
+    ] as const) {
+      const refused = await server.post(path, request)
+      assert.equal(refused.status, 422, refused.text)
+      assert.equal(refused.body.type, 'urn:hashd:problem:algorithm-not-allowed-for-key')
+      assert.deepEqual(refused.body.algorithms, ['sha512'])
+      assert.deepEqual(refused.body.errors, [{ pointer: '/body/keyName', message: 'not allowed for this key' }])
+    }
+    const name = `whsec_${randomBytes(16).toString('hex')}`
+    for (const [path, request] of [
+      ['/api/webhooks/verify', { profile: 'github', payload, keyName: name, headers }],
+      ['/api/webhooks/sign', { payload, keyName: name }],
+    ] as const) {
+      const unknown = await server.post(path, request)
+      assert.equal(unknown.status, 422, unknown.text)
+      assert.equal(unknown.body.type, 'urn:hashd:problem:unknown-key')
+      assert.ok(!unknown.text.includes(name.slice(6)), 'the name is echoed')
+    }
+    assert.ok(!server.logs().includes(name.slice(6)), 'the name is in the log')
+  })
+
+  it('audit: key uses in hashd_key_uses_total (webhook-verify, webhook-sign) and the access line, never a secret', async () => {
+    const payload = body()
+    await verify({ profile: 'standard-webhooks', payload, keyName: 'other', headers: standardHeaders(S.other.whsec, payload) })
+    await verify({ profile: 'github', payload, keyName: 'other', headers: { 'x-hub-signature-256': await octokitSign(S.h3.text, payload) } })
+    await server.post('/api/webhooks/sign', { payload, keyName: 'other' })
+    const metrics = (await server.get('/metrics')).text
+    assert.match(metrics, /^hashd_key_uses_total\{ring="hmac",key="other",version="1",operation="webhook-verify"\} 1$/m)
+    assert.match(metrics, /^hashd_key_uses_total\{ring="hmac",key="other",version="any",operation="webhook-verify"\} 1$/m)
+    assert.match(metrics, /^hashd_key_uses_total\{ring="hmac",key="other",version="1",operation="webhook-sign"\} 1$/m)
+    const lines = server.logs().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    const access = lines.filter((line) => line.msg === 'request completed' && String(line.route).startsWith('/api/webhooks/') && JSON.stringify(line.keys ?? []).includes('other'))
+    assert.deepEqual(access.map((line) => line.keys), [['hmac:other:v1'], ['hmac:other:v1']])
+    for (const secret of Object.values(S)) assert.ok(!server.logs().includes(secret.base64) && !server.logs().includes(secret.text), 'a secret in the log')
+  })
+
+  it('API keys: outside the route scopes (webhooks:verify, webhooks:sign) or hmac-keys= is 403 insufficient-scope, before the key is looked up', async () => {
+    const [all, limited, hmacOnly] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex'), randomBytes(16).toString('hex')]
+    const scoped = await startServer({
+      HMAC_KEYS_FILE: file(HMAC_KEYS),
+      API_KEYS_FILE: file(`all ${hashKey(all)}\nlimited ${hashKey(limited)} scopes=webhooks:verify hmac-keys=other\nhmaconly ${hashKey(hmacOnly)} scopes=hmac\n`),
+    })
+    try {
+      const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+      const payload = body()
+      const request = { profile: 'standard-webhooks', payload, keyName: 'hooks', headers: standardHeaders(S.h3.whsec, payload), remember: false }
+      assert.deepEqual(judged(await verify(request, scoped, bearer(all))), [true, undefined, 'hooks', 3])
+      const outside = await scoped.post('/api/webhooks/verify', request, bearer(limited))
+      assert.equal(outside.status, 403, outside.text)
+      assert.deepEqual([outside.body.type, outside.body.scope], ['urn:hashd:problem:insufficient-scope', 'hmac-key:hooks'])
+      assert.match(outside.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="hmac-key:hooks"/)
+      // The same 403 for a name no key has: it tells nothing of which names exist.
+      assert.equal((await scoped.post('/api/webhooks/verify', { ...request, keyName: 'nothing-here' }, bearer(limited))).body.scope, 'hmac-key:nothing-here')
+      const inside = { ...request, keyName: 'other', headers: standardHeaders(S.other.whsec, payload) }
+      assert.deepEqual(judged(await verify(inside, scoped, bearer(limited))), [true, undefined, 'other', 1])
+      // A secret of the caller's own needs no hmac-keys=.
+      assert.equal((await verify({ ...request, keyName: undefined, secret: S.h3.whsec }, scoped, bearer(limited))).valid, true)
+      const sign = await scoped.post('/api/webhooks/sign', { payload, keyName: 'other' }, bearer(limited))
+      assert.deepEqual([sign.status, sign.body.scope], [403, 'webhooks:sign'])
+      const routeScope = await scoped.post('/api/webhooks/verify', inside, bearer(hmacOnly))
+      assert.deepEqual([routeScope.status, routeScope.body.scope], [403, 'webhooks:verify'])
+    } finally {
+      await scoped.close()
+    }
+  })
+
+  it('a rotation in HMAC_KEYS_FILE is followed without a restart: stage, promote, floor, retire', async () => {
+    const [v1, v2, v3] = [versionSecret(), versionSecret(), versionSecret()]
+    const path = file(`rot 1 ${v1.base64}\n`)
+    const rotating = await startServer({ HMAC_KEYS_FILE: path })
+    const rewrite = async (lines: string[], check: (key: { currentVersion: number, minVerifyVersion: number | null, versions: Array<{ version: number, state: string }> }) => boolean) => {
+      writeFileSync(path, `${lines.join('\n')}\n`)
+      const deadline = Date.now() + 15_000
+      while (!check((await rotating.get('/api/keys')).body.hmac[0])) {
+        assert.ok(Date.now() < deadline, 'no reload')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    /** A webhook the spec's library signs under `secret`, as hashd judges it with keyName rot. */
+    const judge = async (secret: { whsec: string }) => {
+      const payload = body()
+      return judged(await verify({ profile: 'standard-webhooks', payload, keyName: 'rot', headers: standardHeaders(secret.whsec, payload) }, rotating))
+    }
+    const signer = async () => {
+      const payload = body()
+      const signed = (await rotating.post('/api/webhooks/sign', { payload, keyName: 'rot' })).body as { keyVersion: number, headers: Record<string, string> }
+      return { keyVersion: signed.keyVersion, accepts: [v1, v2, v3].map((secret) => standardAccepts(secret.whsec, payload, signed.headers)) }
+    }
+    try {
+      assert.deepEqual(await judge(v1), [true, undefined, 'rot', 1])
+      assert.deepEqual(await judge(v2), [false, 'signature-mismatch', 'rot', undefined])
+
+      // 1. Stage version 2: it verifies at once; version 1 still signs.
+      await rewrite([`rot 1 ${v1.base64}`, `rot 2 ${v2.base64} state=staged`], (key) => key.versions.length === 2)
+      assert.deepEqual(await judge(v2), [true, undefined, 'rot', 2])
+      assert.deepEqual(await signer(), { keyVersion: 1, accepts: [true, false, false] })
+
+      // 2. Promote it: version 2 signs first, version 1 beside it; a webhook signed under 1 still verifies and says so.
+      await rewrite([`rot 1 ${v1.base64}`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.currentVersion === 2 && key.versions.length === 3)
+      assert.deepEqual(await judge(v1), [true, undefined, 'rot', 1])
+      assert.deepEqual(await judge(v2), [true, undefined, 'rot', 2])
+      assert.deepEqual(await judge(v3), [true, undefined, 'rot', 3])
+      assert.deepEqual(await signer(), { keyVersion: 2, accepts: [true, true, false] })
+
+      // 3. Raise the floor: version 1 is below it, and signs no more.
+      await rewrite([`rot 1 ${v1.base64} min-verify-version=2`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.minVerifyVersion === 2)
+      assert.deepEqual(await judge(v1), [false, 'key-version-below-minimum', 'rot', 1])
+      assert.deepEqual(await signer(), { keyVersion: 2, accepts: [false, true, false] })
+
+      // 4. Retire it instead of the floor: key-version-retired.
+      await rewrite([`rot 1 ${v1.base64} state=retired`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.minVerifyVersion === null && key.versions[0]?.state === 'retired')
+      assert.deepEqual(await judge(v1), [false, 'key-version-retired', 'rot', 1])
+
+      // 5. Removed from the file: its webhooks are a mismatch, as for any key hashd does not hold.
+      await rewrite([`rot 2 ${v2.base64}`, `rot 3 ${v3.base64}`], (key) => key.currentVersion === 3)
+      assert.deepEqual(await judge(v1), [false, 'signature-mismatch', 'rot', undefined])
+      assert.deepEqual(await signer(), { keyVersion: 3, accepts: [false, true, true] })
+    } finally {
+      await rotating.close()
+    }
   })
 })

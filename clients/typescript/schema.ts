@@ -428,8 +428,8 @@ export interface components {
             }[];
             /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
             suggestions?: string[];
-            /** @description unknown-algorithm: where the list of algorithms is */
-            algorithms?: string;
+            /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+            algorithms?: string | string[];
         } & {
             [key: string]: unknown;
         };
@@ -855,8 +855,8 @@ export interface operations {
                                 }[];
                                 /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
                                 suggestions?: string[];
-                                /** @description unknown-algorithm: where the list of algorithms is */
-                                algorithms?: string;
+                                /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+                                algorithms?: string | string[];
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1202,8 +1202,8 @@ export interface operations {
                                 }[];
                                 /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
                                 suggestions?: string[];
-                                /** @description unknown-algorithm: where the list of algorithms is */
-                                algorithms?: string;
+                                /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+                                algorithms?: string | string[];
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1613,8 +1613,8 @@ export interface operations {
                                 }[];
                                 /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
                                 suggestions?: string[];
-                                /** @description unknown-algorithm: where the list of algorithms is */
-                                algorithms?: string;
+                                /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+                                algorithms?: string | string[];
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1907,8 +1907,8 @@ export interface operations {
                                 }[];
                                 /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
                                 suggestions?: string[];
-                                /** @description unknown-algorithm: where the list of algorithms is */
-                                algorithms?: string;
+                                /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+                                algorithms?: string | string[];
                             } & {
                                 [key: string]: unknown;
                             };
@@ -3995,7 +3995,7 @@ export interface operations {
                     headers: {
                         [key: string]: string | string[];
                     };
-                    /** @description A named key of the key ring (HMAC_KEYS_FILE); every version that may verify is tried, and the answer says which matched */
+                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
                     keyName?: string;
                     /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
                     secret?: string;
@@ -4070,6 +4070,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope webhooks:verify (checking webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -4096,7 +4109,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName no key has (urn:hashd:problem:unknown-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -4156,7 +4169,7 @@ export interface operations {
                     payload?: string;
                     /** @description The webhook's body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
-                    /** @description A named key of the key ring (HMAC_KEYS_FILE); every version that may verify is tried, and the answer says which matched */
+                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
                     keyName?: string;
                     /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
                     secret?: string;
@@ -4220,6 +4233,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope webhooks:sign (signing webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -4246,7 +4272,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName no key has (urn:hashd:problem:unknown-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */

@@ -112,12 +112,13 @@ const neither = () => problems.validation('Send key (a secret of your own) or ke
 const onlyWith = (field: string, other: string) => problems.validation(`${field} applies to ${other} only`, [{ pointer: `/body/${field}`, message: `only with ${other}` }])
 
 /** The named key, checked against the caller's scope first (so a name outside it says nothing about whether it exists). */
-function namedKey(name: string, context: KeyContext): HmacKey {
+export function namedKey(name: string, context: KeyContext): HmacKey {
   context.mayUse(name)
   const keyring = context.hmacKeys
   if (keyring === null) {
     throw problems.unprocessable('no-hmac-keys', 'No HMAC keys configured',
-      'This server holds no HMAC keys (HMAC_KEYS_FILE is not set); send your own key in key instead of keyName')
+      'This server holds no HMAC keys (HMAC_KEYS_FILE is not set); send your own key in key instead of keyName',
+      { errors: [{ pointer: '/body/keyName', message: 'no HMAC keys on this server' }] })
   }
   const key = keyring.get(name)
   if (!key) {
@@ -128,13 +129,16 @@ function namedKey(name: string, context: KeyContext): HmacKey {
   return key
 }
 
-/** The algorithm of an HMAC under a named key: the one asked for if the key allows it, else the key's first. */
-function keyAlgorithm(key: HmacKey, requested: string | undefined): DigestAlgorithm {
+/**
+ * The algorithm of an HMAC under a named key: the one asked for if the key allows it, else the key's
+ * first. `pointer` names the field at fault (webhooks, which are always SHA-256, point at keyName).
+ */
+export function keyAlgorithm(key: HmacKey, requested: string | undefined, pointer = '/body/algorithm'): DigestAlgorithm {
   const algorithm = algorithmFor(requested ?? key.algorithms[0]!, 'hmac') as DigestAlgorithm
   if (!key.algorithms.includes(algorithm.name)) {
     throw problems.unprocessable('algorithm-not-allowed-for-key', 'Algorithm not allowed for this key',
       `Key ${key.name} may be used with ${key.algorithms.join(', ')} (its algorithms= in HMAC_KEYS_FILE), not ${algorithm.name}`,
-      { keyName: key.name, algorithms: [...key.algorithms], errors: [{ pointer: '/body/algorithm', message: 'not allowed for this key' }] })
+      { keyName: key.name, algorithms: [...key.algorithms], errors: [{ pointer, message: 'not allowed for this key' }] })
   }
   return algorithm
 }

@@ -24,6 +24,8 @@ export const SCOPES: readonly ScopeSpec[] = [
   { name: 'identify', routes: ['POST /api/identify'], description: 'identifying hashes' },
   { name: 'pepper:rewrap', routes: ['POST /api/pepper/rewrap'], description: 'moving stored hashes to the current pepper key' },
   { name: 'calibrate', routes: ['POST /api/calibrate'], description: 'timing password-hash parameters on this server' },
+  { name: 'webhooks:verify', routes: ['POST /api/webhooks/verify'], description: 'checking webhooks (with a named key, also within hmac-keys=)' },
+  { name: 'webhooks:sign', routes: ['POST /api/webhooks/sign'], description: 'signing webhooks (with a named key, also within hmac-keys=)' },
   { name: 'keys', routes: ['GET /api/keys'], description: 'listing key names, versions and states (never secrets)' },
   { name: 'metrics', routes: ['GET /metrics'], description: 'Prometheus metrics' },
 ]

@@ -194,7 +194,7 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
   /** ring → key → version → operation → uses; label values come from the keys files only (observe.ts). */
   const keyUseTally = new Map<string, Map<string, Map<string, Map<string, number>>>>()
   new Counter({
-    name: 'hashd_key_uses_total', help: 'Uses of the key ring\'s keys, by ring (hmac, pepper), key name, version and operation (hmac, verify, seal, open, rewrap)',
+    name: 'hashd_key_uses_total', help: 'Uses of the key ring\'s keys, by ring (hmac, pepper), key name, version and operation (hmac, verify, webhook-sign, webhook-verify, seal, open, rewrap)',
     labelNames: ['ring', 'key', 'version', 'operation'] as const, registers,
     collect() {
       this.reset()

@@ -140,7 +140,9 @@ export const Problem = Type.Object({
     message: Type.String(),
   }), { description: 'The fields at fault (validation problems)' })),
   suggestions: Type.Optional(Type.Array(Type.String(), { description: 'unknown-algorithm: canonical names close to the one given ("did you mean")' })),
-  algorithms: Type.Optional(Type.String({ description: 'unknown-algorithm: where the list of algorithms is' })),
+  algorithms: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
+    description: 'unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list)',
+  })),
 }, { additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json)' })
 
 /** Response headers the document names (OpenAPI header objects); plugins/openapi.ts adds them where they apply. */

@@ -5,16 +5,22 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import type { Engine } from '../domain/engine.js'
 import {
-  DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, noNamedKeys, signWebhook, verifyWebhook,
+  DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, ringKeySource, signWebhook, verifyWebhook,
   WEBHOOK_PROFILES, WEBHOOK_REASONS, type NamedKeySource, type WebhookServices,
 } from '../webhooks/index.js'
 import { errorResponsesWith } from './schemas.js'
 
 const Payload = Type.Optional(Type.String({ description: 'The webhook\'s body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged' }))
 const PayloadBase64 = Type.Optional(Type.String({ description: 'The webhook\'s body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged' }))
-const KeyName = Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A named key of the key ring (HMAC_KEYS_FILE); every version that may verify is tried, and the answer says which matched' }))
+const KeyName = Type.Optional(Type.String({
+  minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
+  description: 'A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions\' raw secret bytes are the HMAC-SHA256 key, ' +
+    'as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. ' +
+    'A name outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>)',
+}))
 const HeaderValue = Type.String({ maxLength: 16_384 })
 
 const profileList = WEBHOOK_PROFILES.map((profile) => `\`${profile.name}\` (${[profile.headers.id, profile.headers.timestamp, profile.headers.signature].filter(Boolean).join(', ')})`).join('; ')
@@ -73,8 +79,13 @@ const SignAnswer = Type.Object({
   keyVersion: Type.Optional(Type.Integer({ description: 'The current version of the named key, whose signature is first' })),
 })
 
-export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: NamedKeySource }> = async (app, { engine, keys = noNamedKeys }) => {
-  const services: WebhookServices = { keys, replays: app.replayStore, crypto: engineCrypto(engine) }
+/**
+ * `keys`: where keyName is looked up; the key ring by default, read at each request (so a reload of
+ * HMAC_KEYS_FILE applies at once) within the request's API key's hmac-keys= (webhooks/ring.ts).
+ */
+export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: NamedKeySource }> = async (app, { engine, keys }) => {
+  const shared = { replays: app.replayStore, crypto: engineCrypto(engine) }
+  const services = (request: FastifyRequest): WebhookServices => ({ ...shared, keys: keys ?? ringKeySource(app.keyContext(request)) })
 
   app.post('/api/webhooks/verify', {
     config: { accepts: 'application/json' },
@@ -91,11 +102,11 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider\'s form, ' +
             'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance',
-          422: 'a keyName no key has (urn:hashd:problem:unknown-key)',
+          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
         }),
       },
     },
-  }, async (request) => verifyWebhook(request.body, services))
+  }, async (request) => verifyWebhook(request.body, services(request)))
 
   app.post('/api/webhooks/sign', {
     config: { accepts: 'application/json' },
@@ -109,9 +120,9 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         200: SignAnswer,
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64',
-          422: 'a keyName no key has (urn:hashd:problem:unknown-key)',
+          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
         }),
       },
     },
-  }, async (request) => signWebhook(request.body, services))
+  }, async (request) => signWebhook(request.body, services(request)))
 }

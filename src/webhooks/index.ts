@@ -13,13 +13,14 @@ import { exactlyOne, resolveKey, type KeyChoice, type NamedKeySource } from './k
 import { webhookProfile, WEBHOOK_PROFILE_NAMES, type WebhookProfile } from './profiles.js'
 import { replayKey, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
 import { v1Signature } from './standard-webhooks.js'
-import type { WebhookReason } from './types.js'
+import type { HmacKeyVersion, Verification, WebhookReason } from './types.js'
 import { hmacInline, inlineCrypto, verify, type WebhookCrypto } from './verify.js'
 
 export { WEBHOOK_PROFILES, WEBHOOK_PROFILE_NAMES, webhookProfile } from './profiles.js'
 export { WEBHOOK_REASONS, type WebhookReason } from './types.js'
 export { MemoryReplayStore, ReplayStoreUnavailable, type ReplayStore, type ReplayStoreState } from './replay.js'
 export { noNamedKeys, type NamedKey, type NamedKeySource } from './keys.js'
+export { ringKeySource } from './ring.js'
 export { inlineCrypto, type WebhookCrypto } from './verify.js'
 
 /** The timestamp tolerance without `toleranceSeconds`: five minutes, as Standard Webhooks' and Stripe's libraries. */
@@ -104,6 +105,7 @@ export async function verifyWebhook(request: VerifyWebhookRequest, services: Web
   }
   const verification = await verify(profile, payload, request.headers, key,
     { toleranceSeconds, referenceSeconds: request.receivedAt ?? nowSeconds }, services.crypto ?? inlineCrypto)
+  if (key.kind === 'hmac' && key.keyName !== undefined) noteUse(services.keys, key.keyName, verification)
   const named = key.kind === 'hmac' && key.keyName !== undefined ? { keyName: key.keyName } : {}
   const shown = {
     ...named,
@@ -132,6 +134,16 @@ export async function verifyWebhook(request: VerifyWebhookRequest, services: Web
   return { valid: true, ...shown, replayed: false }
 }
 
+/**
+ * The audit of a named key's use: the version whose signature matched (valid or not: a retired
+ * version still in use is what an operator needs to see), or none for a signature that matched no
+ * version. A webhook refused before any signature was compared used no key.
+ */
+function noteUse(source: NamedKeySource, name: string, verification: Verification): void {
+  if (verification.keyVersion !== undefined) source.used?.(name, verification.keyVersion, 'verify')
+  else if (verification.reason === 'signature-mismatch') source.used?.(name, undefined, 'verify')
+}
+
 /** A new webhook id: `msg_` and 128 random bits, the shape Standard Webhooks' examples use. */
 const newWebhookId = (): string => `msg_${randomBytes(16).toString('base64url')}`
 
@@ -144,11 +156,13 @@ export async function signWebhook(request: SignWebhookRequest, services: Webhook
   const timestamp = request.timestamp ?? Math.floor((services.now?.() ?? Date.now()) / 1000)
   const content = profile.module.signedContent({ id, timestamp, signatures: [] }, payload)
   const crypto = services.crypto ?? inlineCrypto
-  // The current version signs first; other versions that still verify sign too, so a receiver
-  // holding either secret accepts it during a rotation (the spec's "Webhook headers" section).
-  const signing = key.keyName === undefined ? key.versions : signingVersions(key.versions, services.keys.namedKey(key.keyName)?.current)
+  // The current version signs first; previous versions that still verify sign too, so a receiver
+  // holding either secret accepts it during a rotation (the spec's "Webhook headers" section). A
+  // staged version signs nothing: staging is for every verifier to learn a version before it is used.
+  const signing = key.keyName === undefined ? key.versions : signingVersions(key.versions, key.current)
   const signatures: string[] = []
   for (const version of signing) signatures.push(v1Signature(await crypto.hmacSha256(version.secret, content)))
+  if (key.keyName !== undefined) for (const version of signing) services.keys.used?.(key.keyName, version.version, 'sign')
   const current = signing[0]?.version
   return {
     headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') },
@@ -157,9 +171,9 @@ export async function signWebhook(request: SignWebhookRequest, services: Webhook
   }
 }
 
-function signingVersions<T extends { version?: number, standing: string }>(versions: T[], current: number | undefined): T[] {
+function signingVersions(versions: HmacKeyVersion[], current: number | undefined): HmacKeyVersion[] {
   const first = versions.filter((version) => version.version === current)
-  return [...first, ...versions.filter((version) => version.version !== current && version.standing === 'valid')]
+  return [...first, ...versions.filter((version) => version.version !== current && version.standing === 'valid' && version.staged !== true)]
 }
 
 /**

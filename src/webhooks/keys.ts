@@ -18,9 +18,15 @@ export interface NamedKey {
   versions: HmacKeyVersion[]
 }
 
-/** The seam to the key ring: a named key, or undefined when no key has that name. */
+/**
+ * The seam to the key ring: a named key, or undefined when no key has that name. A source may also
+ * refuse with a problem of its own (the caller's API key may not use the name, the key does not
+ * allow HMAC-SHA256), and is told which versions were used, for the audit (webhooks/ring.ts).
+ */
 export interface NamedKeySource {
   namedKey(name: string): NamedKey | undefined
+  /** A version of the key verified (or signed) a webhook; `undefined`: a verification that matched no version. */
+  used?(name: string, version: number | undefined, operation: 'verify' | 'sign'): void
 }
 
 /** The source while no named keys are configured. */
@@ -95,5 +101,5 @@ export function resolveKey(profile: WebhookProfile, choice: KeyChoice, source: N
   const name = choice.keyName as string
   const named = source.namedKey(name)
   if (!named) throw unknownKey()
-  return { kind: 'hmac', keyName: named.name, versions: named.versions, scope: Buffer.from(`name:${named.name}`) }
+  return { kind: 'hmac', keyName: named.name, versions: named.versions, current: named.current, scope: Buffer.from(`name:${named.name}`) }
 }

@@ -70,11 +70,19 @@ export interface HmacKeyVersion {
    * versions and those below min-verify-version, so that the answer can say why).
    */
   standing: 'valid' | 'retired' | 'below-minimum'
+  /** A staged version of a named key: it verifies, but signs nothing until it is promoted (docs/keys.md, states). */
+  staged?: boolean
 }
 
 /** What a webhook is checked against. */
 export type WebhookKey =
-  | { kind: 'hmac', keyName?: string, versions: HmacKeyVersion[], /** Separates one key's webhooks from another's in the replay store. */ scope: Buffer }
+  | {
+    kind: 'hmac', keyName?: string, versions: HmacKeyVersion[],
+    /** The named key's current version, which signs first. */
+    current?: number,
+    /** Separates one key's webhooks from another's in the replay store. */
+    scope: Buffer,
+  }
   | { kind: 'ed25519', publicKey: KeyObject, scope: Buffer }
 
 /** The outcome of the signature and time checks (replays are the caller's: index.ts). */

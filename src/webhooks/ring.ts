@@ -1,0 +1,60 @@
+/**
+ * The key ring's named HMAC keys (HMAC_KEYS_FILE, src/keys/hmac.ts) as the webhooks' `NamedKeySource`.
+ *
+ * - **The same key, the same rules as /api/hmac** (domain/hmac.ts): a name outside the API key's
+ *   `hmac-keys=` is 403 insufficient-scope (checked first, so it tells nothing of which names
+ *   exist), a server without HMAC_KEYS_FILE is 422 no-hmac-keys, an unknown name 422 unknown-key
+ *   (not echoed), and a key whose `algorithms=` leaves out sha256 is 422
+ *   algorithm-not-allowed-for-key: webhooks are HMAC-SHA256, and a key kept for other digests is
+ *   not lent to them.
+ * - **The secret's bytes are the HMAC key**, as Standard Webhooks uses the base64-decoded bytes of
+ *   `whsec_…`: a version written `orders 3 <base64>` verifies what a sender signs with
+ *   `whsec_<the same base64>`.
+ * - **Looked up at call time:** each request reads the keyring in force (`context.hmacKeys`), so a
+ *   reload of the file (a rotation, a retirement, a new floor) applies to the next request with no
+ *   restart. The versions are made once per key object of a load and dropped with it.
+ * - **Audited as /api/hmac is:** `hashd_key_uses_total{operation="webhook-verify"|"webhook-sign"}`
+ *   and the access line's `keys` (`hmac:orders:v3`).
+ */
+import { keyAlgorithm, namedKey, type KeyContext } from '../domain/hmac.js'
+import type { HmacKey } from '../keys/index.js'
+import { countKeyUse } from '../observe.js'
+import type { NamedKey, NamedKeySource } from './keys.js'
+import type { HmacKeyVersion } from './types.js'
+
+/** A key of one load of the file as the webhooks see it; a reload makes new key objects, so this never outlives its versions. */
+const asNamed = new WeakMap<HmacKey, NamedKey>()
+
+function namedFrom(key: HmacKey): NamedKey {
+  let named = asNamed.get(key)
+  if (named === undefined) {
+    // The versions that verify, newest first (the order /api/hmac/verify tries them in), then the
+    // others, which are kept so that the answer can say a signature was made with a retired version.
+    const ordered = [...key.ring.verifying, ...key.ring.versions.filter((version) => !version.verifies)]
+    const versions = ordered.map((version): HmacKeyVersion => ({
+      version: version.ordinal,
+      secret: Buffer.from(version.material.bytesForTask()),
+      standing: version.verifies ? 'valid' : version.state === 'retired' ? 'retired' : 'below-minimum',
+      ...(version.state === 'staged' ? { staged: true } : {}),
+    }))
+    named = { name: key.name, current: key.ring.current.ordinal, versions }
+    asNamed.set(key, named)
+  }
+  return named
+}
+
+/** The named keys this request may use (its API key's hmac-keys=), with their uses noted for the audit. */
+export function ringKeySource(context: KeyContext): NamedKeySource {
+  return {
+    namedKey(name) {
+      const key = namedKey(name, context)
+      keyAlgorithm(key, 'sha256', '/body/keyName')
+      return namedFrom(key)
+    },
+    used(name, version, operation) {
+      const id = version === undefined ? 'any' : String(version)
+      countKeyUse('hmac', name, id, operation === 'verify' ? 'webhook-verify' : 'webhook-sign')
+      if (version !== undefined) context.used('hmac', name, id)
+    },
+  }
+}
