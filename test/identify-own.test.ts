@@ -5,7 +5,8 @@
  * among the formats of its length), and `verifiable` says exactly what /api/verify does with it:
  * every match marked verifiable is answered 200 by verify (with `verifyAlgorithm`), and every
  * match hashd's registry names but does not mark verifiable is refused. A peppered hash is
- * verifiable only on a server that holds its key, and a cost above the server's caps is not.
+ * verifiable only on a server that holds its key, and a cost above the server's caps is not. A
+ * tagged HMAC of every algorithm is hashd-tagged-hmac, checked by /api/hmac/verify.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -29,9 +30,14 @@ let registry: Set<string>
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hashd-identify-own-'))
+  // A named HMAC key for every algorithm with an HMAC (GET /api/algorithms of a plain server names them).
+  const plain = await startServer({ LOG_LEVEL: 'warn' })
+  const hmacAlgorithms = ((await plain.get('/api/algorithms')).body.algorithms as AlgorithmInfo[]).filter((algorithm) => algorithm.operations.includes('hmac')).map((algorithm) => algorithm.name)
+  await plain.close()
+  writeFileSync(join(dir, 'hmac'), `tags 7 ${randomBytes(32).toString('base64')} algorithms=${hmacAlgorithms.join(',')}\n`)
   writeFileSync(join(dir, 'k1'), `k1 ${randomBytes(32).toString('base64')}\n`)
   writeFileSync(join(dir, 'k2'), `k2 ${randomBytes(32).toString('base64')}\n`)
-  server = await startServer({ PEPPER_KEYS_FILE: join(dir, 'k1'), LOG_LEVEL: 'warn' })
+  server = await startServer({ PEPPER_KEYS_FILE: join(dir, 'k1'), HMAC_KEYS_FILE: join(dir, 'hmac'), LOG_LEVEL: 'warn' })
   other = await startServer({ PEPPER_KEYS_FILE: join(dir, 'k2'), MAX_BCRYPT_COST: '10', LOG_LEVEL: 'warn' })
   algorithms = (await server.get('/api/algorithms')).body.algorithms as AlgorithmInfo[]
   registry = new Set(algorithms.map((algorithm) => algorithm.name))
@@ -80,6 +86,22 @@ describe('identify knows every format hashd writes', () => {
         assert.equal(own.verifiable, true, `${name} (${encoding}) is verifiable`)
         await assertVerifiableExactly(server, made.body.hash, matches, name)
       }
+    }
+  })
+
+  it('every tagged HMAC (a named key, format tagged), with every algorithm: hashd-tagged-hmac with its version, checked by /api/hmac/verify and not by /api/verify', async () => {
+    const macs = algorithms.filter((algorithm) => algorithm.operations.includes('hmac'))
+    assert.ok(macs.length >= 20, `${macs.length} HMAC algorithms`)
+    for (const { name } of macs) {
+      const made = await server.post('/api/hmac', { message: INPUT, keyName: 'tags', algorithm: name, format: 'tagged' })
+      assert.equal(made.status, 200, made.text)
+      const matches = await identify(server, made.body.hmac)
+      assert.equal(matches[0]?.algorithm, 'hashd-tagged-hmac', `${name} ${made.body.hmac}: identified as ${matches.map((match) => match.algorithm).join(', ') || 'nothing'}`)
+      assert.equal(matches[0]!.params?.version, 7)
+      assert.equal(matches[0]!.verifiable, false, 'a tagged HMAC is checked by /api/hmac/verify, which needs the key name')
+      assert.notEqual((await server.post('/api/verify', { input: INPUT, hash: made.body.hmac })).body.match, true)
+      const checked = await server.post('/api/hmac/verify', { message: INPUT, keyName: 'tags', algorithm: name, hmac: made.body.hmac })
+      assert.equal(checked.body.valid, true, `${name}: ${checked.text}`)
     }
   })
 
