@@ -71,6 +71,8 @@ import { createHashdClient, isProblem, type Problem } from '@hashd/client'
 const hashd = createHashdClient({ baseUrl: process.env.HASHD_URL ?? '' })
 const { data, error } = await hashd.POST('/api/hash', { body: { input: 'abc', algorithm: 'sha256' } })
 if (error) throw new Error(error.title)
+// /api/hash also takes batches, so its answer is one result or \`results\`: narrowed by a field.
+if (!('hash' in data)) throw new Error('a batch answer')
 const hash: string = data.hash
 // What the types refuse (compiled, never run): each line below must be an error for tsc.
 export async function refused(): Promise<void> {

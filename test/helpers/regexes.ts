@@ -46,10 +46,10 @@ const sourceRoot = join(repoRoot, 'src')
 const compiledRoot = join(here, '..', '..', 'src')
 /**
  * Entry points that act when loaded (server.ts listens; hash-thread.ts runs only as a worker
- * thread): the modules they import are loaded through the others, and their own literals are read
- * from the source like every file's.
+ * thread; healthcheck.ts probes the server and exits): the modules they import are loaded through
+ * the others, and their own literals are read from the source like every file's.
  */
-const NOT_IMPORTED = new Set(['server.js', join('upload', 'hash-thread.js')])
+const NOT_IMPORTED = new Set(['server.js', 'healthcheck.js', join('upload', 'hash-thread.js')])
 
 function filesUnder(directory: string, suffix: string): string[] {
   return readdirSync(directory, { withFileTypes: true, recursive: true })
