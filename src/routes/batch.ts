@@ -51,7 +51,11 @@ export function batchableBody<P extends TProperties>(properties: P, config: Conf
       { required: ['items'], properties: { items } },
     ],
   })
-  return documentExtra.shared ? documentedAs(body, { allOf: documentExtra.shared }) : body
+  // The server's oneOf refuses a body with `items` and every field a single request requires (both
+  // branches match). Stated apart, as "one of them is absent", since the document's single branch
+  // carries rules the server's does not, and could otherwise fail where the server's matches.
+  const notBoth = { anyOf: ['items', ...required].map((name) => ({ properties: { [name]: false } })) }
+  return documentedAs(body, { allOf: [notBoth, ...documentExtra.shared ?? []] })
 }
 
 /** A copy of a property's schema without its `default` (its description still says what the default is). */
