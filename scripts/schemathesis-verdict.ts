@@ -73,6 +73,10 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     operation: 'POST /api/hmac/verify', status: 400, kind: 'validation', pointer: '/body/hmac',
     stated: 'an hmac that is neither hex, base64 nor a tag is 400', why: 'the hmac\'s form, hex, base64(url) or a tag, read by its parser',
   },
+  {
+    operation: 'POST /api/pepper/rewrap', status: 422, kind: 'not-a-password-hash', stated: 'not a password hash in a format hashd reads (not-a-password-hash)',
+    why: 'the hash\'s format, read by its parser',
+  },
   { operation: 'POST /api/pepper/rewrap', status: 422, kind: 'no-pepper-keys', stated: '422 without pepper keys', why: 'the server has no PEPPER_KEYS_FILE' },
   ...expected.map((rule) => ({ ...rule, operation: 'POST /api/filehash' })),
   ...expected.map((rule) => ({ ...rule, operation: 'PUT /api/filehash' })),
