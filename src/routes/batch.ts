@@ -10,7 +10,7 @@ import type { Config } from '../config.js'
 import type { Operation } from '../algorithms/types.js'
 import { algorithmFor } from '../domain/algorithm-lookup.js'
 import { decodeInput, type InputEncoding } from '../domain/encoding.js'
-import { runBatch, type BatchAnswer } from '../domain/batch.js'
+import { runBatch, type BatchAnswer, type FieldGroup } from '../domain/batch.js'
 import { problems } from '../problem.js'
 import { documentedAs, Problem, ProcessingTime, withDocumentedDefault, withoutDocumentExtra } from './schemas.js'
 
@@ -87,7 +87,7 @@ export function batchableResponse(single: TObject) {
 export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
   ` **Batches:** instead of one ${operation}, \`items\` may hold up to ${config.maxItems} of them (each with an optional \`reference\`); fields at the top ` +
   'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus ' +
-  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item ' +
+  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item ' +
   'against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).'
 
 /**
@@ -99,6 +99,7 @@ export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
 export async function batchOrSingle<I extends object, R extends object>(
   app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>, operation: Operation,
   encodedFields: ReadonlyArray<readonly [field: string, encodingField: string]> = [],
+  together: ReadonlyArray<FieldGroup<I>> = [],
 ): Promise<R | BatchAnswer<R>> {
   const body = request.body as I & { items?: I[] }
   if (body.items === undefined) {
@@ -118,7 +119,7 @@ export async function batchOrSingle<I extends object, R extends object>(
     if (typeof value === 'string') decodeInput(value, (fields[encodingField] as InputEncoding | undefined) ?? 'utf8', field)
   }
   await app.chargeRequests?.(request, reply, items.length - 1)
-  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
+  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed, together })
   // Serialized result by result with the compiled serializer of its own form: the route's serializer
   // would first check the whole answer against each alternative of the response schema (a single
   // answer or a batch), then each result against each of its two forms, before writing a byte.

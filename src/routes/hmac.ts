@@ -27,6 +27,8 @@ const keyRules = (withFormat: boolean) => [
 
 /** The encoded fields a batch's own fields are checked for (routes/batch.ts). */
 const HMAC_ENCODED = [['message', 'inputEncoding'], ['key', 'keyEncoding']] as const
+/** Which key an item uses: an item that gives `key` or `keyName` takes none of these from the top of its batch (domain/batch.ts). */
+const KEY_CHOICE = { chosenBy: ['key', 'keyName'], fields: ['key', 'keyName', 'keyVersion', 'keyEncoding'] } as const
 
 export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
   const HmacAnswer = Type.Object({
@@ -53,7 +55,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + 'format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. '
         + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
         + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.'
-        + BATCH_DESCRIPTION('HMAC', config.batch),
+        + BATCH_DESCRIPTION('HMAC', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
       body: batchableBody({
         message: Type.String(),
         key: Type.Optional(Key),
@@ -75,7 +77,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac', HMAC_ENCODED)
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
   })
 
   const VerifyAnswer = Type.Object({
@@ -99,7 +101,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + '`rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key\'s '
         + 'min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. '
         + `Rules the schema cannot state: ${KEY_RULES} A tagged HMAC with \`key\`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400.`
-        + BATCH_DESCRIPTION('check', config.batch),
+        + BATCH_DESCRIPTION('check', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
       body: batchableBody({
         message: Type.String(),
         hmac: Type.String({ minLength: 1, maxLength: 2048, description: 'hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged"' }),
@@ -120,6 +122,6 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac', HMAC_ENCODED)
+    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
   })
 }
