@@ -59,6 +59,24 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
   verify('input-not-representable', 'a NUL byte in the bytes a crypt(3) scheme is given'),
   verify('input-too-long', 'crypt(3) limits count bytes'),
   verify('not-text', 'bytes that are not UTF-8 to a scheme defined on text'),
+  {
+    operation: 'POST /api/verify', status: 422, kind: 'password-in-batch', stated: 'upgrade is 422 password-in-batch',
+    why: 'a batch whose own upgrade (or algorithm) makes every item password work',
+  },
+  ...['POST /api/hmac', 'POST /api/hmac/verify'].flatMap((operation) => [
+    { operation, status: 422, kind: 'no-hmac-keys', stated: 'without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys', why: 'the server has no HMAC_KEYS_FILE' },
+    { operation, status: 422, kind: 'unknown-key', stated: 'a name the server does not hold is 422 unknown-key', why: 'the names in HMAC_KEYS_FILE' },
+  ]),
+  ...['POST /api/webhooks/verify', 'POST /api/webhooks/sign'].map((operation) => (
+    { operation, status: 422, kind: 'unknown-key', stated: 'a keyName no key has (urn:hashd:problem:unknown-key)', why: 'the names in HMAC_KEYS_FILE' })),
+  {
+    operation: 'POST /api/hmac/verify', status: 400, kind: 'validation', pointer: '/body/hmac',
+    stated: 'an hmac that is neither hex, base64 nor a tag is 400', why: 'the hmac\'s form, hex, base64(url) or a tag, read by its parser',
+  },
+  {
+    operation: 'POST /api/pepper/rewrap', status: 422, kind: 'not-a-password-hash', stated: 'not a password hash in a format hashd reads (not-a-password-hash)',
+    why: 'the hash\'s format, read by its parser',
+  },
   { operation: 'POST /api/pepper/rewrap', status: 422, kind: 'no-pepper-keys', stated: '422 without pepper keys', why: 'the server has no PEPPER_KEYS_FILE' },
   ...expected.map((rule) => ({ ...rule, operation: 'POST /api/filehash' })),
   ...expected.map((rule) => ({ ...rule, operation: 'PUT /api/filehash' })),

@@ -37,6 +37,7 @@ examples=${SCHEMATHESIS_MAX_EXAMPLES:-40}
 time_limit=${SCHEMATHESIS_TIME_LIMIT_S:-600}
 read -r -a passes <<<"${SCHEMATHESIS_PASSES:-default api-keys}"
 reports=test-artifacts/schemathesis
+config=$PWD/scripts/schemathesis.toml
 
 [[ -f dist/src/server.js && -f dist/scripts/schemathesis-verdict.js ]] || fail "no build: run npm run build first (npm run schemathesis does)"
 [[ -f "$tools/install.sh" ]] || fail "no $tools/install.sh (set SCHEMATHESIS_TOOLS to the folder with Schemathesis's wheels and install.sh)"
@@ -91,8 +92,26 @@ run_pass() {
   if [[ "$pass" == api-keys ]]; then
     local minted
     minted=$(node dist/scripts/apikey.js schemathesis 2>/dev/null)
-    sed -n 2p <<<"$minted" >"$work/api-keys"
-    env_vars+=(API_KEYS_FILE="$work/api-keys")
+    # Scoped: every operation, but of the named HMAC keys only "0" (the shortest name the document
+    # allows, which the coverage phase sends), so that keyName reaches a real key there and any
+    # other name gets 403 insufficient-scope; "orders" exists outside the scope.
+    echo "$(sed -n 2p <<<"$minted") hmac-keys=0" >"$work/api-keys"
+    # Named HMAC keys (two versions of "0", allowing every HMAC algorithm the document lists, so a
+    # generated algorithm is never refused by the key) and pepper keys, so that keyName, pepper and
+    # rewrap are answered rather than refused for want of keys.
+    local hmac_algorithms
+    hmac_algorithms=$(node --input-type=module -e "const m = await import('$PWD/dist/src/routes/schemas.js'); console.log(m.canonicalNamesFor('hmac').join(','))")
+    {
+      echo "0 1 $(head -c 32 /dev/urandom | base64 -w0) algorithms=$hmac_algorithms"
+      echo "0 2 $(head -c 32 /dev/urandom | base64 -w0)"
+      echo "orders 1 $(head -c 32 /dev/urandom | base64 -w0)"
+    } >"$work/hmac-keys"
+    {
+      echo "p1 $(head -c 32 /dev/urandom | base64 -w0) state=retired"
+      echo "p2 $(head -c 32 /dev/urandom | base64 -w0)"
+    } >"$work/pepper-keys"
+    chmod 600 "$work/api-keys" "$work/hmac-keys" "$work/pepper-keys"
+    env_vars+=(API_KEYS_FILE="$work/api-keys" HMAC_KEYS_FILE="$work/hmac-keys" PEPPER_KEYS_FILE="$work/pepper-keys")
     headers+=(--header "Authorization: Bearer $(sed -n 1p <<<"$minted")")
   fi
   start_server "$dir/server.log" "${env_vars[@]}"
@@ -100,7 +119,7 @@ run_pass() {
   curl -fsS "$url/api/openapi.json" -o "$dir/openapi.json" || fail "GET /api/openapi.json failed"
   # The key is masked in the printed output (--output-sanitize); the report has it, and test-artifacts is gitignored.
   # From the scratch folder: Schemathesis keeps a cache (.schemathesis/) in its working directory.
-  (cd "$work" && exec timeout --kill-after=10 "$time_limit" "$venv/bin/st" run "$url/api/openapi.json" --url "$url" \
+  (cd "$work" && exec timeout --kill-after=10 "$time_limit" "$venv/bin/st" --config-file "$config" run "$url/api/openapi.json" --url "$url" \
     --checks all --phases examples,coverage,fuzzing --max-examples "$examples" --seed "$seed" \
     --generation-database none --request-timeout 60 --no-color \
     --report ndjson,junit --report-dir "$dir" --report-ndjson-path "$dir/report.ndjson" --report-junit-path "$dir/junit.xml" \

@@ -83,7 +83,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // During a graceful shutdown, requests that still arrive on open keep-alive connections get a
     // problem+json 503 with Retry-After from the hook below, not Fastify's own JSON 503.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 100 },
+    // maxParamLength: above every path parameter's maxLength, so that a long one is the route's 400
+    // problem rather than find-my-way's plain-JSON 414 (the request line is bounded by Node anyway).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
     ajv: {
       // No coercion ("input": 123 is 400, not "123") and no silent removal of unknown keys.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, strict: true },

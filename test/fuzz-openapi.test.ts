@@ -110,13 +110,23 @@ function meets(condition: Schema & { not?: Schema }, body: Record<string, unknow
 
 /**
  * The allOf rules of a body as condition and consequence: an if/then, or each branch of an anyOf
- * whose branches are told apart by a required field's enum (an encoded field's pattern under each
- * encoding): the branch's enums are its condition, its other properties the consequence.
+ * whose branches are told apart by a field's enum (an encoded field's pattern under each encoding,
+ * the options of each group of algorithms): the branch's enums are its condition, its other
+ * properties the consequence. An anyOf of "a boolean field is absent or `const`" and another branch
+ * (the pepper rule) is that branch when the field is the other boolean.
  */
 function conditionalRules(schema: Schema): Array<{ when: Schema & { not?: Schema }, then: Schema }> {
   return (schema.allOf ?? []).flatMap((rule): Array<{ when: Schema & { not?: Schema }, then: Schema }> => {
     if (rule.if && rule.then) return [{ when: rule.if, then: rule.then }]
-    return (rule.anyOf ?? []).filter((branch) => branch.required?.length).map((branch) => {
+    const [first, second, ...rest] = rule.anyOf ?? []
+    const unless = Object.entries(first?.properties ?? {}).filter(([, property]) => (property as unknown) !== false)
+    const only = unless.length === 1 ? unless[0]![1].const ?? unless[0]![1].enum?.[0] : undefined
+    if (second && rest.length === 0 && !first?.required && typeof only === 'boolean') {
+      const [field] = unless[0]!
+      const value = only
+      return [{ when: { required: [field], properties: { [field]: { enum: [!value] } } }, then: second }]
+    }
+    return (rule.anyOf ?? []).filter((branch) => Object.values(branch.properties ?? {}).some((property) => property.enum)).map((branch) => {
       const entries = Object.entries(branch.properties ?? {})
       return {
         when: { required: branch.required ?? [], properties: Object.fromEntries(entries.filter(([, property]) => property.enum)) },
@@ -148,7 +158,7 @@ function withRules(schema: Schema, objects: fc.Arbitrary<unknown>): fc.Arbitrary
 }
 
 function validObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {
-  return withRules(schema, plainObject(schema, depth))
+  return plainObject(schema, depth)
 }
 
 function plainObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {
@@ -159,8 +169,9 @@ function plainObject(schema: Schema, depth: number): fc.Arbitrary<unknown> {
     const properties = { ...schema.properties, ...branch.properties }
     const required = new Set([...schema.required ?? [], ...branch.required ?? []])
     const keys = Object.keys(properties).filter((key) => required.has(key) || !others.has(key))
-    const fixed = fc.record(Object.fromEntries(keys.map((key) => [key, valid(properties[key] ?? {}, depth + 1)])),
-      { requiredKeys: keys.filter((key) => required.has(key)) })
+    // The rules the document states for this branch only (a single request's, not a batch's) apply to it.
+    const fixed = withRules({ ...schema, allOf: [...schema.allOf ?? [], ...branch.allOf ?? []] }, fc.record(Object.fromEntries(keys.map((key) => [key, valid(properties[key] ?? {}, depth + 1)])),
+      { requiredKeys: keys.filter((key) => required.has(key)) }))
     const extraSchema = schema.patternProperties ? Object.values(schema.patternProperties)[0] : typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined
     if (!extraSchema || Object.keys(properties).length > 0) return fixed
     const maxKeys = Math.min(schema.maxProperties ?? 3, 3)

@@ -207,6 +207,31 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
     assert.ok((verify.body.results as Array<{ valid: boolean }>).every((result) => result.valid))
   })
 
+  it('an item\'s own key or keyName replaces the batch\'s key choice; a key at the top that fails fails each item, not the batch', async () => {
+    const mine = Buffer.from('an item\'s own key').toString('base64')
+    const answer = await server.post('/api/hmac', {
+      keyName: 'orders', keyVersion: 2,
+      items: [{ message: 'a' }, { message: 'b', key: mine, keyEncoding: 'base64' }, { message: 'c', keyName: 'orders' }, { message: 'd', keyVersion: 3 }],
+    })
+    assert.equal(answer.status, 200, answer.text)
+    const results = answer.body.results as Array<{ hmac?: string, keyName?: string, keyVersion?: number, problem?: unknown }>
+    const [a, b, c, d] = pythonHmac<PyMade>([
+      { op: 'make', secret: S.o2, message: 'a' }, { op: 'make', secret: mine, message: 'b' }, { op: 'make', secret: S.o3, message: 'c' }, { op: 'make', secret: S.o3, message: 'd' },
+    ])
+    assert.deepEqual(results.map((result) => [result.hmac, result.keyName, result.keyVersion]), [
+      [a!.hex, 'orders', 2], // the batch's key and version
+      [b!.hex, undefined, undefined], // its own key: neither the batch's keyName nor its keyVersion
+      [c!.hex, 'orders', 3], // its own keyName: the current version, not the batch's keyVersion
+      [d!.hex, 'orders', 3], // its own version of the batch's key
+    ])
+    const unknown = await server.post('/api/hmac', { keyName: 'nope', items: [{ message: 'a' }, { message: 'b', key: mine, keyEncoding: 'base64' }] })
+    assert.equal(unknown.status, 200, unknown.text)
+    const [first, second] = unknown.body.results as Array<{ hmac?: string, problem?: { type: string, errors?: Array<{ pointer: string }> } }>
+    assert.equal(first!.problem?.type, 'urn:hashd:problem:unknown-key')
+    assert.deepEqual(first!.problem?.errors?.map((error) => error.pointer), ['/body/items/0/keyName'])
+    assert.equal(second!.hmac, pythonHmac<PyMade>([{ op: 'make', secret: mine, message: 'b' }])[0]!.hex)
+  })
+
   it('limits: more items than MAX_BATCH_ITEMS is 400, a body over MAX_BATCH_BODY_BYTES 413, a single request over BODY_LIMIT 413', async () => {
     const tooMany = await server.post('/api/hmac', { keyName: 'orders', items: Array.from({ length: 301 }, () => ({ message: 'm' })) })
     problemJson(tooMany, 400)

@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; a batch whose own upgrade is true is 422 password-in-batch whole)
          */
         post: operations["postVerify"];
         delete?: never;
@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Check an HMAC of a message, under your key or a key the server holds
-         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
          */
         post: operations["postHmacVerify"];
         delete?: never;
@@ -303,7 +303,7 @@ export interface paths {
         put?: never;
         /**
          * Move a stored password hash to the current pepper key, without the password
-         * @description A `$pepper$` hash under an older key that is still configured is decrypted and encrypted again under the current key; one already under it comes back unchanged (`changed: false`); an unpeppered password hash in a format hashd reads is peppered. Nothing is rehashed: the cost parameters stay as they are (verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests.
+         * @description A `$pepper$` hash under an older key that is still configured is decrypted and encrypted again under the current key; one already under it comes back unchanged (`changed: false`); an unpeppered password hash in a format hashd reads is peppered. Nothing is rehashed: the cost parameters stay as they are (verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests and anything else that is not a password hash in a format hashd reads (not-a-password-hash).
          */
         post: operations["postPepperRewrap"];
         delete?: never;
@@ -633,14 +633,11 @@ export interface operations {
                      */
                     context?: string[];
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items?: ({
+                    items?: {
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
-                        /**
-                         * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256".
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                        /** @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
                          * @enum {string}
@@ -668,19 +665,12 @@ export interface operations {
                         context?: string[];
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        input?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        input?: unknown;
-                    })))[];
-                } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
+                    }[];
+                } & (({
+                    items?: never;
+                } | {
+                    input?: never;
+                }) & ({
                     /** @enum {unknown} */
                     inputEncoding?: "utf8";
                 } | {
@@ -691,19 +681,247 @@ export interface operations {
                     /** @enum {unknown} */
                     inputEncoding: "base64";
                     input?: unknown;
-                }))) & ({
+                }))) & (({
                     /** @description The text (or, with inputEncoding, binary data) to hash */
                     input: string;
+                } & (({
+                    /** @enum {unknown} */
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "md5-crypt" | "apr1" | "ldap-sha" | "ldap-md5";
+                    options?: Record<string, never>;
                 } | {
+                    /** @enum {unknown} */
+                    algorithm: "shake128" | "blake3";
+                    options?: {
+                        /**
+                         * @description output length in bytes
+                         * @default 32
+                         */
+                        outputLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "shake256";
+                    options?: {
+                        /**
+                         * @description output length in bytes
+                         * @default 64
+                         */
+                        outputLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "bcrypt";
+                    options?: {
+                        /**
+                         * @description log2 of the number of rounds
+                         * @default 12
+                         */
+                        cost?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "bcrypt-sha256";
+                    options?: {
+                        /**
+                         * @description log2 of the number of bcrypt rounds
+                         * @default 12
+                         */
+                        cost?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "argon2id" | "argon2i" | "argon2d";
+                    options?: {
+                        /**
+                         * @description memory in KiB (m)
+                         * @default 19456
+                         */
+                        memoryCost?: number;
+                        /**
+                         * @description passes over memory (t)
+                         * @default 2
+                         */
+                        timeCost?: number;
+                        /**
+                         * @description lanes (p)
+                         * @default 1
+                         */
+                        parallelism?: number;
+                        /**
+                         * @description tag length in bytes
+                         * @default 32
+                         */
+                        hashLength?: number;
+                        /**
+                         * @description salt length in bytes (RFC 9106 §3.1 recommends 16)
+                         * @default 16
+                         */
+                        saltLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "scrypt";
+                    options?: {
+                        /**
+                         * @description CPU/memory cost, a power of two
+                         * @default 131072
+                         */
+                        N?: number;
+                        /**
+                         * @description block size
+                         * @default 8
+                         */
+                        r?: number;
+                        /**
+                         * @description parallelization
+                         * @default 1
+                         */
+                        p?: number;
+                        /**
+                         * @description derived key length in bytes
+                         * @default 32
+                         */
+                        keyLength?: number;
+                        /**
+                         * @description salt length in bytes
+                         * @default 16
+                         */
+                        saltLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "pbkdf2-sha256";
+                    options?: {
+                        /**
+                         * @description PBKDF2 iteration count c
+                         * @default 600000
+                         */
+                        iterations?: number;
+                        /**
+                         * @description derived key length in bytes
+                         * @default 32
+                         */
+                        keyLength?: number;
+                        /**
+                         * @description salt length in bytes
+                         * @default 16
+                         */
+                        saltLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "pbkdf2-sha512";
+                    options?: {
+                        /**
+                         * @description PBKDF2 iteration count c
+                         * @default 210000
+                         */
+                        iterations?: number;
+                        /**
+                         * @description derived key length in bytes
+                         * @default 64
+                         */
+                        keyLength?: number;
+                        /**
+                         * @description salt length in bytes
+                         * @default 16
+                         */
+                        saltLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "pbkdf2-sha1";
+                    options?: {
+                        /**
+                         * @description PBKDF2 iteration count c
+                         * @default 1300000
+                         */
+                        iterations?: number;
+                        /**
+                         * @description derived key length in bytes
+                         * @default 20
+                         */
+                        keyLength?: number;
+                        /**
+                         * @description salt length in bytes
+                         * @default 16
+                         */
+                        saltLength?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "yescrypt" | "gost-yescrypt";
+                    options?: {
+                        /**
+                         * @description libxcrypt cost: 1–2 use r=8, N=2^(cost+9); 3–11 use r=32, N=2^(cost+7) (5 is 16 MiB); capped by the scrypt memory cap
+                         * @default 5
+                         */
+                        cost?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "sha512-crypt";
+                    options?: {
+                        /**
+                         * @description rounds (passlib's default 656000)
+                         * @default 656000
+                         */
+                        rounds?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "sha256-crypt";
+                    options?: {
+                        /**
+                         * @description rounds (passlib's default 535000)
+                         * @default 535000
+                         */
+                        rounds?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "phpass";
+                    options?: {
+                        /**
+                         * @description log2 of the iteration count (the character after the prefix)
+                         * @default 19
+                         */
+                        rounds?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "drupal7";
+                    options?: {
+                        /**
+                         * @description log2 of the iteration count (the character after the prefix)
+                         * @default 15
+                         */
+                        rounds?: number;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5";
+                    options?: {
+                        /**
+                         * @description salt length in bytes (passlib reads 4–16)
+                         * @default 8
+                         */
+                        saltLength?: number;
+                    };
+                }) & ({
+                    /** @enum {unknown} */
+                    pepper?: false;
+                    context?: never;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                }))) | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items: ({
+                    items: {
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
-                        /**
-                         * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256".
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                        /** @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
                          * @enum {string}
@@ -731,18 +949,7 @@ export interface operations {
                         context?: string[];
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & ({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        input?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        input?: unknown;
-                    })))[];
+                    }[];
                 });
             };
         };
@@ -1020,14 +1227,11 @@ export interface operations {
                      */
                     upgrade?: boolean;
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items?: ({
+                    items?: {
                         input: string;
                         hash: string;
-                        /**
-                         * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /** @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
                          * @enum {string}
@@ -1037,19 +1241,14 @@ export interface operations {
                         upgrade?: boolean;
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & ({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        input?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        input?: unknown;
-                    }))[];
-                } & ({
+                    }[];
+                } & (({
+                    items?: never;
+                } | {
+                    input?: never;
+                } | {
+                    hash?: never;
+                }) & ({
                     /** @enum {unknown} */
                     inputEncoding?: "utf8";
                 } | {
@@ -1060,19 +1259,16 @@ export interface operations {
                     /** @enum {unknown} */
                     inputEncoding: "base64";
                     input?: unknown;
-                })) & ({
+                }))) & ({
                     input: string;
                     hash: string;
                 } | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items: ({
+                    items: {
                         input: string;
                         hash: string;
-                        /**
-                         * @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
+                        /** @description Algorithm of the hash; omit to detect it. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description How input is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A input that is not valid in its encoding is 400 with the pointer /body/input. Default: the batch's own field, or "utf8".
                          * @enum {string}
@@ -1082,18 +1278,7 @@ export interface operations {
                         upgrade?: boolean;
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & ({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        input?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        input?: unknown;
-                    }))[];
+                    }[];
                 });
             };
         };
@@ -1385,7 +1570,7 @@ export interface operations {
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items?: ({
+                    items?: {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
@@ -1393,11 +1578,8 @@ export interface operations {
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
-                        /**
-                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /** @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
                          * @enum {string}
@@ -1420,30 +1602,12 @@ export interface operations {
                         inputEncoding?: "utf8" | "hex" | "base64";
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        message?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        message?: unknown;
-                    }) & ({
-                        /** @enum {unknown} */
-                        keyEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        keyEncoding: "hex";
-                        key?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        keyEncoding: "base64";
-                        key?: unknown;
-                    })))[];
+                    }[];
                 } & (({
+                    items?: never;
+                } | {
+                    message?: never;
+                }) & ({
                     /** @enum {unknown} */
                     inputEncoding?: "utf8";
                 } | {
@@ -1465,11 +1629,15 @@ export interface operations {
                     /** @enum {unknown} */
                     keyEncoding: "base64";
                     key?: unknown;
-                }))) & ({
+                }))) & (({
                     message: string;
-                } | {
+                } & ((unknown | unknown) & (unknown | {
+                    keyVersion?: never;
+                    /** @enum {unknown} */
+                    format?: "raw";
+                }))) | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
-                    items: ({
+                    items: {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
@@ -1477,11 +1645,8 @@ export interface operations {
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
-                        /**
-                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /** @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default, and one of its algorithms. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
                          * @enum {string}
@@ -1504,29 +1669,7 @@ export interface operations {
                         inputEncoding?: "utf8" | "hex" | "base64";
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
-                    } & (({
-                        /** @enum {unknown} */
-                        inputEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "hex";
-                        message?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        inputEncoding: "base64";
-                        message?: unknown;
-                    }) & ({
-                        /** @enum {unknown} */
-                        keyEncoding?: "utf8";
-                    } | {
-                        /** @enum {unknown} */
-                        keyEncoding: "hex";
-                        key?: unknown;
-                    } | {
-                        /** @enum {unknown} */
-                        keyEncoding: "base64";
-                        key?: unknown;
-                    })))[];
+                    }[];
                 });
             };
         };
@@ -1745,7 +1888,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
+                "application/json": ({
                     message?: string;
                     /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
                     hmac?: string;
@@ -1783,11 +1926,8 @@ export interface operations {
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
-                        /**
-                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /** @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
                          * @enum {string}
@@ -1801,11 +1941,41 @@ export interface operations {
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
                     }[];
-                } & ({
+                } & (({
+                    items?: never;
+                } | {
+                    message?: never;
+                } | {
+                    hmac?: never;
+                }) & ({
+                    /** @enum {unknown} */
+                    inputEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "hex";
+                    message?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    inputEncoding: "base64";
+                    message?: unknown;
+                }) & ({
+                    /** @enum {unknown} */
+                    keyEncoding?: "utf8";
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "hex";
+                    key?: unknown;
+                } | {
+                    /** @enum {unknown} */
+                    keyEncoding: "base64";
+                    key?: unknown;
+                }))) & (({
                     message: string;
                     /** @description hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged" */
                     hmac: string;
-                } | {
+                } & ((unknown | unknown) & (unknown | {
+                    keyVersion?: never;
+                }))) | {
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         message: string;
@@ -1817,11 +1987,8 @@ export interface operations {
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
-                        /**
-                         * @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
-                         * @enum {string}
-                         */
-                        algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160";
+                        /** @description Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key's first algorithm by default. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
                         /**
                          * @description How key is written: utf8 text (default), or hex / base64 for binary data; lowercase as written. A key that is not valid in its encoding is 400 with the pointer /body/key. Default: the batch's own field, or "utf8".
                          * @enum {string}
@@ -3989,7 +4156,7 @@ export interface operations {
                     profile: "standard-webhooks" | "github" | "stripe";
                     /** @description The webhook's body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged */
                     payload?: string;
-                    /** @description The webhook's body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
+                    /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
                     /** @description The request's headers as received, names in any case (all of them may be forwarded; only the profile's are read). A value may be an array, as Node gives repeated headers; a header the profile reads must have one value. Never logged */
                     headers: {
@@ -4007,7 +4174,7 @@ export interface operations {
                     receivedAt?: number;
                     /** @description false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent */
                     remember?: boolean;
-                };
+                } & ((unknown | unknown) & (unknown | unknown | unknown));
             };
         };
         responses: {
@@ -4167,7 +4334,7 @@ export interface operations {
                 "application/json": {
                     /** @description The webhook's body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged */
                     payload?: string;
-                    /** @description The webhook's body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
+                    /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
                     /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
                     keyName?: string;
@@ -4177,7 +4344,7 @@ export interface operations {
                     id?: string;
                     /** @description Unix seconds of this delivery attempt; now when absent */
                     timestamp?: number;
-                };
+                } & ((unknown | unknown) & (unknown | unknown));
             };
         };
         responses: {

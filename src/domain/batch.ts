@@ -6,10 +6,15 @@
  * its own.
  *
  * - Fields given at the top of a batch apply to every item that does not give its own (a batch of
- *   HMACs names `keyName` once); they are written into the items themselves.
- * - A problem about a field an item took from the top of the batch is the batch's: the whole
- *   request fails with it (its pointer, /body/<field>, is right there). A problem about an item's
- *   own field is that item's, its pointers moved under the item (/body/items/<index>/<field>).
+ *   HMACs names `keyName` once); they are written into the items themselves. Fields that choose
+ *   one thing together (`key`, `keyName`, `keyVersion`, `keyEncoding`: which key) are a group: an
+ *   item that makes its own choice (`key` or `keyName`) takes none of the group from the top, so
+ *   its own `key` replaces the batch's `keyName` rather than clashing with it; an item that gives
+ *   only `keyVersion` still takes the batch's `keyName`.
+ * - Every problem an item meets is that item's, its pointers moved under the item
+ *   (/body/items/<index>/<field>), also when the field came from the top: the other items are
+ *   answered. What the route can check of the top's fields alone (an unknown algorithm, an input
+ *   not in its encoding) it checks before any item runs, and that fails the whole request.
  * - Items whose function answers at once (short inputs: most digests and HMACs) cost no promise;
  *   the others (long inputs on the worker pool) are awaited in turn.
  * - The event loop is never held for long: after every few milliseconds of items the runner lets
@@ -22,6 +27,12 @@ import { knownProblem, problems, type ProblemBody } from '../problem.js'
 export interface BatchItem { reference?: string }
 
 export type BatchEntry<R> = R | (R & { reference: string }) | { reference?: string, problem: ProblemBody }
+
+/** Fields taken from the top of a batch together: none of `fields` by an item that gives one of `chosenBy`. */
+export interface FieldGroup<I> {
+  chosenBy: ReadonlyArray<keyof I & string>
+  fields: ReadonlyArray<keyof I & string>
+}
 
 export interface BatchAnswer<R> {
   results: BatchEntry<R>[]
@@ -43,12 +54,14 @@ export async function runBatch<I extends object, R extends object>(
   items: readonly (I & BatchItem)[],
   defaults: Partial<I>,
   run: (item: I) => R | Promise<R>,
-  options: { clientGone?: () => boolean } = {},
+  options: { clientGone?: () => boolean, together?: ReadonlyArray<FieldGroup<I>> } = {},
 ): Promise<BatchAnswer<R>> {
   const started = performance.now()
   // The batch's own fields go into each item that lacks them, in place: the items are this
   // request's parsed body, and a copy per item (object spread) cost more than an HMAC.
   const shared = Object.keys(defaults) as Array<keyof I>
+  // The groups with a field at the top: only those can make an item skip a field.
+  const groups = (options.together ?? []).filter((group) => group.fields.some((field) => defaults[field] !== undefined))
   const results: BatchEntry<R>[] = new Array(items.length)
   let sliceStart = started
   for (let index = 0; index < items.length; index++) {
@@ -59,11 +72,10 @@ export async function runBatch<I extends object, R extends object>(
     }
     const item = items[index]!
     const reference = item.reference
-    let inherited: Array<keyof I> | undefined
+    const own = groups.length === 0 ? undefined : groups.filter((group) => group.chosenBy.some((field) => item[field] !== undefined)).flatMap((group) => group.fields)
     for (const field of shared) {
-      if (item[field] !== undefined) continue
+      if (item[field] !== undefined || own?.includes(field as keyof I & string)) continue
       item[field] = defaults[field]!
-      ;(inherited ??= []).push(field)
     }
     try {
       let value = run(item)
@@ -73,8 +85,6 @@ export async function runBatch<I extends object, R extends object>(
       const problem = knownProblem(error)
       if (!problem) throw error
       const body = problem.toBody()
-      const pointers = (body.errors ?? []).map((issue) => issue.pointer)
-      if (inherited && pointers.some((pointer) => inherited.some((field) => pointer === `/body/${String(field)}` || pointer.startsWith(`/body/${String(field)}/`)))) throw problem
       if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
       results[index] = reference === undefined ? { problem: body } : { reference, problem: body }
     }

@@ -9,27 +9,37 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import type { Operation } from '../algorithms/types.js'
 import { algorithmFor } from '../domain/algorithm-lookup.js'
-import { runBatch, type BatchAnswer } from '../domain/batch.js'
+import { decodeInput, type InputEncoding } from '../domain/encoding.js'
+import { runBatch, type BatchAnswer, type FieldGroup } from '../domain/batch.js'
 import { problems } from '../problem.js'
-import { documentedAs, Problem, ProcessingTime, withDocumentedDefault } from './schemas.js'
+import { documentedAs, Problem, ProcessingTime, withDocumentedDefault, withoutDocumentExtra } from './schemas.js'
 
 export const Reference = Type.String({ maxLength: 256, description: 'Anything the caller likes (an id, a row number), echoed back in this item\'s result; at most 256 characters' })
 
 /**
  * The body of an operation that takes one item or a batch: the item's fields, with those the item
  * requires required (oneOf) unless `items` is given instead. In a batch, the fields given at the
- * top apply to every item that does not give its own. `documentExtra` is what the document adds
- * to each (documentedAs: the algorithm-option rules of /api/hash).
+ * top apply to every item that does not give its own. What the document adds (documentedAs),
+ * rules the server checks at run time: `single`, on the single request's branch of the oneOf (the
+ * algorithm-option and pepper rules of /api/hash, exactly one of key and keyName), because a batch
+ * item that breaks one is a `problem` in its result while the batch is 200; `shared`, on the whole
+ * body (the encoding patterns), for rules batchOrSingle also checks on a batch's own fields (its
+ * `encodedFields`). Items carry neither: the batch description says how an item fails. (Each kept
+ * apart so that a generator can still negate the body: Schemathesis gives up on the product of
+ * the option groups and the encodings in one branch.)
  */
-export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra?: Record<string, unknown>) {
+export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra: { single?: unknown[], shared?: unknown[] } = {}) {
   const single = Type.Object(properties, { additionalProperties: false })
   const required: string[] = [...(single.required as string[] | undefined ?? [])]
   // No field has a default ajv would fill in: an item's would hide the batch's own field, and the
   // domain applies the defaults itself. The document shows them at the top, where they apply.
-  const itemProperties = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, withoutDefault(schema as TSchema)])) as TProperties
+  // Nor an enum the server checks at run time (algorithm names): in an item, an unknown name is that
+  // item's problem in a 200, so the document cannot call it a refusal of the request.
+  const itemProperties = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name,
+    withoutDocumentExtra(withoutDefault(schema as TSchema), 'In an item, a value outside the names the field lists at the top is the item\'s problem (400 unknown-algorithm or algorithm-not-allowed), not the batch\'s.')])) as TProperties
   const item = Type.Object({ ...itemProperties, reference: Type.Optional(Reference) }, { additionalProperties: false })
   const optional = Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, Type.Optional(withDocumentedDefault(schema as TSchema))])) as TProperties
-  const items = Type.Array(documentExtra ? documentedAs(item, documentExtra) : item, {
+  const items = Type.Array(item, {
     minItems: 1, maxItems: config.maxItems,
     description: `A batch: each item is a request of its own, answered in \`results\` in the same order (see the description); at most ${config.maxItems} items (MAX_BATCH_ITEMS) and ${config.maxBodyBytes} bytes of body (MAX_BATCH_BODY_BYTES)`,
   })
@@ -37,11 +47,15 @@ export function batchableBody<P extends TProperties>(properties: P, config: Conf
     additionalProperties: false,
     // Each branch names the properties it requires, with their schemas (ajv's strictRequired looks no further).
     oneOf: [
-      { required, properties: Object.fromEntries(required.map((name) => [name, properties[name]])) },
+      documentedAs({ required, properties: Object.fromEntries(required.map((name) => [name, properties[name]])) } as unknown as TSchema, documentExtra.single ? { allOf: documentExtra.single } : {}),
       { required: ['items'], properties: { items } },
     ],
   })
-  return documentExtra ? documentedAs(body, documentExtra) : body
+  // The server's oneOf refuses a body with `items` and every field a single request requires (both
+  // branches match). Stated apart, as "one of them is absent", since the document's single branch
+  // carries rules the server's does not, and could otherwise fail where the server's matches.
+  const notBoth = { anyOf: ['items', ...required].map((name) => ({ properties: { [name]: false } })) }
+  return documentedAs(body, { allOf: [notBoth, ...documentExtra.shared ?? []] })
 }
 
 /** A copy of a property's schema without its `default` (its description still says what the default is). */
@@ -73,7 +87,7 @@ export function batchableResponse(single: TObject) {
 export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
   ` **Batches:** instead of one ${operation}, \`items\` may hold up to ${config.maxItems} of them (each with an optional \`reference\`); fields at the top ` +
   'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus ' +
-  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). A batch counts as one request per item ' +
+  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item ' +
   'against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).'
 
 /**
@@ -84,6 +98,8 @@ export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
  */
 export async function batchOrSingle<I extends object, R extends object>(
   app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>, operation: Operation,
+  encodedFields: ReadonlyArray<readonly [field: string, encodingField: string]> = [],
+  together: ReadonlyArray<FieldGroup<I>> = [],
 ): Promise<R | BatchAnswer<R>> {
   const body = request.body as I & { items?: I[] }
   if (body.items === undefined) {
@@ -95,8 +111,15 @@ export async function batchOrSingle<I extends object, R extends object>(
   // is checked at the top even when every item names its own: a wrong one is the batch's 400.
   const shared = defaults as { algorithm?: unknown }
   if (typeof shared.algorithm === 'string') algorithmFor(shared.algorithm, operation)
+  // So are the batch's own encoded fields (the document states their patterns on the whole body):
+  // a top-level `input` not valid in the top-level inputEncoding is the batch's 400 (/body/input).
+  const fields = defaults as Record<string, unknown>
+  for (const [field, encodingField] of encodedFields) {
+    const value = fields[field]
+    if (typeof value === 'string') decodeInput(value, (fields[encodingField] as InputEncoding | undefined) ?? 'utf8', field)
+  }
   await app.chargeRequests?.(request, reply, items.length - 1)
-  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed })
+  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed, together })
   // Serialized result by result with the compiled serializer of its own form: the route's serializer
   // would first check the whole answer against each alternative of the response schema (a single
   // answer or a batch), then each result against each of its two forms, before writing a byte.

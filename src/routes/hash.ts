@@ -26,13 +26,17 @@ function optionBounds(caps: CostCaps): string {
 }
 
 /**
- * The same bounds as JSON Schema, for the document only: one if/then per group of algorithms with
- * the same options, so that a client or fuzzer reading the document knows each algorithm's options,
- * their ranges with this server's caps, and that the others take none. The server checks them
- * itself (domain/options.ts), with messages that name the algorithm: 400 outside the format's
- * range, 422 above a cap.
+ * The same bounds as JSON Schema, for the document only: one `anyOf` with a branch per group of
+ * algorithms with the same options, so that a client or fuzzer reading the document knows each
+ * algorithm's options, their ranges with this server's caps, and that the others take none. The
+ * branch of the algorithms that take no options does not require `algorithm`, so that it also
+ * covers a body without one (sha256). An `anyOf` of plain branches rather than an if/then per
+ * group: generators that canonicalize the schema (Schemathesis) give up on the product of many
+ * if/then pairs (each an `anyOf` of a `not`) beside the pepper and encoding rules. The server checks
+ * the options itself (domain/options.ts), with messages that name the algorithm: 400 outside the
+ * format's range, 422 above a cap.
  */
-function optionSchemas(caps: CostCaps): unknown[] {
+function optionSchemas(caps: CostCaps): unknown {
   const groups = new Map<string, { names: string[], properties: Record<string, unknown> }>()
   for (const algorithm of algorithms) {
     if (refusal(algorithm, 'hash') !== null) continue
@@ -46,23 +50,25 @@ function optionSchemas(caps: CostCaps): unknown[] {
     groups.set(key, group)
   }
   const none = { type: 'object', maxProperties: 0 }
-  return [
-    // No algorithm: sha256, which takes no options.
-    { if: { not: { required: ['algorithm'] } }, then: { properties: { options: none } } },
-    ...[...groups.values()].map(({ names, properties }) => ({
-      if: { required: ['algorithm'], properties: { algorithm: { enum: names } } },
-      then: { properties: { options: Object.keys(properties).length === 0 ? none : { type: 'object', properties, additionalProperties: false } } },
-    })),
-  ]
+  return {
+    anyOf: [...groups.values()].map(({ names, properties }) => Object.keys(properties).length === 0
+      // No algorithm is sha256, which takes no options: this branch holds without `algorithm` too.
+      ? { properties: { algorithm: { enum: names }, options: none } }
+      : { required: ['algorithm'], properties: { algorithm: { enum: names }, options: { type: 'object', properties, additionalProperties: false } } }),
+  }
 }
 
 /**
- * `"pepper": true` names a password hash (domain/hash.ts answers a digest with 400
- * algorithm-not-allowed, and no algorithm is sha256): for the document only, as an if/then.
+ * `"pepper": true` and `context` name a password hash (domain/hash.ts answers a digest with 400
+ * algorithm-not-allowed, and no algorithm is sha256): for the document only. An `anyOf` (pepper is
+ * absent or false and context absent, or the algorithm is a password hash) rather than an if/then,
+ * for the same reason.
  */
 const pepperRule = {
-  if: { required: ['pepper'], properties: { pepper: { const: true } } },
-  then: { required: ['algorithm'], properties: { algorithm: { enum: canonicalNamesFor('hash').filter((name) => algorithms.some((each) => each.name === name && each.kind === 'password')) } } },
+  anyOf: [
+    { properties: { pepper: { const: false }, context: false } },
+    { required: ['algorithm'], properties: { algorithm: { enum: canonicalNamesFor('hash').filter((name) => algorithms.some((each) => each.name === name && each.kind === 'password')) } } },
+  ],
 }
 
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine, config: Config }> = async (app, { engine, config }) => {
@@ -109,7 +115,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           description: 'Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
         context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
-      }, config.batch, { allOf: [...optionSchemas(engine.config.caps), pepperRule, encodedFieldRule('input', 'inputEncoding')] }),
+      }, config.batch, { single: [optionSchemas(engine.config.caps), pepperRule], shared: [encodedFieldRule('input', 'inputEncoding')] }),
       response: {
         200: batchableResponse(HashAnswer),
         ...errorResponsesWith({
@@ -123,6 +129,6 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
     const body = request.body as HashRequest & { items?: unknown[] }
     // The common case, one short digest: no batch glue, no key context.
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
-    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash')
+    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash', [['input', 'inputEncoding']])
   })
 }

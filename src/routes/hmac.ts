@@ -14,6 +14,22 @@ const KEY_RULES = 'Exactly one of `key` and `keyName` (both, or neither, is 400 
   + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; '
   + 'an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys.'
 
+/**
+ * The key rules JSON Schema can state, for the document (a single request's branch; a batch item
+ * that breaks one fails alone): exactly one of key and keyName; keyVersion (and, for /api/hmac,
+ * format "tagged") only with keyName. The server checks them itself (domain/hmac.ts), naming the
+ * fields at fault.
+ */
+const keyRules = (withFormat: boolean) => [
+  { oneOf: [{ required: ['key'] }, { required: ['keyName'] }] },
+  { anyOf: [{ required: ['keyName'] }, { properties: { keyVersion: false, ...(withFormat ? { format: { const: 'raw' } } : {}) } }] },
+]
+
+/** The encoded fields a batch's own fields are checked for (routes/batch.ts). */
+const HMAC_ENCODED = [['message', 'inputEncoding'], ['key', 'keyEncoding']] as const
+/** Which key an item uses: an item that gives `key` or `keyName` takes none of these from the top of its batch (domain/batch.ts). */
+const KEY_CHOICE = { chosenBy: ['key', 'keyName'], fields: ['key', 'keyName', 'keyVersion', 'keyEncoding'] } as const
+
 export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
   const HmacAnswer = Type.Object({
     hmac: Type.String({ description: 'The HMAC in `encoding`, or with format "tagged" `hashd:v<version>:<base64>`' }),
@@ -39,7 +55,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + 'format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. '
         + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
         + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.'
-        + BATCH_DESCRIPTION('HMAC', config.batch),
+        + BATCH_DESCRIPTION('HMAC', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
       body: batchableBody({
         message: Type.String(),
         key: Type.Optional(Key),
@@ -50,7 +66,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         format: Type.Optional(Type.Unsafe<'raw' | 'tagged'>({ type: 'string', enum: ['raw', 'tagged'], default: 'raw', description: 'raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only)' })),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, config.batch, { allOf: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
+      }, config.batch, { single: keyRules(true), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
       response: {
         200: batchableResponse(HmacAnswer),
         ...errorResponsesWith({
@@ -61,7 +77,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
   })
 
   const VerifyAnswer = Type.Object({
@@ -85,7 +101,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + '`rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key\'s '
         + 'min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. '
         + `Rules the schema cannot state: ${KEY_RULES} A tagged HMAC with \`key\`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400.`
-        + BATCH_DESCRIPTION('check', config.batch),
+        + BATCH_DESCRIPTION('check', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
       body: batchableBody({
         message: Type.String(),
         hmac: Type.String({ minLength: 1, maxLength: 2048, description: 'hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged"' }),
@@ -95,7 +111,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         algorithm: Type.Optional(AlgorithmName('hmac', undefined, 'Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key\'s first algorithm by default.')),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, config.batch),
+      }, config.batch, { single: keyRules(false), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
@@ -106,6 +122,6 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac')
+    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
   })
 }

@@ -11,7 +11,7 @@ export const pepperRoute: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Move a stored password hash to the current pepper key, without the password',
       description: 'A `$pepper$` hash under an older key that is still configured is decrypted and encrypted again under the current key; one already under it comes back ' +
         'unchanged (`changed: false`); an unpeppered password hash in a format hashd reads is peppered. Nothing is rehashed: the cost parameters stay as they are ' +
-        '(verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests.',
+        '(verify-and-upgrade raises them at login). 422 without pepper keys, for a key no longer configured (unknown-pepper-key), and for bare digests and anything else that is not a password hash in a format hashd reads (not-a-password-hash).',
       body: Type.Object({
         hash: Type.String({ minLength: 1, maxLength: 4096, description: 'The stored hash' }),
       }, { additionalProperties: false }),

@@ -38,6 +38,18 @@ export function withDocumentedDefault<T extends TSchema>(schema: T): T {
 }
 
 /**
+ * A copy of `schema` that the document shows as the server validates it, without what
+ * `documentedAs` added (the enum of algorithm names), and with `note` added to its description:
+ * for a batch item's fields, where a name the server does not take is that item's problem in a 200.
+ */
+export function withoutDocumentExtra<T extends TSchema>(schema: T, note: string): T {
+  const copy = { ...schema } as T & Record<string | symbol, unknown>
+  if (!(DOCUMENT_EXTRA in copy)) return schema
+  delete copy[DOCUMENT_EXTRA]
+  return { ...copy, description: `${String(copy.description ?? '')} ${note}`.trim() } as T
+}
+
+/**
  * A copy of a route schema as the document shows it: every schema marked by `documentedAs` gets its
  * extra keywords. Plain data is copied; anything else (symbols, functions) is left as it is.
  */

@@ -37,14 +37,14 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
         + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
         + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. '
         + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.'
-        + BATCH_DESCRIPTION('check', config.batch) + ' (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item)',
+        + BATCH_DESCRIPTION('check', config.batch) + ' (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; a batch whose own upgrade is true is 422 password-in-batch whole)',
       body: batchableBody({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
         algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
-      }, config.batch, { allOf: [encodedFieldRule('input', 'inputEncoding')] }),
+      }, config.batch, { shared: [encodedFieldRule('input', 'inputEncoding')] }),
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
@@ -59,6 +59,6 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
       return verify(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
     }
-    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify')
+    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify', [['input', 'inputEncoding']])
   })
 }

@@ -11,10 +11,19 @@ import {
   DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, ringKeySource, signWebhook, verifyWebhook,
   WEBHOOK_PROFILES, WEBHOOK_REASONS, type NamedKeySource, type WebhookServices,
 } from '../webhooks/index.js'
-import { errorResponsesWith } from './schemas.js'
+import { documentedAs, errorResponsesWith } from './schemas.js'
 
 const Payload = Type.Optional(Type.String({ description: 'The webhook\'s body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged' }))
-const PayloadBase64 = Type.Optional(Type.String({ description: 'The webhook\'s body as base64, for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged' }))
+/**
+ * Canonical base64 (RFC 4648 §4) with its padding whole or left out, as webhooks/headers.ts
+ * strictBase64 reads it: the last character of a partial group carries no stray bits. For the
+ * document; the server decodes and compares.
+ */
+const CANONICAL_BASE64 = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw](?:==)?|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=?)?$'
+const PayloadBase64 = Type.Optional(documentedAs(Type.String({ description: 'The webhook\'s body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged' }), { pattern: CANONICAL_BASE64 }))
+
+/** Exactly one of `fields`, for the document (the server says which are at fault: webhooks/index.ts exactlyOne). */
+const exactlyOne = (...fields: string[]) => ({ oneOf: fields.map((field) => ({ required: [field] })) })
 const KeyName = Type.Optional(Type.String({
   minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
   description: 'A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions\' raw secret bytes are the HMAC-SHA256 key, ' +
@@ -44,6 +53,7 @@ const VerifyBody = Type.Object({
   receivedAt: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now' })),
   remember: Type.Optional(Type.Boolean({ description: 'false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent' })),
 }, { additionalProperties: false, description: 'Exactly one of payload and payloadBase64; exactly one of keyName, secret and publicKey' })
+documentedAs(VerifyBody, { allOf: [exactlyOne('payload', 'payloadBase64'), exactlyOne('keyName', 'secret', 'publicKey')] })
 
 const Reason = Type.Unsafe<string>({
   type: 'string', enum: Object.keys(WEBHOOK_REASONS),
@@ -68,6 +78,7 @@ const SignBody = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[\\x21-\\x2d\\x2f-\\x7e]+$', description: 'The webhook id (printable ASCII without spaces or "."); msg_ and 22 random characters when absent. Keep it when delivering the same event again' })),
   timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds of this delivery attempt; now when absent' })),
 }, { additionalProperties: false, description: 'Exactly one of payload and payloadBase64; exactly one of keyName and secret' })
+documentedAs(SignBody, { allOf: [exactlyOne('payload', 'payloadBase64'), exactlyOne('keyName', 'secret')] })
 
 const SignAnswer = Type.Object({
   headers: Type.Object({
