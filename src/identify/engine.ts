@@ -12,7 +12,7 @@ import { nextCommands, type NextCommands } from './commands.js'
 import { interpretations } from './input.js'
 import { nearMisses } from './near-miss.js'
 import { baseWeight, isAmbiguous, NEAR_MISS_FACTOR, POPULAR_PRIOR, rank, type Candidate, type RankedCandidate } from './ranking.js'
-import { formatsAdmitting, nearMissRows } from './table.js'
+import { formats, formatsAdmitting, nearMissRows } from './table.js'
 import type { HashcatVariant, HashFormat, Params } from './types.js'
 import { unwrappings, type Normalization } from './unwrap.js'
 
@@ -124,17 +124,16 @@ function verifyAs(format: HashFormat, hash: string, params: Params, verifier: Ve
   return algorithm.name
 }
 
-/** Each row's regex again with `d` (match indices): run only to place a shown parameter in its string. */
-const withIndices = new WeakMap<HashFormat, RegExp>()
+/**
+ * Each row's regex again with `d` (match indices): run only to place a shown parameter in its
+ * string. Built at load, as every pattern hashd runs, so the ReDoS gate sees them (V8 compiles a
+ * RegExp on its first use, so the ones never run cost only the object).
+ */
+const withIndices = new Map<HashFormat, RegExp>(formats.map((format) => [format, new RegExp(format.regex.source, `${format.regex.flags}d`)]))
 
 /** Where each named group of `format` lies in `text`, as [start, end). */
 function groupSpans(format: HashFormat, text: string): Record<string, [number, number] | undefined> {
-  let regex = withIndices.get(format)
-  if (regex === undefined) {
-    regex = new RegExp(format.regex.source, 'd')
-    withIndices.set(format, regex)
-  }
-  return regex.exec(text)?.indices?.groups ?? {}
+  return withIndices.get(format)?.exec(text)?.indices?.groups ?? {}
 }
 
 /**
