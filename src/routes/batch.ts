@@ -125,7 +125,9 @@ export async function batchOrSingle<I extends object, R extends object>(
       ? failed(result as unknown as Record<string, unknown>)
       : (write?.(result) ?? done(result as unknown as Record<string, unknown>))
   }
-  return reply.type('application/json; charset=utf-8').send(`${json}],"processingTimeMs":${answer.processingTimeMs}}`) as unknown as BatchAnswer<R>
+  // As bytes: the string is a rope of thousands of pieces, flattened and encoded once here rather
+  // than flattened for Content-Length and encoded again by the socket's write.
+  return reply.type('application/json; charset=utf-8').send(Buffer.from(`${json}],"processingTimeMs":${answer.processingTimeMs}}`)) as unknown as BatchAnswer<R>
 }
 
 /** The body limit of a route that takes batches. */
