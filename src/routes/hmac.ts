@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
-import { hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
+import { flushKeyCounts, hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
@@ -89,7 +89,11 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
+    try {
+      return await batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
+    } finally {
+      flushKeyCounts(context)
+    }
   })
 
   const VerifyAnswer = Type.Object({
