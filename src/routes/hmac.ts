@@ -87,13 +87,18 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         }),
       },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const context = app.keyContext(request)
-    try {
-      return await batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
-    } finally {
+    const body = request.body as HmacRequest & { items?: unknown[] }
+    // The common case, one short HMAC: answered on this tick, no batch glue, no promise (as /api/hash).
+    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
+      const result = hmac(engine, body, context)
+      if (result instanceof Promise) return result.finally(() => flushKeyCounts(context))
       flushKeyCounts(context)
+      return result
     }
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac')
+      .finally(() => flushKeyCounts(context))
   })
 
   const VerifyAnswer = Type.Object({
