@@ -24,7 +24,8 @@ export interface Observer {
    * that file (never from the request: a name the file lacks is refused before this is called), or
    * `any` for a verify that named no version and matched none.
    */
-  keyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation): void
+  /** `uses` of a key version at once (a batch's HMACs are counted together). */
+  keyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation, uses: number): void
 }
 
 const silent: Observer = { hashedBytes() {}, passwordOperation() {}, keyUse() {} }
@@ -38,8 +39,8 @@ export function countPasswordOperation(operation: 'hash' | 'verify', scheme: str
   current.passwordOperation(operation, scheme, outcome)
 }
 
-export function countKeyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation): void {
-  current.keyUse(ring, key, version, operation)
+export function countKeyUse(ring: 'hmac' | 'pepper', key: string, version: string, operation: KeyOperation, uses = 1): void {
+  current.keyUse(ring, key, version, operation, uses)
 }
 
 /**

@@ -232,6 +232,38 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
     assert.equal(second!.hmac, pythonHmac<PyMade>([{ op: 'make', secret: mine, message: 'b' }])[0]!.hex)
   })
 
+  it('every item\'s HMAC equals Python\'s: hex, base64, base64url and tagged, sha256 and sha512, messages of 1 to 200 bytes, text and binary (inputEncoding); references echoed exactly', async () => {
+    const encodings = ['hex', 'base64', 'base64url', 'tagged'] as const
+    type Item = { message: string, inputEncoding?: string, encoding?: 'hex' | 'base64' | 'base64url', format?: 'tagged', algorithm?: string, reference: string, bytes: Buffer | null }
+    const items = Array.from({ length: 200 }, (_, index): Item => {
+      const length = index + 1
+      const binary = index % 3 === 1 ? randomBytes(length) : null
+      const encoding = encodings[index % 4]!
+      return {
+        // Text of every length (across the 55- and 64-byte block edges), some of it beyond ASCII; binary as base64 or hex.
+        message: binary ? binary.toString(index % 2 ? 'base64' : 'hex') : `${'é€'.repeat(index % 5)}m${'x'.repeat(length)}`.slice(0, length),
+        ...(binary ? { inputEncoding: index % 2 ? 'base64' : 'hex' } : {}),
+        ...(encoding === 'tagged' ? { format: 'tagged' as const } : { encoding }),
+        ...(index % 5 === 4 ? { algorithm: 'sha512' } : {}),
+        // References with what JSON must escape (quotes, backslashes, control characters) and beyond ASCII.
+        reference: index % 10 === 3 ? `${index} "q" \\ \n\u0001 é ☃` : String(index),
+        bytes: binary,
+      }
+    })
+    const answer = await server.post('/api/hmac', { keyName: 'orders', items: items.map(({ bytes: _bytes, ...item }) => item) })
+    assert.equal(answer.status, 200, answer.text)
+    const results = answer.body.results as Array<{ reference: string, hmac: string, encoding: string, format?: string, algorithm: string, keyVersion: number }>
+    assert.deepEqual(results.map((result) => result.reference), items.map((item) => item.reference))
+    assert.ok(results.every((result, index) => result.algorithm === (items[index]!.algorithm ?? 'sha256') && result.keyVersion === 3))
+    assert.ok(results.every((result, index) => items[index]!.format === 'tagged' ? result.format === 'tagged' && result.hmac.startsWith('hashd:v3:') : result.encoding === items[index]!.encoding))
+    const checked = pythonHmac<boolean>(items.map((item, index) => ({
+      op: 'check' as const, secret: S.o3, hmac: results[index]!.hmac, algorithm: item.algorithm ?? 'sha256',
+      encoding: item.format === 'tagged' ? 'base64' as const : item.encoding!,
+      ...(item.bytes ? { messageBase64: item.bytes.toString('base64') } : { message: item.message }),
+    })))
+    assert.deepEqual(checked.map((ok, index) => ok ? null : index).filter((index) => index !== null), [])
+  })
+
   it('limits: more items than MAX_BATCH_ITEMS is 400, a body over MAX_BATCH_BODY_BYTES 413, a single request over BODY_LIMIT 413', async () => {
     const tooMany = await server.post('/api/hmac', { keyName: 'orders', items: Array.from({ length: 301 }, () => ({ message: 'm' })) })
     problemJson(tooMany, 400)

@@ -86,8 +86,34 @@ export interface KeyContext {
   hmacKeys: HmacKeyring | null
   mayUse(name: string): void
   used(ring: 'hmac' | 'pepper', name: string, version: string): void
-  /** The last named key resolved for /api/hmac (resolveNamed): a batch resolves its key once. */
-  memo?: { keyring: HmacKeyring | null, keyName: string | undefined, keyVersion: number | undefined, algorithmName: string | undefined, resolved: { key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret> } }
+  /**
+   * The last named key resolved for /api/hmac (resolveNamed): a batch resolves its key once, and
+   * counts its uses and bytes here, into the metrics when another key is resolved or at the end of
+   * the request (`flushKeyCounts`).
+   */
+  memo?: NamedMemo
+}
+
+interface NamedMemo {
+  keyring: HmacKeyring | null
+  keyName: string | undefined
+  keyVersion: number | undefined
+  algorithmName: string | undefined
+  resolved: { key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret> }
+  /** HMACs made under `resolved` and bytes hashed, not yet in the metrics. */
+  uses: number
+  bytes: number
+}
+
+/** Puts the HMACs a request made under its last named key into the metrics (the route calls it once the request's items are done). */
+export function flushKeyCounts(context: KeyContext): void {
+  const memo = context.memo
+  if (memo === undefined || memo.uses === 0) return
+  const { key, algorithm, version } = memo.resolved
+  countHashedBytes('hmac', algorithm.name, memo.bytes)
+  countKeyUse('hmac', key.name, version.id, 'hmac', memo.uses)
+  memo.uses = 0
+  memo.bytes = 0
 }
 
 /** Anything goes, nothing is noted: tests and benches that call the domain directly. */
@@ -203,7 +229,8 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
       return { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, processingTimeMs: performance.now() - started }
     })
   }
-  const { key, algorithm, version } = resolveNamed(request, context)
+  const memo = resolveNamed(request, context)
+  const { algorithm, version } = memo.resolved
   const tagged = request.format === 'tagged'
   const outputEncoding = tagged ? 'base64' : encoding
   // The common case, short text (batch items): written straight behind the key block, answered on
@@ -211,17 +238,19 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
   if ((request.inputEncoding ?? 'utf8') === 'utf8' && request.message.length * 3 < engine.config.inlineDigestMaxBytes) {
     if (!request.message.isWellFormed()) throw problems.invalidEncoding('message', 'Unicode (it contains a lone surrogate)')
     const direct = version.material.prepared(algorithm)?.textOfUtf8(request.message, outputEncoding)
-    if (direct) return namedResult(direct.text, direct.bytes, key, algorithm, version, tagged, encoding, context, started)
+    if (direct) return namedResult(direct.text, direct.bytes, memo, tagged, encoding, context, started)
   }
   const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
   const text = textUnder(engine, version.material, algorithm, message, outputEncoding)
-  if (typeof text === 'string') return namedResult(text, message.length, key, algorithm, version, tagged, encoding, context, started)
-  return text.then((written) => namedResult(written, message.length, key, algorithm, version, tagged, encoding, context, started))
+  if (typeof text === 'string') return namedResult(text, message.length, memo, tagged, encoding, context, started)
+  return text.then((written) => namedResult(written, message.length, memo, tagged, encoding, context, started))
 }
 
-function namedResult(written: string, bytes: number, key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret>, tagged: boolean, encoding: OutputEncoding, context: KeyContext, started: number): HmacResult {
-  countHashedBytes('hmac', algorithm.name, bytes)
-  countKeyUse('hmac', key.name, version.id, 'hmac')
+function namedResult(written: string, bytes: number, memo: NamedMemo, tagged: boolean, encoding: OutputEncoding, context: KeyContext, started: number): HmacResult {
+  const { key, algorithm, version } = memo.resolved
+  // Counted into the metrics once per request (flushKeyCounts), not once per batch item.
+  memo.uses++
+  memo.bytes += bytes
   context.used('hmac', key.name, version.id)
   return tagged
     ? { hmac: `${TAG_PREFIX}${version.id}:${written}`, algorithm: algorithm.name, encoding: 'base64', format: 'tagged', keyName: key.name, keyVersion: version.ordinal, processingTimeMs: performance.now() - started }
@@ -233,15 +262,15 @@ function namedResult(written: string, bytes: number, key: HmacKey, algorithm: Di
  * the context keeps the last answer (keyed by the request's own strings and the keyring in force),
  * so the lookups and checks run once per batch rather than once per item.
  */
-function resolveNamed(request: { keyName?: string, keyVersion?: number, algorithm?: string }, context: KeyContext): { key: HmacKey, algorithm: DigestAlgorithm, version: KeyVersion<HmacSecret> } {
+function resolveNamed(request: { keyName?: string, keyVersion?: number, algorithm?: string }, context: KeyContext): NamedMemo {
   const memo = context.memo
-  if (memo && memo.keyring === context.hmacKeys && memo.keyName === request.keyName && memo.keyVersion === request.keyVersion && memo.algorithmName === request.algorithm) return memo.resolved
+  if (memo && memo.keyring === context.hmacKeys && memo.keyName === request.keyName && memo.keyVersion === request.keyVersion && memo.algorithmName === request.algorithm) return memo
+  flushKeyCounts(context)
   const key = namedKey(request.keyName!, context)
   const algorithm = keyAlgorithm(key, request.algorithm)
   const version = request.keyVersion === undefined ? key.ring.current : usableVersion(key, String(request.keyVersion))
   const resolved = { key, algorithm, version }
-  context.memo = { keyring: context.hmacKeys, keyName: request.keyName, keyVersion: request.keyVersion, algorithmName: request.algorithm, resolved }
-  return resolved
+  return context.memo = { keyring: context.hmacKeys, keyName: request.keyName, keyVersion: request.keyVersion, algorithmName: request.algorithm, resolved, uses: 0, bytes: 0 }
 }
 
 /** A version new HMACs may be made with on request: any that verifies (staged, current, previous). */

@@ -273,15 +273,15 @@ export function observerFor(metrics: Metrics): Observer {
     passwordOperation(operation, scheme, outcome) {
       passwordOperations.labels(operation, scheme, outcome).inc()
     },
-    // Per batch item too: four Map lookups and an addition, no string built.
-    keyUse(ring, key, version, operation) {
+    // Four Map lookups and an addition, no string built (a batch of HMACs counts once, with its count).
+    keyUse(ring, key, version, operation, uses) {
       let byKey = keyUseTally.get(ring)
       if (byKey === undefined) keyUseTally.set(ring, byKey = new Map())
       let byVersion = byKey.get(key)
       if (byVersion === undefined) byKey.set(key, byVersion = new Map())
       let byOperation = byVersion.get(version)
       if (byOperation === undefined) byVersion.set(version, byOperation = new Map())
-      byOperation.set(operation, (byOperation.get(operation) ?? 0) + 1)
+      byOperation.set(operation, (byOperation.get(operation) ?? 0) + uses)
     },
   }
 }

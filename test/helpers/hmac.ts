@@ -11,7 +11,8 @@ import sys, json, hmac, hashlib, base64
 NAMES = {'sha256': 'sha256', 'sha512': 'sha512', 'sha384': 'sha384', 'sha224': 'sha224', 'sha3-256': 'sha3_256', 'sha512-256': 'sha512_256', 'blake2b-512': 'blake2b', 'sha1': 'sha1', 'md5': 'md5'}
 def raw(job):
     key = base64.b64decode(job['secret'])
-    return hmac.new(key, job['message'].encode(), getattr(hashlib, NAMES[job.get('algorithm', 'sha256')])).digest()
+    message = base64.b64decode(job['messageBase64']) if 'messageBase64' in job else job['message'].encode()
+    return hmac.new(key, message, getattr(hashlib, NAMES[job.get('algorithm', 'sha256')])).digest()
 def run(job):
     mac = raw(job)
     if job['op'] == 'make':
@@ -29,6 +30,8 @@ export interface PyMade { hex: string, base64: string, base64url: string }
 export type HmacJob =
   | { op: 'make', secret: string, message: string, algorithm?: string }
   | { op: 'check', secret: string, message: string, hmac: string, algorithm?: string, encoding?: 'hex' | 'base64' | 'base64url' }
+  /** With `messageBase64`, the message's bytes are those (binary messages); `message` is then ignored. */
+  | { op: 'check', secret: string, message?: undefined, messageBase64: string, hmac: string, algorithm?: string, encoding?: 'hex' | 'base64' | 'base64url' }
 
 /** Runs the jobs in one Python process; results in order (`make`: the HMAC in three encodings; `check`: true or false). */
 export function pythonHmac<T = PyMade | boolean>(jobs: HmacJob[]): T[] {
