@@ -67,8 +67,10 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     { operation, status: 422, kind: 'no-hmac-keys', stated: 'without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys', why: 'the server has no HMAC_KEYS_FILE' },
     { operation, status: 422, kind: 'unknown-key', stated: 'a name the server does not hold is 422 unknown-key', why: 'the names in HMAC_KEYS_FILE' },
   ]),
-  ...['POST /api/webhooks/verify', 'POST /api/webhooks/sign'].map((operation) => (
-    { operation, status: 422, kind: 'unknown-key', stated: 'a keyName no key has (urn:hashd:problem:unknown-key)', why: 'the names in HMAC_KEYS_FILE' })),
+  ...['POST /api/webhooks/verify', 'POST /api/webhooks/sign'].flatMap((operation) => [
+    { operation, status: 422, kind: 'unknown-key', stated: 'a keyName no key has (urn:hashd:problem:unknown-key)', why: 'the names in HMAC_KEYS_FILE' },
+    { operation, status: 422, kind: 'no-hmac-keys', stated: 'a keyName without HMAC keys (no-hmac-keys)', why: 'the server has no HMAC_KEYS_FILE' },
+  ]),
   {
     operation: 'POST /api/hmac/verify', status: 400, kind: 'validation', pointer: '/body/hmac',
     stated: 'an hmac that is neither hex, base64 nor a tag is 400', why: 'the hmac\'s form, hex, base64(url) or a tag, read by its parser',
