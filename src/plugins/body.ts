@@ -3,10 +3,10 @@
  * keys, and a per-route media-type check so that a JSON route refuses multipart and the upload route
  * refuses JSON with 415 (RFC 9110 §15.5.16). text/plain, which Fastify parses by default, is not taken.
  */
-import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Engine } from '../domain/engine.js'
+import { parseJsonBody } from '../domain/json-body.js'
 import { problems } from '../problem.js'
 
 /** '' stands for a request without Content-Type (curl -T sends none). */
@@ -20,16 +20,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The media type the route's body must have; checked before the body is read. */
     accepts?: MediaType | readonly MediaType[]
-  }
-}
-
-/** Only on the error path: tells a syntax error from a body refused for its keys. */
-function isValidJson(text: string): boolean {
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
   }
 }
 
@@ -63,8 +53,6 @@ export const JSON_INLINE_MAX_BYTES = 1024 * 1024
 async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }): Promise<void> {
   app.removeContentTypeParser('text/plain')
   app.removeContentTypeParser('application/json')
-  // 'error' on both: a body with __proto__ or constructor.prototype is refused, never merged.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
   app.decorateRequest('bodyBytes', 0)
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     request.bodyBytes = (body as Buffer).length
@@ -72,21 +60,15 @@ async function bodyPlugin(app: FastifyInstance, { engine }: { engine: Engine }):
       engine.parseJson(body as Buffer).then((value) => done(null, value), (error: Error) => done(error, undefined))
       return
     }
-    // buffer.isUtf8 validates without decoding; the text is then made once.
-    if (!isUtf8(body as Buffer)) {
-      done(problems.validation('The request body is not valid UTF-8'), undefined)
+    // The same reading as the pool's (domain/json-body.ts), on this thread for bodies this small.
+    let value: unknown
+    try {
+      value = parseJsonBody(body as Buffer)
+    } catch (error) {
+      done(error as Error, undefined)
       return
     }
-    const text = (body as Buffer).toString('utf8')
-    parseJson(request, text, (error, value) => {
-      if (error && isValidJson(text)) {
-        // secure-json-parse refused valid JSON: it carries __proto__ or constructor.prototype.
-        done(problems.validation('The body contains a prototype-pollution key (__proto__, or constructor with prototype); hashd refuses such bodies',
-          [{ pointer: '/body', message: 'forbidden key' }]), undefined)
-        return
-      }
-      done(error, value)
-    })
+    done(null, value)
   })
 
   // The media-type check is added to each route that declares `accepts`, when the route is
