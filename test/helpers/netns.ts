@@ -24,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sendRedis } from './redis.js'
 import { skipBecause, skipUnless } from './tools.js'
 
 export interface NamespacedRedis {
@@ -67,20 +68,6 @@ export function namespaceSkip(): false | string {
     probed = skipBecause(`cannot make a network namespace: ${String((error as { stderr?: unknown }).stderr ?? error).trim()}`)
   }
   return probed
-}
-
-function send(host: string, port: number, line: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, host)
-    let reply = ''
-    socket.setTimeout(1_000, () => { socket.destroy(); reject(new Error('redis did not answer')) })
-    socket.on('error', reject)
-    socket.on('connect', () => socket.write(`${line}\r\n`))
-    socket.on('data', (chunk) => {
-      reply += String(chunk)
-      if (reply.endsWith('\r\n')) { socket.end(); resolve(reply) }
-    })
-  })
 }
 
 /**
@@ -177,7 +164,7 @@ export async function startNamespacedRedis(): Promise<NamespacedRedis> {
     const deadline = Date.now() + 10_000
     for (;;) {
       try {
-        if ((await send(innerAddress, port, 'PING')).startsWith('+PONG')) return
+        if ((await sendRedis('PING', port, innerAddress)).startsWith('+PONG')) return
       } catch { /* not listening yet */ }
       if (current.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start in the namespace: ${output}`)
       await new Promise((resolve) => setTimeout(resolve, 20))
@@ -212,7 +199,7 @@ export async function startNamespacedRedis(): Promise<NamespacedRedis> {
     resume: () => { child?.kill('SIGCONT') },
     stop,
     start,
-    command: (line) => send(innerAddress, port, line),
+    command: (line) => sendRedis(line, port, innerAddress),
     destroy: async () => {
       if (relay) {
         for (const socket of relay.sockets) socket.destroy()

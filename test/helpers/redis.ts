@@ -39,9 +39,10 @@ async function freePort(): Promise<number> {
   })
 }
 
-function send(port: number, line: string): Promise<string> {
+/** One inline command to a Redis at `host:port`, its one-line reply (PING, CONFIG SET, CLIENT PAUSE…). */
+export function sendRedis(line: string, port: number, host = '127.0.0.1'): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
+    const socket = connect(port, host)
     let reply = ''
     socket.setTimeout(1_000, () => { socket.destroy(); reject(new Error('redis did not answer')) })
     socket.on('error', reject)
@@ -72,7 +73,7 @@ export async function startRedis(): Promise<TestRedis> {
     const deadline = Date.now() + 10_000
     for (;;) {
       try {
-        if ((await send(port, 'PING')).startsWith('+PONG')) return
+        if ((await sendRedis('PING', port)).startsWith('+PONG')) return
       } catch { /* not listening yet */ }
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start: ${output}`)
       await new Promise((resolve) => setTimeout(resolve, 20))
@@ -90,7 +91,7 @@ export async function startRedis(): Promise<TestRedis> {
     port,
     stop,
     start,
-    command: (line) => send(port, line),
+    command: (line) => sendRedis(line, port),
     pause: () => { child?.kill('SIGSTOP') },
     resume: () => { child?.kill('SIGCONT') },
     destroy: async () => {
