@@ -55,11 +55,19 @@ export interface ReloadableOptions<T> {
   files: readonly string[]
   /** Reads the files. Throws (a ConfigError, ideally) when they do not make a valid value. */
   load: () => T
+  /**
+   * The same, without holding the event loop, for the loads while the server runs (a data store
+   * whose checks read megabytes); `load` still makes the first value, before the server listens.
+   * Loads do not overlap: a change seen during one is loaded again after it.
+   */
+  loadAsync?: () => Promise<T>
   log: FastifyBaseLogger
   /** What to log about a value just loaded: counts, ids, dates. Never secrets. */
   describe?: (value: T) => Record<string, unknown>
   /** Called after a new value is in force, with the one it replaced (to close a file, say). */
   swapped?: (next: T, previous: T) => void
+  /** Called with a value loaded (by loadAsync) after close, which is never put in force. */
+  discarded?: (unused: T) => void
   /** How long a burst of events settles before the files are read (a write in several pieces). */
   settleMs?: number
   /** The backstop poll's period; 0 turns it off. */
@@ -107,22 +115,46 @@ export function reloadable<T>(options: ReloadableOptions<T>): Reloadable<T> {
   const now = () => new Date().toISOString()
   const status: ReloadStatus = { source, loadedAt: now(), loads: 1, failures: 0 }
 
+  const installed = (next: T, cause: string): void => {
+    const previous = value
+    value = next
+    status.loadedAt = now()
+    status.loads += 1
+    delete status.lastError
+    log.info({ source, cause, ...describe(next) }, `${what} reloaded (${cause})`)
+    options.swapped?.(next, previous)
+  }
+  const failed = (error: unknown, cause: string): void => {
+    const reason = safeReason(error)
+    status.failures += 1
+    status.lastError = { at: now(), reason }
+    log.warn({ source, cause, reason }, `${what} not reloaded (${cause}): keeping the value in force`)
+  }
+  /** With loadAsync: whether a load runs now, and the cause of one asked for meanwhile. */
+  let loading = false
+  let pending: string | undefined
+  let closed = false
+  const attemptAsync = (loadAsync: () => Promise<T>, cause: string): void => {
+    if (loading) { pending = cause; return }
+    loading = true
+    seen = fingerprints()
+    loadAsync().then(
+      (next) => { if (closed) options.discarded?.(next); else installed(next, cause) },
+      (error: unknown) => { if (!closed) failed(error, cause) },
+    ).finally(() => {
+      loading = false
+      const again = pending
+      pending = undefined
+      if (again !== undefined && !closed) attemptAsync(loadAsync, again)
+    })
+  }
   const attempt = (cause: string): void => {
+    if (options.loadAsync) { attemptAsync(options.loadAsync, cause); return }
     seen = fingerprints()
     try {
-      const next = load()
-      const previous = value
-      value = next
-      status.loadedAt = now()
-      status.loads += 1
-      delete status.lastError
-      log.info({ source, cause, ...describe(next) }, `${what} reloaded (${cause})`)
-      options.swapped?.(next, previous)
+      installed(load(), cause)
     } catch (error) {
-      const reason = safeReason(error)
-      status.failures += 1
-      status.lastError = { at: now(), reason }
-      log.warn({ source, cause, reason }, `${what} not reloaded (${cause}): keeping the value in force`)
+      failed(error, cause)
     }
   }
 
@@ -171,6 +203,7 @@ export function reloadable<T>(options: ReloadableOptions<T>): Reloadable<T> {
     check: refresh,
     reload(cause = 'requested') { attempt(cause); arm() },
     close() {
+      closed = true
       clearTimeout(settle)
       clearInterval(poll)
       for (const watcher of watchers.values()) watcher.close()

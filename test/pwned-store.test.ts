@@ -322,6 +322,28 @@ describe('a store refused at start, and replaced while running', () => {
     })
   }
 
+  it('opens on a reload without holding the event loop: openAsync reads the index a piece per turn, and agrees with open on every store above', async () => {
+    const opened = PwnedStore.open(good, 'PWNED_STORE', 'sha1')
+    let turns = 0
+    let counting = true
+    const count = (): void => { turns++; if (counting) setImmediate(count) }
+    setImmediate(count)
+    const openedAsync = await PwnedStore.openAsync(good, 'PWNED_STORE', 'sha1')
+    counting = false
+    try {
+      // The 8 MiB index in 64 KiB pieces, each read through libuv: the event loop turns between them.
+      assert.ok(turns >= 64, `only ${turns} turns of the event loop while the index was read`)
+      assert.deepEqual(openedAsync.facts(), opened.facts())
+      for (const prefix of [0, 0x5baa6, 0xfffff, 0x12345]) assert.deepEqual((await openedAsync.prefix(prefix)).bytes, (await opened.prefix(prefix)).bytes)
+    } finally {
+      opened.retire()
+      openedAsync.retire()
+    }
+    for (const { name, file, message } of cases) {
+      await assert.rejects(PwnedStore.openAsync(file(), 'PWNED_STORE', 'sha1'), message, name)
+    }
+  })
+
   it('keeps the store in force when a bad one replaces it, and swaps in a good one, with its count and date in /api/health and the metrics', async () => {
     const live = join(dir, 'live.store')
     copyFileSync(good, live)

@@ -41,8 +41,10 @@ async function screeningPlugin(app: FastifyInstance, options: { config: Config }
     const store = reloadable({
       source: kind === 'sha1' ? 'pwned-store' : 'pwned-ntlm-store', what: `breached-password store (${variable})`, files: [file], log: app.log,
       load: () => PwnedStore.open(file, variable, kind),
+      loadAsync: () => PwnedStore.openAsync(file, variable, kind),
       describe: (opened) => ({ store: file, hashes: opened.header.hashes, dataDate: opened.header.dataDate.toISOString(), id: opened.id }),
       swapped: (_next, previous) => previous.retire(),
+      discarded: (unused) => unused.retire(),
     })
     const unregister = registerStore(() => store.value.facts())
     closers.push(() => { unregister(); store.close(); store.value.retire() })

@@ -59,7 +59,8 @@
  *   whole file and checks it (run it after copying a store to a volume). A record that does not
  *   decode within its prefix's bounds is a read error, which PASSWORD_SCREENING_FAIL handles.
  */
-import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs'
+import { close as closeAsync, closeSync, fstat, fstatSync, open as openAsync, openSync, read, readSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import { ConfigError } from '../config.js'
 import { noteStoreRead } from './status.js'
@@ -251,10 +252,11 @@ export class PwnedStore {
 
   /**
    * Opens and checks a store (see "What is checked" above). `variable` names the setting in
-   * errors (PWNED_STORE); `expected` is the kind that setting must hold.
+   * errors (PWNED_STORE); `expected` is the kind that setting must hold. Synchronous: for the
+   * start, before the server listens, and for the importer's check of what it wrote.
    */
   static open(file: string, variable: string, expected?: HashKind): PwnedStore {
-    const refuse = (why: string) => new ConfigError(`${variable} ${file}: ${why}`)
+    const refuse = refusal(file, variable)
     let fd: number
     try {
       fd = openSync(file, 'r')
@@ -262,20 +264,45 @@ export class PwnedStore {
       throw refuse(`cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
     }
     try {
-      const size = fstatSync(fd).size
       const head = Buffer.alloc(HEADER_BYTES)
-      const got = readSync(fd, head, 0, HEADER_BYTES, 0)
-      const header = decodeHeader(head.subarray(0, got), refuse)
-      if (expected !== undefined && header.kind.kind !== expected) {
-        throw refuse(`it holds ${header.kind.kind === 'sha1' ? 'SHA-1' : 'NTLM'} hashes; ${variable} takes a ${expected === 'sha1' ? 'SHA-1 store (import without --ntlm)' : 'NTLM store (import with --ntlm)'}`)
-      }
-      const expectedSize = header.dataOffset + header.dataLength
-      if (size < expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: the file is truncated (an unfinished copy?)`)
-      if (size > expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: there are bytes after the end of the store`)
-      const index = checkIndex(fd, header, refuse)
-      return new PwnedStore(file, fd, header, size, index)
+      const header = checkHeader(head.subarray(0, readSync(fd, head, 0, HEADER_BYTES, 0)), fstatSync(fd).size, variable, expected, refuse)
+      const index = new IndexCheck(header, refuse)
+      const piece = Buffer.allocUnsafe(INDEX_PIECE_BYTES)
+      while (!index.done) index.feed(piece.subarray(0, readSync(fd, piece, 0, index.nextPieceBytes(piece.length), index.position)))
+      return new PwnedStore(file, fd, header, header.dataOffset + header.dataLength, index.finish())
     } catch (error) {
       closeSync(fd)
+      throw error
+    }
+  }
+
+  /**
+   * The same checks with reads through libuv, for a store opened while the server runs (a reload):
+   * the 8 MiB index is read and checked a 64 KiB piece at a time, each piece after its own read,
+   * so the event loop serves requests between them instead of waiting for the whole index
+   * (some 70 ms of the main thread, 300 ms on a loaded machine, done at once).
+   */
+  static async openAsync(file: string, variable: string, expected?: HashKind): Promise<PwnedStore> {
+    const refuse = refusal(file, variable)
+    let fd: number
+    try {
+      fd = await openFile(file, 'r')
+    } catch (error) {
+      throw refuse(`cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+    }
+    try {
+      const head = Buffer.alloc(HEADER_BYTES)
+      const { bytesRead } = await readFile(fd, head, 0, HEADER_BYTES, 0)
+      const header = checkHeader(head.subarray(0, bytesRead), (await statFile(fd)).size, variable, expected, refuse)
+      const index = new IndexCheck(header, refuse)
+      const piece = Buffer.allocUnsafe(INDEX_PIECE_BYTES)
+      while (!index.done) {
+        const { bytesRead: got } = await readFile(fd, piece, 0, index.nextPieceBytes(piece.length), index.position)
+        index.feed(piece.subarray(0, got))
+      }
+      return new PwnedStore(file, fd, header, header.dataOffset + header.dataLength, index.finish())
+    } catch (error) {
+      await closeFile(fd).catch(() => {})
       throw error
     }
   }
@@ -402,43 +429,90 @@ export class CompactIndex {
   }
 }
 
+const openFile = promisify(openAsync)
+const readFile = promisify(read)
+const statFile = promisify(fstat)
+const closeFile = promisify(closeAsync)
+
+/** The error for what is wrong with a store file: a ConfigError naming the setting and the file. */
+const refusal = (file: string, variable: string) => (why: string) => new ConfigError(`${variable} ${file}: ${why}`)
+
+/** The header's checks, and the file's size against it (`got`: the header's bytes as read). */
+function checkHeader(got: Buffer, size: number, variable: string, expected: HashKind | undefined, refuse: (why: string) => Error): StoreHeader {
+  const header = decodeHeader(got, refuse)
+  if (expected !== undefined && header.kind.kind !== expected) {
+    throw refuse(`it holds ${header.kind.kind === 'sha1' ? 'SHA-1' : 'NTLM'} hashes; ${variable} takes a ${expected === 'sha1' ? 'SHA-1 store (import without --ntlm)' : 'NTLM store (import with --ntlm)'}`)
+  }
+  const expectedSize = header.dataOffset + header.dataLength
+  if (size < expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: the file is truncated (an unfinished copy?)`)
+  if (size > expectedSize) throw refuse(`it is ${size} bytes and its header says ${expectedSize}: there are bytes after the end of the store`)
+  return header
+}
+
 /**
- * Reads the index once, checking its SHA-256 and that its offsets rise to the data length; returns
- * it compacted, or null when a prefix is too long for that.
+ * The index is read in pieces of this size (hashed as they come) rather than as one 8 MiB buffer,
+ * which would stay in the process's memory after the open.
  */
-function checkIndex(fd: number, header: StoreHeader, refuse: (why: string) => Error): CompactIndex | null {
-  // Read in 64 KiB pieces (hashed as they come) rather than one 8 MiB buffer, which would stay in
-  // the process's memory after the open.
-  const piece = Buffer.allocUnsafe(64 * 1024)
-  const digest = createHash('sha256')
-  const lengths = new Uint16Array(PREFIXES)
-  const bases = new Float64Array(PREFIXES / CompactIndex.STRIDE)
-  let compact = true
-  let previous = 0
-  let entry = 0
-  // The first thing wrong in the offsets, reported after the checksum (which says "damaged" first).
-  let wrong: string | undefined
-  for (let done = 0; done < header.indexLength;) {
-    const got = readSync(fd, piece, 0, Math.min(piece.length, header.indexLength - done), header.indexOffset + done)
-    if (got === 0 || got % 8 !== 0) throw refuse('its index ends early (truncated)')
-    digest.update(piece.subarray(0, got))
+const INDEX_PIECE_BYTES = 64 * 1024
+
+/**
+ * Reading the index once, piece by piece (by a synchronous or an asynchronous reader): its
+ * SHA-256, and that its offsets rise to the data length. `finish` gives it compacted, or null when
+ * a prefix is too long for that.
+ */
+class IndexCheck {
+  readonly #header: StoreHeader
+  readonly #refuse: (why: string) => Error
+  readonly #digest = createHash('sha256')
+  readonly #lengths = new Uint16Array(PREFIXES)
+  readonly #bases = new Float64Array(PREFIXES / CompactIndex.STRIDE)
+  #compact = true
+  #previous = 0
+  #entry = 0
+  #read = 0
+  /** The first thing wrong in the offsets, reported after the checksum (which says "damaged" first). */
+  #wrong: string | undefined
+
+  constructor(header: StoreHeader, refuse: (why: string) => Error) {
+    this.#header = header
+    this.#refuse = refuse
+  }
+
+  get done(): boolean { return this.#read >= this.#header.indexLength }
+  /** Where the next piece starts in the file. */
+  get position(): number { return this.#header.indexOffset + this.#read }
+  /** How many bytes the next read should ask for, at most `room`. */
+  nextPieceBytes(room: number): number { return Math.min(room, this.#header.indexLength - this.#read) }
+
+  feed(piece: Buffer): void {
+    const got = piece.length
+    if (got === 0 || got % 8 !== 0) throw this.#refuse('its index ends early (truncated)')
+    this.#digest.update(piece)
+    const lengths = this.#lengths
+    let previous = this.#previous
+    let entry = this.#entry
     for (let at = 0; at < got; at += 8, entry++) {
       const offset = u64(piece, at)
-      if (entry === 0 && offset !== 0) wrong ??= 'its index does not start at the data'
-      if (offset < previous) wrong ??= `its index goes backwards at prefix ${entry.toString(16).toUpperCase().padStart(5, '0')}`
+      if (entry === 0 && offset !== 0) this.#wrong ??= 'its index does not start at the data'
+      if (offset < previous) this.#wrong ??= `its index goes backwards at prefix ${entry.toString(16).toUpperCase().padStart(5, '0')}`
       if (entry > 0) {
-        if (offset - previous > 0xffff) compact = false
+        if (offset - previous > 0xffff) this.#compact = false
         lengths[entry - 1] = offset - previous
       }
-      if (entry < PREFIXES && entry % CompactIndex.STRIDE === 0) bases[entry / CompactIndex.STRIDE] = offset
+      if (entry < PREFIXES && entry % CompactIndex.STRIDE === 0) this.#bases[entry / CompactIndex.STRIDE] = offset
       previous = offset
     }
-    done += got
+    this.#previous = previous
+    this.#entry = entry
+    this.#read += got
   }
-  if (!digest.digest().equals(header.indexSha256)) throw refuse('its index checksum does not match (the index is damaged)')
-  if (wrong !== undefined) throw refuse(wrong)
-  if (previous !== header.dataLength) throw refuse('its index does not span the data')
-  return compact ? new CompactIndex(lengths, bases) : null
+
+  finish(): CompactIndex | null {
+    if (!this.#digest.digest().equals(this.#header.indexSha256)) throw this.#refuse('its index checksum does not match (the index is damaged)')
+    if (this.#wrong !== undefined) throw this.#refuse(this.#wrong)
+    if (this.#previous !== this.#header.dataLength) throw this.#refuse('its index does not span the data')
+    return this.#compact ? new CompactIndex(this.#lengths, this.#bases) : null
+  }
 }
 
 /** The length in bytes of the record at `at` (its suffix, tag byte and count bytes). */
