@@ -27,10 +27,12 @@ export interface PreparedHmac {
   text(message: Uint8Array, encoding: OutputEncoding): string
   /**
    * The same for a message given as text, hashed as UTF-8 (the caller has checked it is well-formed
-   * Unicode), written straight into the buffer behind the key block; the number of bytes is returned
-   * too. Null when the text may not fit there: use `text` with its bytes.
+   * Unicode), written straight into the buffer behind the key block. Null when the text may not
+   * fit there: use `text` with its bytes.
    */
-  textOfUtf8(message: string, encoding: OutputEncoding): { text: string, bytes: number } | null
+  textOfUtf8(message: string, encoding: OutputEncoding): string | null
+  /** How many bytes of UTF-8 the last textOfUtf8 hashed (a field, not an object per call: batches call it per item). */
+  lastUtf8Bytes: number
 }
 
 /** A message up to this long is copied behind the inner key block of a buffer made once; a longer one gets a buffer of its own. */
@@ -85,12 +87,14 @@ export function prepareHmac(algorithm: DigestAlgorithm, key: Uint8Array): Prepar
   }
   return {
     text,
+    lastUtf8Bytes: 0,
     textOfUtf8(message, encoding) {
       // A UTF-16 code unit is at most three bytes of UTF-8.
       if (message.length * 3 > SCRATCH_BYTES) return null
       const bytes = inner.write(message, blockBytes, 'utf8')
+      this.lastUtf8Bytes = bytes
       hexInto(hash(opensslName, innerOf(bytes), 'hex'), outer, blockBytes)
-      return { text: hash(opensslName, outer, encoding), bytes }
+      return hash(opensslName, outer, encoding)
     },
     mac(message) {
       hexInto(innerHex(message), outer, blockBytes)

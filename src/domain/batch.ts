@@ -49,20 +49,30 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 /**
  * Runs `run` on every item (merged over `defaults`), in order. A thrown Problem (or a known error)
  * becomes the item's `problem`; anything else is a bug and fails the batch.
+ *
+ * With `emit`, each entry is handed over as soon as it is made and `results` stays empty: the
+ * route writes the answer as it goes, so that a batch's results do not stay alive to its end. (A
+ * thousand result objects and their strings kept to the end are what V8's young-generation
+ * collections copied again and again, under npm start's 2 MB semi-space: see bench/keys.ts.)
  */
 export async function runBatch<I extends object, R extends object>(
   items: readonly (I & BatchItem)[],
   defaults: Partial<I>,
   run: (item: I) => R | Promise<R>,
-  options: { clientGone?: () => boolean, together?: ReadonlyArray<FieldGroup<I>> } = {},
+  options: { clientGone?: () => boolean, together?: ReadonlyArray<FieldGroup<I>>, emit?: (entry: BatchEntry<R>, index: number) => void } = {},
 ): Promise<BatchAnswer<R>> {
   const started = performance.now()
   // The batch's own fields go into each item that lacks them, in place: the items are this
   // request's parsed body, and a copy per item (object spread) cost more than an HMAC.
-  const shared = Object.keys(defaults) as Array<keyof I>
+  const shared = Object.keys(defaults) as Array<keyof I & string>
   // The groups with a field at the top: only those can make an item skip a field.
   const groups = (options.together ?? []).filter((group) => group.fields.some((field) => defaults[field] !== undefined))
-  const results: BatchEntry<R>[] = new Array(items.length)
+  const emit = options.emit
+  const results: BatchEntry<R>[] = emit ? [] : new Array(items.length)
+  const settle = (entry: BatchEntry<R>, index: number): void => {
+    if (emit) emit(entry, index)
+    else results[index] = entry
+  }
   let sliceStart = started
   for (let index = 0; index < items.length; index++) {
     if (index % CHECK_EVERY === CHECK_EVERY - 1 && performance.now() - sliceStart > SLICE_MS) {
@@ -72,24 +82,44 @@ export async function runBatch<I extends object, R extends object>(
     }
     const item = items[index]!
     const reference = item.reference
-    const own = groups.length === 0 ? undefined : groups.filter((group) => group.chosenBy.some((field) => item[field] !== undefined)).flatMap((group) => group.fields)
+    // Which groups the item chooses for itself, read before any field is filled in (a bit each).
+    const own = groups.length === 0 ? 0 : ownChoices(item, groups)
     for (const field of shared) {
-      if (item[field] !== undefined || own?.includes(field as keyof I & string)) continue
+      if (item[field] !== undefined || (own !== 0 && inOwnGroup(field, groups, own))) continue
       item[field] = defaults[field]!
     }
     try {
       let value = run(item)
       if (value instanceof Promise) value = await value
-      results[index] = reference === undefined ? value : { reference, ...value }
+      settle(reference === undefined ? value : { reference, ...value }, index)
     } catch (error) {
       const problem = knownProblem(error)
       if (!problem) throw error
       const body = problem.toBody()
       if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
-      results[index] = reference === undefined ? { problem: body } : { reference, problem: body }
+      settle(reference === undefined ? { problem: body } : { reference, problem: body }, index)
     }
   }
   return { results, processingTimeMs: performance.now() - started }
+}
+
+/** The groups in which `item` makes its own choice, as bits (group i: 1 << i). Loops, no arrays: it runs for every item. */
+function ownChoices<I extends object>(item: I, groups: ReadonlyArray<FieldGroup<I>>): number {
+  let own = 0
+  for (let index = 0; index < groups.length; index++) {
+    for (const chooser of groups[index]!.chosenBy) {
+      if (item[chooser] !== undefined) { own |= 1 << index; break }
+    }
+  }
+  return own
+}
+
+/** Whether `field` belongs to one of the groups `own` marks (so the item takes it not from the top). */
+function inOwnGroup<I extends object>(field: keyof I & string, groups: ReadonlyArray<FieldGroup<I>>, own: number): boolean {
+  for (let index = 0; index < groups.length; index++) {
+    if ((own & (1 << index)) !== 0 && groups[index]!.fields.includes(field)) return true
+  }
+  return false
 }
 
 /**

@@ -237,8 +237,9 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
   // this tick, without a Buffer, a promise or a closure.
   if ((request.inputEncoding ?? 'utf8') === 'utf8' && request.message.length * 3 < engine.config.inlineDigestMaxBytes) {
     if (!request.message.isWellFormed()) throw problems.invalidEncoding('message', 'Unicode (it contains a lone surrogate)')
-    const direct = version.material.prepared(algorithm)?.textOfUtf8(request.message, outputEncoding)
-    if (direct) return namedResult(direct.text, direct.bytes, memo, tagged, encoding, context, started)
+    const prepared = version.material.prepared(algorithm)
+    const direct = prepared?.textOfUtf8(request.message, outputEncoding)
+    if (direct) return namedResult(direct, prepared!.lastUtf8Bytes, memo, tagged, encoding, context, started)
   }
   const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
   const text = textUnder(engine, version.material, algorithm, message, outputEncoding)

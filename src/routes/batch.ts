@@ -67,11 +67,12 @@ function withoutDefault(schema: TSchema): TSchema {
 
 /**
  * A route's own writer of a successful item's JSON (the single answer plus `reference`), for a
- * result shape hot enough to deserve one. It must write what the compiled serializer of that form
- * would (the same fields; the tests' response checker validates every answer against the
- * document); null hands the result to the compiled serializer.
+ * result shape hot enough to deserve one: it writes the pieces into `out` and returns true, or
+ * returns false (having written nothing) to hand the result to the compiled serializer. It must
+ * write what the compiled serializer of that form would (the same fields; the tests' response
+ * checker validates every answer against the document).
  */
-export type ResultWriter<R> = (result: R & { reference?: string }) => string | null
+export type ResultWriter<R> = (result: R & { reference?: string }, out: JsonBytes) => boolean
 
 /** The forms of one result of a batch, kept for the serializer (batchOrSingle), and the route's own writer of the done form. */
 const resultForms = new WeakMap<object, { done: TObject, failed: TObject, write?: ResultWriter<never> | undefined }>()
@@ -127,30 +128,78 @@ export async function batchOrSingle<I extends object, R extends object>(
     if (typeof value === 'string') decodeInput(value, (fields[encodingField] as InputEncoding | undefined) ?? 'utf8', field)
   }
   await app.chargeRequests?.(request, reply, items.length - 1)
-  const answer = await runBatch<I, R>(items, defaults as Partial<I>, run, { clientGone: () => request.raw.socket.destroyed, together })
-  // Serialized result by result with the compiled serializer of its own form: the route's serializer
-  // would first check the whole answer against each alternative of the response schema (a single
-  // answer or a batch), then each result against each of its two forms, before writing a byte.
   const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
-  if (!forms) return answer
+  const options = { clientGone: () => request.raw.socket.destroyed, together }
+  if (!forms) return runBatch<I, R>(items, defaults as Partial<I>, run, options)
+  // Written result by result, as each is made, with the compiled serializer of its own form: the
+  // route's serializer would first check the whole answer against each alternative of the response
+  // schema (a single answer or a batch), then each result against each of its two forms, before
+  // writing a byte; and results kept to the end would stay alive through the batch.
   const done = reply.compileSerializationSchema(forms.done)
   const failed = reply.compileSerializationSchema(forms.failed)
-  // No answer of a single request has a `problem` field: only a failed item does.
   // A route's own writer (routes/hmac.ts) first, where it has one: it knows which of its strings
   // need no escaping, where the compiled serializer tests each against a regular expression.
   const write = forms.write as ResultWriter<R> | undefined
-  const results = answer.results
-  let json = '{"results":['
-  for (let index = 0; index < results.length; index++) {
-    const result = results[index]! as R & { reference?: string }
-    if (index > 0) json += ','
-    json += 'problem' in result
-      ? failed(result as unknown as Record<string, unknown>)
-      : (write?.(result) ?? done(result as unknown as Record<string, unknown>))
+  const answer = new JsonBytes('{"results":[')
+  const { processingTimeMs } = await runBatch<I, R>(items, defaults as Partial<I>, run, {
+    ...options,
+    emit: (entry, index) => {
+      if (index > 0) answer.push(',')
+      // No answer of a single request has a `problem` field: only a failed item does.
+      if ('problem' in entry) answer.push(failed(entry as unknown as Record<string, unknown>))
+      else if (write?.(entry as R & { reference?: string }, answer) !== true) answer.push(done(entry as unknown as Record<string, unknown>))
+    },
+  })
+  answer.push(`],"processingTimeMs":${processingTimeMs}}`)
+  return reply.type('application/json; charset=utf-8').send(answer.bytes()) as unknown as BatchAnswer<R>
+}
+
+/**
+ * A JSON answer written as UTF-8 while it is made, into buffers of 64 KiB or more: each piece is
+ * encoded once and dropped, where a string of thousands of pieces would stay alive to the end,
+ * then be flattened and encoded whole.
+ */
+export class JsonBytes {
+  static readonly CHUNK = 64 * 1024
+  readonly #full: Buffer[] = []
+  #chunk: Buffer
+  #used = 0
+
+  constructor(start: string) {
+    this.#chunk = Buffer.allocUnsafe(JsonBytes.CHUNK)
+    this.push(start)
   }
-  // As bytes: the string is a rope of thousands of pieces, flattened and encoded once here rather
-  // than flattened for Content-Length and encoded again by the socket's write.
-  return reply.type('application/json; charset=utf-8').send(Buffer.from(`${json}],"processingTimeMs":${answer.processingTimeMs}}`)) as unknown as BatchAnswer<R>
+
+  /** Any text, written as UTF-8. */
+  push(text: string): void {
+    // A UTF-16 code unit is at most three bytes of UTF-8: a piece that may not fit starts a chunk.
+    this.#room(text.length * 3)
+    this.#used += this.#chunk.write(text, this.#used, 'utf8')
+  }
+
+  /**
+   * Text the caller knows is ASCII (hex, base64, digits, the server's own names), copied a code
+   * unit a byte in JavaScript: cheaper than a call into C++ for the short pieces of an answer.
+   */
+  pushAscii(text: string): void {
+    this.#room(text.length)
+    const chunk = this.#chunk
+    let used = this.#used
+    for (let index = 0; index < text.length; index++) chunk[used++] = text.charCodeAt(index)
+    this.#used = used
+  }
+
+  #room(bytes: number): void {
+    if (this.#used + bytes <= this.#chunk.length) return
+    this.#full.push(this.#chunk.subarray(0, this.#used))
+    this.#chunk = Buffer.allocUnsafe(Math.max(JsonBytes.CHUNK, bytes))
+    this.#used = 0
+  }
+
+  bytes(): Buffer {
+    const last = this.#chunk.subarray(0, this.#used)
+    return this.#full.length === 0 ? last : Buffer.concat([...this.#full, last])
+  }
 }
 
 /** The body limit of a route that takes batches. */
