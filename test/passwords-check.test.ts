@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { dictionary } from '@zxcvbn-ts/language-common'
+import { count } from '../src/screening/screen.js'
 import { corpus, store } from './helpers/pwned.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
@@ -207,6 +208,14 @@ describe('a store that cannot be read (PASSWORD_SCREENING_FAIL)', () => {
       assert.equal(headers.get('retry-after'), '5')
     } finally {
       await server.close()
+    }
+  })
+})
+
+describe('breach counts in messages', () => {
+  it('are grouped by thousands as Intl writes them in English, without loading ICU in the server', () => {
+    for (const value of [0, 1, 999, 1_000, 12_345, 999_999, 1_000_000, 3_861_493, 52_256_179, 2_147_483_648, Number.MAX_SAFE_INTEGER]) {
+      assert.equal(count(value), new Intl.NumberFormat('en').format(value))
     }
   })
 })

@@ -122,7 +122,17 @@ function listed(key: string, core: string, has: (key: string) => boolean): boole
   return has(key) || (core !== '' && core !== key && has(core))
 }
 
-const count = (value: number) => value.toLocaleString('en')
+/**
+ * A count with thousands separators, as `toLocaleString('en')` writes it, without it: that call
+ * loads ICU's number-formatting data from Node's binary, some 5 MB of pages that then stay in the
+ * process's memory at rest for the sake of one comma.
+ */
+export function count(value: number): string {
+  const digits = String(Math.trunc(value))
+  let grouped = ''
+  for (let end = digits.length; end > 0; end -= 3) grouped = digits.slice(Math.max(0, end - 3), end) + (grouped === '' ? '' : `,${grouped}`)
+  return grouped
+}
 
 export class Screening {
   readonly policy: ScreeningPolicy
