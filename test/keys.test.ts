@@ -46,7 +46,9 @@ describe('HMAC_KEYS_FILE refused at start', () => {
     ['too few fields', `orders 1\n`, 1, /expected "<name> <version> <base64 secret>", got 2 field/],
     ['a short secret', `orders 1 ${secret(31)}\n`, 1, /the secret of key orders version 1 is 31 bytes; at least 32 are required/],
     ['a secret that is not base64', `orders 1 ${'*'.repeat(44)}\n`, 1, /the secret of key orders version 1 is not base64/],
-    ['a version that is not a whole number', `orders v1 ${s}\n`, 1, /the version of key orders must be a whole number/],
+    ['a version that is not a whole number', `orders v1 ${s}\n`, 1, /line 1: the second field, the key.s version, must be a whole number from 1 to 999999999/],
+    // Found by the keys-file fuzzer: a secret written where the name goes (name and version left out) was quoted as the key's name.
+    ['a secret where the name goes, the version left out', `${'5e'.repeat(32)} ${s} x\n`, 1, /line 1: the second field, the key.s version, must be a whole number/],
     ['a repeated version', `orders 1 ${s}\norders 1 ${secret()}\n`, 2, /version 1 of key orders is already on an earlier line/],
     ['a bad name', `ord$ers 1 ${s}\n`, 1, /the key name must be 1 to 64 letters/],
     ['an unknown option', `orders 1 ${s} colour=blue\n`, 1, /unknown option colour=; this file takes algorithms=, min-verify-version=, state=/],

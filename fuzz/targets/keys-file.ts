@@ -81,8 +81,8 @@ export function fuzz(data: Buffer): void {
   } catch (error) {
     if (!isConfigError(error)) throw error
     for (const field of secretFields(text, which === 2 ? 2 : 1)) {
-      // A field that is also a first field (a name or id, which messages may name) can appear by that right.
-      if (text.split(/\r?\n/).some((line) => line.trim().split(/\s+/)[0] === field)) continue
+      // A field that is also a first field, or part of one (a name or id, which messages may name), can appear by that right.
+      if (text.split(/\r?\n/).some((line) => (line.trim().split(/\s+/)[0] ?? '').includes(field))) continue
       invariant(!error.message.includes(field), 'a keys-file refusal quotes a line\'s hash or secret')
     }
   }

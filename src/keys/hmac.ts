@@ -99,7 +99,9 @@ export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
     const { fields, options } = splitFields(entry, { min: 3, max: 3 }, ['algorithms', 'min-verify-version', 'state'], USAGE)
     const [name, versionText, secretText] = fields as [string, string, string]
     if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the key name must be ${KEY_NAME_RULE}`)
-    if (!VERSION.test(versionText)) throw new ConfigError(`${where}: the version of key ${name} must be a whole number from 1 to 999999999`)
+    // The name is not quoted: a line whose second field is no version is a line whose fields are
+    // not where the format says, and its first may be a secret written without its name.
+    if (!VERSION.test(versionText)) throw new ConfigError(`${where}: the second field, the key's version, must be a whole number from 1 to 999999999 ("${USAGE}")`)
     const lines = byName.get(name) ?? { entries: [], algorithms: null, minVerify: null }
     byName.set(name, lines)
     if (lines.entries.some((each) => each.id === versionText)) throw new ConfigError(`${where}: version ${versionText} of key ${name} is already on an earlier line`)
