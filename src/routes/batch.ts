@@ -67,12 +67,11 @@ function withoutDefault(schema: TSchema): TSchema {
 
 /**
  * A route's own writer of a successful item's JSON (the single answer plus `reference`), for a
- * result shape hot enough to deserve one: it writes the pieces into `out` and returns true, or
- * returns false (having written nothing) to hand the result to the compiled serializer. It must
- * write what the compiled serializer of that form would (the same fields; the tests' response
- * checker validates every answer against the document).
+ * result shape hot enough to deserve one. It must write what the compiled serializer of that form
+ * would (the same fields; the tests' response checker validates every answer against the
+ * document); null hands the result to the compiled serializer.
  */
-export type ResultWriter<R> = (result: R & { reference?: string }, out: JsonBytes) => boolean
+export type ResultWriter<R> = (result: R & { reference?: string }) => string | null
 
 /** The forms of one result of a batch, kept for the serializer (batchOrSingle), and the route's own writer of the done form. */
 const resultForms = new WeakMap<object, { done: TObject, failed: TObject, write?: ResultWriter<never> | undefined }>()
@@ -144,10 +143,12 @@ export async function batchOrSingle<I extends object, R extends object>(
   const { processingTimeMs } = await runBatch<I, R>(items, defaults as Partial<I>, run, {
     ...options,
     emit: (entry, index) => {
-      if (index > 0) answer.push(',')
       // No answer of a single request has a `problem` field: only a failed item does.
-      if ('problem' in entry) answer.push(failed(entry as unknown as Record<string, unknown>))
-      else if (write?.(entry as R & { reference?: string }, answer) !== true) answer.push(done(entry as unknown as Record<string, unknown>))
+      const json = 'problem' in entry
+        ? failed(entry as unknown as Record<string, unknown>)
+        : (write?.(entry as R & { reference?: string }) ?? done(entry as unknown as Record<string, unknown>))
+      if (index > 0) answer.push(',')
+      answer.push(json)
     },
   })
   answer.push(`],"processingTimeMs":${processingTimeMs}}`)
@@ -155,48 +156,42 @@ export async function batchOrSingle<I extends object, R extends object>(
 }
 
 /**
- * A JSON answer written as UTF-8 while it is made, into buffers of 64 KiB or more: each piece is
- * encoded once and dropped, where a string of thousands of pieces would stay alive to the end,
- * then be flattened and encoded whole.
+ * A JSON answer written as UTF-8 while it is made: pieces are joined into a string of up to 8 KiB,
+ * which is then encoded into buffers of 64 KiB or more and dropped. A string of thousands of pieces
+ * kept to the end stayed alive through V8's young-generation collections, which copied it again
+ * and again; a write per piece cost a call into C++ (and a flattening) each.
  */
-export class JsonBytes {
+class JsonBytes {
   static readonly CHUNK = 64 * 1024
+  static readonly FLUSH_AT = 8 * 1024
   readonly #full: Buffer[] = []
-  #chunk: Buffer
+  #chunk = Buffer.allocUnsafe(JsonBytes.CHUNK)
   #used = 0
+  #pending: string
 
   constructor(start: string) {
-    this.#chunk = Buffer.allocUnsafe(JsonBytes.CHUNK)
-    this.push(start)
+    this.#pending = start
   }
 
-  /** Any text, written as UTF-8. */
   push(text: string): void {
-    // A UTF-16 code unit is at most three bytes of UTF-8: a piece that may not fit starts a chunk.
-    this.#room(text.length * 3)
+    this.#pending += text
+    if (this.#pending.length >= JsonBytes.FLUSH_AT) this.#flush()
+  }
+
+  #flush(): void {
+    const text = this.#pending
+    this.#pending = ''
+    // A UTF-16 code unit is at most three bytes of UTF-8: text that may not fit starts a chunk.
+    if (this.#used + text.length * 3 > this.#chunk.length) {
+      this.#full.push(this.#chunk.subarray(0, this.#used))
+      this.#chunk = Buffer.allocUnsafe(Math.max(JsonBytes.CHUNK, text.length * 3))
+      this.#used = 0
+    }
     this.#used += this.#chunk.write(text, this.#used, 'utf8')
   }
 
-  /**
-   * Text the caller knows is ASCII (hex, base64, digits, the server's own names), copied a code
-   * unit a byte in JavaScript: cheaper than a call into C++ for the short pieces of an answer.
-   */
-  pushAscii(text: string): void {
-    this.#room(text.length)
-    const chunk = this.#chunk
-    let used = this.#used
-    for (let index = 0; index < text.length; index++) chunk[used++] = text.charCodeAt(index)
-    this.#used = used
-  }
-
-  #room(bytes: number): void {
-    if (this.#used + bytes <= this.#chunk.length) return
-    this.#full.push(this.#chunk.subarray(0, this.#used))
-    this.#chunk = Buffer.allocUnsafe(Math.max(JsonBytes.CHUNK, bytes))
-    this.#used = 0
-  }
-
   bytes(): Buffer {
+    this.#flush()
     const last = this.#chunk.subarray(0, this.#used)
     return this.#full.length === 0 ? last : Buffer.concat([...this.#full, last])
   }
