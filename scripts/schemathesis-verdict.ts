@@ -71,6 +71,20 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     { operation, status: 422, kind: 'unknown-key', stated: 'a keyName no key has (urn:hashd:problem:unknown-key)', why: 'the names in HMAC_KEYS_FILE' },
     { operation, status: 422, kind: 'no-hmac-keys', stated: 'a keyName without HMAC keys (no-hmac-keys)', why: 'the server has no HMAC_KEYS_FILE' },
   ]),
+  // The secret's form depends on the profile (whsec_ and base64 for Standard Webhooks, any text for
+  // GitHub and Stripe), and only Standard Webhooks takes a public key: read by each profile's module.
+  {
+    operation: 'POST /api/webhooks/verify', status: 400, kind: 'validation', pointer: '/body/secret',
+    stated: 'a secret not in the provider\'s form', why: 'the secret\'s form, read by the profile\'s module (whsec_ and base64 for Standard Webhooks)',
+  },
+  {
+    operation: 'POST /api/webhooks/verify', status: 400, kind: 'validation', pointer: '/body/publicKey',
+    stated: 'a publicKey that is not an Ed25519 key or given to a profile without one', why: 'the profile (only Standard Webhooks takes a public key) and the key\'s bytes',
+  },
+  {
+    operation: 'POST /api/webhooks/sign', status: 400, kind: 'validation', pointer: '/body/secret',
+    stated: 'a secret that is not whsec_ and base64', why: 'the secret\'s form, whsec_ and base64, read by the Standard Webhooks module',
+  },
   {
     operation: 'POST /api/hmac/verify', status: 400, kind: 'validation', pointer: '/body/hmac',
     stated: 'an hmac that is neither hex, base64 nor a tag is 400', why: 'the hmac\'s form, hex, base64(url) or a tag, read by its parser',
