@@ -141,7 +141,10 @@ export function reloadable<T>(options: ReloadableOptions<T>): Reloadable<T> {
     loadAsync().then(
       (next) => { if (closed) options.discarded?.(next); else installed(next, cause) },
       (error: unknown) => { if (!closed) failed(error, cause) },
-    ).finally(() => {
+    ).catch((error: unknown) => {
+      // What runs after a load (describe, swapped) failing must not become an unhandled rejection.
+      failed(error, cause)
+    }).finally(() => {
       loading = false
       const again = pending
       pending = undefined
