@@ -73,4 +73,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # The Node flags of `npm start` (package.json "start"); test/deploy-files.test.ts fails when the two
 # differ. Node runs as PID 1 and handles SIGTERM itself: it drains (docs/deployment.md, "Shutdown").
 STOPSIGNAL SIGTERM
-CMD ["node", "--expose-gc", "--max-semi-space-size=2", "--max-old-space-size=1024", "dist/src/server.js"]
+CMD ["node", "--expose-gc", "--max-semi-space-size=8", "--max-old-space-size=1024", "dist/src/server.js"]

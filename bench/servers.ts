@@ -26,7 +26,7 @@ export async function freePort(): Promise<number> {
 /**
  * The Node flags `npm start` gives hashd (package.json's start script, e.g. a smaller V8 young
  * generation), so that the bench measures hashd as it is started. BENCH_NODE_FLAGS, when set,
- * replaces them for every bench that starts hashd: `BENCH_NODE_FLAGS="--max-semi-space-size=2
+ * replaces them for every bench that starts hashd: `BENCH_NODE_FLAGS="--max-semi-space-size=8
  * --trace-gc" npm run soak` soaks the server without its old-generation ceiling and traces its
  * collections into the server's log (the soak prints where).
  */

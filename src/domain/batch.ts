@@ -53,7 +53,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
  * With `emit`, each entry is handed over as soon as it is made and `results` stays empty: the
  * route writes the answer as it goes, so that a batch's results do not stay alive to its end. (A
  * thousand result objects and their strings kept to the end are what V8's young-generation
- * collections copied again and again, under npm start's 2 MB semi-space: see bench/keys.ts.)
+ * collections copied again and again: see bench/keys.ts.)
  */
 export async function runBatch<I extends object, R extends object>(
   items: readonly (I & BatchItem)[],

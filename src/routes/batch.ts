@@ -65,13 +65,22 @@ function withoutDefault(schema: TSchema): TSchema {
   return { ...rest, description: `${rest.description ?? ''}${rest.description ? ' ' : ''}Default: the batch's own field, or ${JSON.stringify(fallback)}.` } as TSchema
 }
 
+/** Where a batch's answer is written, piece by piece. */
+export interface JsonOut {
+  /** JSON text, already escaped. */
+  push(text: string): void
+  /** JSON text already encoded as UTF-8 (a piece written again and again, encoded once). */
+  pushBytes(bytes: Uint8Array): void
+}
+
 /**
  * A route's own writer of a successful item's JSON (the single answer plus `reference`), for a
- * result shape hot enough to deserve one. It must write what the compiled serializer of that form
- * would (the same fields; the tests' response checker validates every answer against the
- * document); null hands the result to the compiled serializer.
+ * result shape hot enough to deserve one: it writes its pieces into `out` and returns true, or
+ * returns false (having written nothing) to hand the result to the compiled serializer. It must
+ * write what the compiled serializer of that form would (the same fields; the tests' response
+ * checker validates every answer against the document).
  */
-export type ResultWriter<R> = (result: R & { reference?: string }) => string | null
+export type ResultWriter<R> = (result: R & { reference?: string }, out: JsonOut) => boolean
 
 /** The forms of one result of a batch, kept for the serializer (batchOrSingle), and the route's own writer of the done form. */
 const resultForms = new WeakMap<object, { done: TObject, failed: TObject, write?: ResultWriter<never> | undefined }>()
@@ -144,11 +153,9 @@ export async function batchOrSingle<I extends object, R extends object>(
     ...options,
     emit: (entry, index) => {
       // No answer of a single request has a `problem` field: only a failed item does.
-      const json = 'problem' in entry
-        ? failed(entry as unknown as Record<string, unknown>)
-        : (write?.(entry as R & { reference?: string }) ?? done(entry as unknown as Record<string, unknown>))
       if (index > 0) answer.push(',')
-      answer.push(json)
+      if ('problem' in entry) answer.push(failed(entry as unknown as Record<string, unknown>))
+      else if (!write?.(entry as R & { reference?: string }, answer)) answer.push(done(entry as unknown as Record<string, unknown>))
     },
   })
   answer.push(`],"processingTimeMs":${processingTimeMs}}`)
@@ -156,42 +163,60 @@ export async function batchOrSingle<I extends object, R extends object>(
 }
 
 /**
- * A JSON answer written as UTF-8 while it is made: pieces are joined into a string of up to 8 KiB,
- * which is then encoded into buffers of 64 KiB or more and dropped. A string of thousands of pieces
- * kept to the end stayed alive through V8's young-generation collections, which copied it again
- * and again; a write per piece cost a call into C++ (and a flattening) each.
+ * A JSON answer written as UTF-8 while it is made, straight into buffers of 64 KiB or more. A
+ * piece of a few ASCII characters (punctuation, a number) is copied by a loop in JavaScript, one
+ * encoded once is copied as bytes, and the rest (hex, base64, a compiled serializer's output) goes
+ * through one Buffer#write each. Joining the pieces into a string first made a rope of small
+ * strings per item that then had to be flattened and copied again; a JavaScript loop over 64
+ * characters or more costs more than Buffer#write's call into C++ (`npm run bench`, the batch row).
  */
-class JsonBytes {
+class JsonBytes implements JsonOut {
   static readonly CHUNK = 64 * 1024
-  static readonly FLUSH_AT = 8 * 1024
+  /** Pieces up to this long go through the loop. */
+  static readonly LOOP_MAX = 24
   readonly #full: Buffer[] = []
   #chunk = Buffer.allocUnsafe(JsonBytes.CHUNK)
   #used = 0
-  #pending: string
 
   constructor(start: string) {
-    this.#pending = start
+    this.push(start)
   }
 
   push(text: string): void {
-    this.#pending += text
-    if (this.#pending.length >= JsonBytes.FLUSH_AT) this.#flush()
-  }
-
-  #flush(): void {
-    const text = this.#pending
-    this.#pending = ''
+    const length = text.length
     // A UTF-16 code unit is at most three bytes of UTF-8: text that may not fit starts a chunk.
-    if (this.#used + text.length * 3 > this.#chunk.length) {
-      this.#full.push(this.#chunk.subarray(0, this.#used))
-      this.#chunk = Buffer.allocUnsafe(Math.max(JsonBytes.CHUNK, text.length * 3))
-      this.#used = 0
+    if (this.#used + length * 3 > this.#chunk.length) this.#next(length * 3)
+    if (length <= JsonBytes.LOOP_MAX) {
+      const chunk = this.#chunk
+      let at = this.#used
+      let index = 0
+      for (; index < length; index++) {
+        const code = text.charCodeAt(index)
+        if (code >= 0x80) break
+        chunk[at++] = code
+      }
+      if (index === length) {
+        this.#used = at
+        return
+      }
     }
+    // Long or not ASCII: written whole as UTF-8 from where this piece starts.
     this.#used += this.#chunk.write(text, this.#used, 'utf8')
   }
 
+  pushBytes(bytes: Uint8Array): void {
+    if (this.#used + bytes.length > this.#chunk.length) this.#next(bytes.length)
+    this.#chunk.set(bytes, this.#used)
+    this.#used += bytes.length
+  }
+
+  #next(room: number): void {
+    this.#full.push(this.#chunk.subarray(0, this.#used))
+    this.#chunk = Buffer.allocUnsafe(Math.max(JsonBytes.CHUNK, room))
+    this.#used = 0
+  }
+
   bytes(): Buffer {
-    this.#flush()
     const last = this.#chunk.subarray(0, this.#used)
     return this.#full.length === 0 ? last : Buffer.concat([...this.#full, last])
   }

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
 import { flushKeyCounts, hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
-import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
+import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
 const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
@@ -46,25 +46,38 @@ function quotedName(name: string): string {
  * Here only `reference` (the caller's) is escaped; `hmac` is hex, base64, base64url or a tag
  * (`hashd:v<digits>:<base64>`), written by the server in characters JSON never escapes, and the
  * names come from the server's registry and key file (quoted once each). Fields in the schema's
- * order, absent ones left out, as fast-json-stringify writes them.
+ * order, absent ones left out, as fast-json-stringify writes them. Written in pieces, so that no
+ * string is made per item but the number.
  */
-export function hmacAnswerJson(result: HmacResult & { reference?: string }): string {
-  const json = result.reference === undefined ? '{"hmac":"' : `{"reference":${JSON.stringify(result.reference)},"hmac":"`
-  return `${json}${result.hmac}${middleOf(result)}${result.processingTimeMs}}`
+export function writeHmacAnswer(result: HmacResult & { reference?: string }, out: JsonOut): boolean {
+  if (result.reference === undefined) out.pushBytes(HMAC_OPENING)
+  else {
+    out.push('{"reference":')
+    out.push(JSON.stringify(result.reference))
+    out.push(',"hmac":"')
+  }
+  out.push(result.hmac)
+  out.pushBytes(middleOf(result))
+  out.push(String(result.processingTimeMs))
+  out.push('}')
+  return true
 }
 
-/** The fields between `hmac` and `processingTimeMs`, the same item after item in a batch: made once while they stay the same (fewer pieces for the answer's string too). */
-let lastMiddle = { algorithm: '', encoding: '', format: undefined as string | undefined, keyName: undefined as string | undefined, keyVersion: undefined as number | undefined, text: '' }
-function middleOf(result: HmacResult): string {
+const HMAC_OPENING = Buffer.from('{"hmac":"')
+
+/** The fields between `hmac` and `processingTimeMs`, the same item after item in a batch: made and encoded once while they stay the same. */
+let lastMiddle = { algorithm: '', encoding: '', format: undefined as string | undefined, keyName: undefined as string | undefined, keyVersion: undefined as number | undefined, bytes: Buffer.alloc(0) }
+function middleOf(result: HmacResult): Buffer {
   const last = lastMiddle
-  if (result.algorithm === last.algorithm && result.encoding === last.encoding && result.format === last.format && result.keyName === last.keyName && result.keyVersion === last.keyVersion) return last.text
+  if (result.algorithm === last.algorithm && result.encoding === last.encoding && result.format === last.format && result.keyName === last.keyName && result.keyVersion === last.keyVersion) return last.bytes
   let text = `","algorithm":${quotedName(result.algorithm)},"encoding":${quotedName(result.encoding)}`
   if (result.format !== undefined) text += `,"format":${quotedName(result.format)}`
   if (result.keyName !== undefined) text += `,"keyName":${quotedName(result.keyName)}`
   if (result.keyVersion !== undefined) text += `,"keyVersion":${result.keyVersion}`
   text += ',"processingTimeMs":'
-  lastMiddle = { algorithm: result.algorithm, encoding: result.encoding, format: result.format, keyName: result.keyName, keyVersion: result.keyVersion, text }
-  return text
+  const bytes = Buffer.from(text)
+  lastMiddle = { algorithm: result.algorithm, encoding: result.encoding, format: result.format, keyName: result.keyName, keyVersion: result.keyVersion, bytes }
+  return bytes
 }
 
 export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
@@ -105,7 +118,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         inputEncoding: Type.Optional(InputEncoding('message')),
       }, config.batch, { single: keyRules(true), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
       response: {
-        200: batchableResponse<HmacResult>(HmacAnswer, hmacAnswerJson),
+        200: batchableResponse<HmacResult>(HmacAnswer, writeHmacAnswer),
         ...errorResponsesWith({
           400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
           422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item',
