@@ -64,4 +64,36 @@ describe('web page with API keys, in Chromium', { skip: skipUnless('chromium') }
     assert.ok(!server.logs().includes(KEY))
     await watched.close()
   })
+
+  it('answers every request that met a 401 while the prompt was open, whichever came first', async () => {
+    // At start the algorithm list and the HMAC tab's named keys both meet a 401. Held back until
+    // the dialog is open, the second one's 401 arrives while the prompt for the first is on
+    // screen: the one key entered must repeat both (a second prompt once replaced the first
+    // request's, which then waited forever and left the algorithm list disabled).
+    const watched = await openPage(browser, server.url, '/#/hash', {
+      beforeLoad: async (page) => {
+        let held = false
+        await page.route('**/api/keys', async (route) => {
+          if (!held) {
+            held = true
+            await page.getByRole('dialog', { name: 'API key' }).waitFor({ state: 'visible' })
+          }
+          await route.continue()
+        })
+      },
+    })
+    const { page } = watched
+    const keysAnswered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/keys' && response.status() === 401)
+    const dialog = page.getByRole('dialog', { name: 'API key' })
+    await dialog.waitFor({ state: 'visible' })
+    await keysAnswered
+    const keysRepeated = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/keys' && response.ok(), { timeout: 10_000 })
+    await dialog.getByLabel('API key', { exact: true }).fill(KEY)
+    await dialog.getByRole('button', { name: 'Use key' }).click()
+    await page.locator('#hash-algorithm:not([disabled])').waitFor({ state: 'attached', timeout: 10_000 })
+    assert.equal((await keysRepeated).request().headers().authorization, `Bearer ${KEY}`)
+    assert.equal(await dialog.isVisible(), false, 'one prompt for both requests')
+    await page.unrouteAll({ behavior: 'ignoreErrors' })
+    await watched.close()
+  })
 })

@@ -80,10 +80,25 @@ export function toApiError(status: number, body: string, retryAfterHeader: strin
   return new ApiError(status, message, fields, retryAfter)
 }
 
-async function needKey(status: number, challenge: string | null): Promise<boolean> {
+/**
+ * The key prompt on screen, shared by every request that meets a 401 while it is open: the dialog
+ * holds one request for a key at a time, and at start-up several requests (the algorithm list, the
+ * HMAC tab's named keys) meet their 401 together. Each waits for the one answer and repeats itself.
+ */
+let openPrompt: Promise<string | null> | null = null
+
+/**
+ * Whether to repeat a request that got `status` (having sent `sentKey`): after a 401 with a Bearer
+ * challenge, once a key is at hand. A key entered since the request left is used without asking.
+ */
+async function needKey(status: number, challenge: string | null, sentKey: string | null): Promise<boolean> {
   if (status !== 401 || !keyPrompt || !/^\s*Bearer\b/i.test(challenge ?? '')) return false
-  const hadKey = storedKey() !== null
-  const key = await keyPrompt(hadKey ? 'The server refused the API key. Enter another one.' : 'This server needs an API key.')
+  const current = storedKey()
+  if (current !== null && current !== sentKey) return true
+  const prompt = keyPrompt
+  openPrompt ??= prompt(sentKey !== null ? 'The server refused the API key. Enter another one.' : 'This server needs an API key.')
+    .finally(() => { openPrompt = null })
+  const key = await openPrompt
   if (!key) return false
   try { sessionStorage.setItem(KEY_STORAGE, key) } catch { /* storage disabled: the key lasts this request only */ }
   return true
@@ -92,6 +107,7 @@ async function needKey(status: number, challenge: string | null): Promise<boolea
 /** One JSON request; on 401 asks for a key once and repeats it. */
 export async function api<T>(path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    const sentKey = storedKey()
     const init: RequestInit = body === undefined
       ? { method: 'GET', headers: withAuth({ accept: 'application/json' }) }
       : { method: 'POST', headers: withAuth({ 'content-type': 'application/json', accept: 'application/json' }), body: JSON.stringify(body) }
@@ -105,7 +121,7 @@ export async function api<T>(path: string, body?: unknown, signal?: AbortSignal)
     }
     const text = await response.text()
     if (response.ok) return JSON.parse(text) as T
-    if (attempt < 3 && await needKey(response.status, response.headers.get('www-authenticate'))) continue
+    if (attempt < 3 && await needKey(response.status, response.headers.get('www-authenticate'), sentKey)) continue
     throw toApiError(response.status, text, response.headers.get('retry-after'))
   }
 }
@@ -125,7 +141,7 @@ export function upload<T>(path: string, fields: Array<[string, string]>, file: F
 }
 
 export function uploadForm<T>(path: string, parts: readonly FormPart[], totalBytes: number, onProgress: (progress: UploadProgress) => void, signal: AbortSignal): Promise<T> {
-  const send = (): Promise<{ status: number, text: string, challenge: string | null, retryAfter: string | null }> => new Promise((resolve, reject) => {
+  const send = (): Promise<{ status: number, text: string, challenge: string | null, retryAfter: string | null, sentKey: string | null }> => new Promise((resolve, reject) => {
     const form = new FormData()
     for (const part of parts) {
       if (part.length === 3) form.append(part[0], part[1], part[2])
@@ -138,7 +154,7 @@ export function uploadForm<T>(path: string, parts: readonly FormPart[], totalByt
     const key = storedKey()
     if (key) request.setRequestHeader('authorization', `Bearer ${key}`)
     request.upload.onprogress = (event) => onProgress({ loaded: event.loaded, total: event.lengthComputable ? event.total : totalBytes, startedAt })
-    request.onload = () => resolve({ status: request.status, text: request.responseText, challenge: request.getResponseHeader('www-authenticate'), retryAfter: request.getResponseHeader('retry-after') })
+    request.onload = () => resolve({ status: request.status, text: request.responseText, challenge: request.getResponseHeader('www-authenticate'), retryAfter: request.getResponseHeader('retry-after'), sentKey: key })
     request.onerror = () => reject(new ApiError(0, 'The upload failed: the server could not be reached or closed the connection.'))
     request.onabort = () => reject(new DOMException('Upload cancelled', 'AbortError'))
     signal.addEventListener('abort', () => request.abort(), { once: true })
@@ -148,7 +164,7 @@ export function uploadForm<T>(path: string, parts: readonly FormPart[], totalByt
     for (let attempt = 0; ; attempt++) {
       const answer = await send()
       if (answer.status >= 200 && answer.status < 300) return JSON.parse(answer.text) as T
-      if (attempt < 3 && await needKey(answer.status, answer.challenge)) continue
+      if (attempt < 3 && await needKey(answer.status, answer.challenge, answer.sentKey)) continue
       throw toApiError(answer.status, answer.text, answer.retryAfter)
     }
   })()
