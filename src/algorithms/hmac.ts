@@ -19,7 +19,7 @@
  */
 import { hash } from 'node:crypto'
 import type { DigestAlgorithm } from './types.js'
-import type { OutputEncoding } from '../domain/encoding.js'
+import { asciiInto, type OutputEncoding } from '../domain/encoding.js'
 
 /** The HMAC of a message under a fixed key; synchronous. */
 export interface PreparedHmac {
@@ -49,24 +49,8 @@ function bytesInto(text: string, target: Uint8Array, offset: number): void {
   for (let index = 0; index < text.length; index++) target[offset + index] = text.charCodeAt(index)
 }
 
-/** Up to this many characters are copied by `asciiInto`; longer text goes to Buffer#write, whose call costs less than the loop then. */
+/** A message up to this many characters is copied by `asciiInto`; a longer one by Buffer#write. */
 const ASCII_LOOP_MAX = 64
-
-/**
- * Copies short ASCII text into `target` at `offset` in JavaScript and returns its length, or null
- * when the text is longer than ASCII_LOOP_MAX or not ASCII (UTF-8 then needs Buffer#write, a
- * crossing into C++ that costs more than the whole loop for a 32-character message).
- */
-function asciiInto(text: string, target: Uint8Array, offset: number): number | null {
-  const length = text.length
-  if (length > ASCII_LOOP_MAX) return null
-  for (let index = 0; index < length; index++) {
-    const code = text.charCodeAt(index)
-    if (code >= 0x80) return null
-    target[offset + index] = code
-  }
-  return length
-}
 
 /** Whether `algorithm` has a prepared form (the rest need the worker task's general HMAC). */
 export function canPrepareHmac(algorithm: DigestAlgorithm): boolean {
@@ -110,7 +94,7 @@ export function prepareHmac(algorithm: DigestAlgorithm, key: Uint8Array): Prepar
     textOfUtf8(message, encoding) {
       // A UTF-16 code unit is at most three bytes of UTF-8.
       if (message.length * 3 > SCRATCH_BYTES) return null
-      const bytes = asciiInto(message, inner, blockBytes) ?? inner.write(message, blockBytes, 'utf8')
+      const bytes = asciiInto(message, inner, blockBytes, ASCII_LOOP_MAX) ?? inner.write(message, blockBytes, 'utf8')
       this.lastUtf8Bytes = bytes
       bytesInto(hash(opensslName, innerOf(bytes), 'binary'), outer, blockBytes)
       return hash(opensslName, outer, encoding)

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import type { Operation } from '../algorithms/types.js'
 import { algorithmFor } from '../domain/algorithm-lookup.js'
-import { decodeInput, type InputEncoding } from '../domain/encoding.js'
+import { asciiInto, decodeInput, type InputEncoding } from '../domain/encoding.js'
 import { runBatch, type BatchAnswer, type FieldGroup } from '../domain/batch.js'
 import { problems } from '../problem.js'
 import { documentedAs, Problem, ProcessingTime, withDocumentedDefault, withoutDocumentExtra } from './schemas.js'
@@ -166,9 +166,8 @@ export async function batchOrSingle<I extends object, R extends object>(
  * A JSON answer written as UTF-8 while it is made, straight into buffers of 64 KiB or more. A
  * piece of a few ASCII characters (punctuation, a number) is copied by a loop in JavaScript, one
  * encoded once is copied as bytes, and the rest (hex, base64, a compiled serializer's output) goes
- * through one Buffer#write each. Joining the pieces into a string first made a rope of small
- * strings per item that then had to be flattened and copied again; a JavaScript loop over 64
- * characters or more costs more than Buffer#write's call into C++ (`npm run bench`, the batch row).
+ * through one Buffer#write each (domain/encoding.ts `asciiInto`). Joining the pieces into a string
+ * first made a rope of small strings per item that then had to be flattened and copied again.
  */
 class JsonBytes implements JsonOut {
   static readonly CHUNK = 64 * 1024
@@ -186,22 +185,8 @@ class JsonBytes implements JsonOut {
     const length = text.length
     // A UTF-16 code unit is at most three bytes of UTF-8: text that may not fit starts a chunk.
     if (this.#used + length * 3 > this.#chunk.length) this.#next(length * 3)
-    if (length <= JsonBytes.LOOP_MAX) {
-      const chunk = this.#chunk
-      let at = this.#used
-      let index = 0
-      for (; index < length; index++) {
-        const code = text.charCodeAt(index)
-        if (code >= 0x80) break
-        chunk[at++] = code
-      }
-      if (index === length) {
-        this.#used = at
-        return
-      }
-    }
-    // Long or not ASCII: written whole as UTF-8 from where this piece starts.
-    this.#used += this.#chunk.write(text, this.#used, 'utf8')
+    // A short ASCII piece by the loop; a long or non-ASCII one as UTF-8, from where this piece starts.
+    this.#used += asciiInto(text, this.#chunk, this.#used, JsonBytes.LOOP_MAX) ?? this.#chunk.write(text, this.#used, 'utf8')
   }
 
   pushBytes(bytes: Uint8Array): void {
