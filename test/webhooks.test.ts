@@ -643,6 +643,47 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
     assert.deepEqual(judged(await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers })), [true, undefined, 'hooks', 3])
   })
 
+  it('payloads hashed off the event loop (INLINE_DIGEST_MAX_BYTES and over) are judged as inline ones, version after version, with replays', async () => {
+    const pooled = await startServer({ HMAC_KEYS_FILE: file(HMAC_KEYS), INLINE_DIGEST_MAX_BYTES: '1024' })
+    try {
+      const large = () => body({ text: 'x'.repeat(8192) })
+      // Versions are tried newest first (4, 3, 2, then those that do not verify), each HMAC on the pool.
+      const expected: Array<[keyof typeof S, unknown[]]> = [
+        ['h2', [true, undefined, 'hooks', 2]],
+        ['h1', [false, 'key-version-below-minimum', 'hooks', 1]],
+        ['other', [false, 'signature-mismatch', 'hooks', undefined]],
+      ]
+      for (const [version, outcome] of expected) {
+        const payload = large()
+        const headers = standardHeaders(S[version].whsec, payload)
+        assert.deepEqual(judged(await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers }, pooled)), outcome, `version ${version}`)
+      }
+      const payload = large()
+      const headers = standardHeaders(S.h3.whsec, payload)
+      const changed = payload.replace('xxxx', 'xxxy')
+      assert.deepEqual(judged(await verify({ profile: 'standard-webhooks', payload: changed, keyName: 'hooks', headers }, pooled)), [false, 'signature-mismatch', 'hooks', undefined])
+      assert.deepEqual(judged(await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers }, pooled)), [true, undefined, 'hooks', 3])
+      const again = await verify({ profile: 'standard-webhooks', payload, keyName: 'hooks', headers }, pooled)
+      assert.deepEqual([again.valid, again.reason, again.replayed], [false, 'replayed', true])
+      // Stripe's own library signs a large event; the secret in the request, not the ring.
+      const event = large()
+      const stripeSecret = `whsec_${randomBytes(24).toString('hex')}`
+      assert.equal((await verify({ profile: 'stripe', payload: event, secret: stripeSecret, headers: { 'Stripe-Signature': stripeHeader(stripeSecret, event) } }, pooled)).valid, true)
+      // Ed25519 over a large payload runs on libuv's threads: a valid signature, then another key's.
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+      const whpk = `whpk_${Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url').toString('base64')}`
+      const id = newId()
+      const timestamp = nowSeconds()
+      const message = Buffer.from(`${id}.${timestamp}.${event}`)
+      const signed = (key: typeof privateKey) => ({ 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1a,${cryptoSign(null, message, key).toString('base64')}` })
+      const other = generateKeyPairSync('ed25519').privateKey
+      assert.equal((await verify({ profile: 'standard-webhooks', payload: event, publicKey: whpk, headers: signed(other), remember: false }, pooled)).reason, 'signature-mismatch')
+      assert.equal((await verify({ profile: 'standard-webhooks', payload: event, publicKey: whpk, headers: signed(privateKey) }, pooled)).valid, true)
+    } finally {
+      await pooled.close()
+    }
+  })
+
   it('a key whose algorithms= leaves out sha256 is 422 algorithm-not-allowed-for-key; an unknown name is 422 unknown-key and is not echoed', async () => {
     const payload = body()
     const headers = standardHeaders(S.wide.whsec, payload)

@@ -25,6 +25,7 @@ import { countHashedBytes, countKeyUse } from '../observe.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeDigestText, decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
+import { then } from './maybe-async.js'
 
 export interface HmacRequest {
   message: string
@@ -204,11 +205,6 @@ function callerKey(request: { key: string, keyEncoding?: InputEncoding }): Buffe
   const key = decodeInput(request.key, request.keyEncoding ?? 'utf8', 'key')
   if (key.length === 0) throw problems.validation('key must not be empty', [{ pointer: '/body/key', message: 'must not be empty' }])
   return key
-}
-
-/** Resolves a value that may be a promise without making one when it is not. */
-function then<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(next) : next(value)
 }
 
 export function hmac(engine: Engine, request: HmacRequest, context: KeyContext): HmacResult | Promise<HmacResult> {

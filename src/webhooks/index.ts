@@ -6,6 +6,7 @@
  */
 import { randomBytes, verify as cryptoVerify } from 'node:crypto'
 import type { Engine } from '../domain/engine.js'
+import { then, type MaybePromise } from '../domain/maybe-async.js'
 import { Problem, problems } from '../problem.js'
 import { strictBase64 } from './headers.js'
 import type { ForwardedHeaders } from './headers.js'
@@ -13,8 +14,8 @@ import { exactlyOne, resolveKey, type KeyChoice, type NamedKeySource } from './k
 import { webhookProfile, WEBHOOK_PROFILE_NAMES, type WebhookProfile } from './profiles.js'
 import { replayKey, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
 import { v1Signature } from './standard-webhooks.js'
-import type { HmacKeyVersion, Verification, WebhookReason } from './types.js'
-import { hmacInline, inlineCrypto, verify, type WebhookCrypto } from './verify.js'
+import type { HmacKeyVersion, Verification, WebhookKey, WebhookReason } from './types.js'
+import { ed25519Inline, hmacInline, inlineCrypto, verify, type WebhookCrypto } from './verify.js'
 
 export { WEBHOOK_PROFILES, WEBHOOK_PROFILE_NAMES, webhookProfile } from './profiles.js'
 export { WEBHOOK_REASONS, type WebhookReason } from './types.js'
@@ -92,7 +93,12 @@ export const replayStoreUnavailable = () => new Problem(503, 'urn:hashd:problem:
   'The signature is valid, but the replay store (Redis) cannot be reached to check that this webhook was not seen before; ' +
   'answer the sender with a 5xx so that it delivers again, and hashd will check it then', { headers: { 'retry-after': '1' } })
 
-export async function verifyWebhook(request: VerifyWebhookRequest, services: WebhookServices): Promise<VerifyWebhookAnswer> {
+/**
+ * Synchronous when the HMAC runs on the event loop (a payload under INLINE_DIGEST_MAX_BYTES) and
+ * the replay store is this process's memory: the common request then makes no promise. A payload
+ * hashed on the pool, an Ed25519 check above that size, or a replay check in Redis makes it a promise.
+ */
+export function verifyWebhook(request: VerifyWebhookRequest, services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
   const profile = profileNamed(request.profile)
   const payload = payloadBytes(request)
   const key = resolveKey(profile, request, services.keys)
@@ -103,35 +109,50 @@ export async function verifyWebhook(request: VerifyWebhookRequest, services: Web
     throw problems.validation('receivedAt is later than now by more than the tolerance: it must be when the webhook was received, in Unix seconds',
       [{ pointer: '/body/receivedAt', message: 'in the future' }])
   }
-  const verification = await verify(profile, payload, request.headers, key,
+  const verification = verify(profile, payload, request.headers, key,
     { toleranceSeconds, referenceSeconds: request.receivedAt ?? nowSeconds }, services.crypto ?? inlineCrypto)
-  if (key.kind === 'hmac' && key.keyName !== undefined) noteUse(services.keys, key.keyName, verification)
-  const named = key.kind === 'hmac' && key.keyName !== undefined ? { keyName: key.keyName } : {}
-  const shown = {
-    ...named,
-    ...(verification.keyVersion !== undefined ? { keyVersion: verification.keyVersion } : {}),
-    ...(verification.timestamp !== undefined ? { timestamp: verification.timestamp } : {}),
-  }
+  return then(verification, (verified) => judged(verified, profile, key, request, toleranceSeconds, services))
+}
+
+/** The answer to a verification: refused as it stands, or checked against the replay store. */
+function judged(verification: Verification, profile: WebhookProfile, key: WebhookKey, request: VerifyWebhookRequest, toleranceSeconds: number,
+  services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
+  const keyName = key.kind === 'hmac' ? key.keyName : undefined
+  if (keyName !== undefined) noteUse(services.keys, keyName, verification)
+  const answer: VerifyWebhookAnswer = { valid: false, replayed: false }
+  if (keyName !== undefined) answer.keyName = keyName
+  if (verification.keyVersion !== undefined) answer.keyVersion = verification.keyVersion
+  if (verification.timestamp !== undefined) answer.timestamp = verification.timestamp
   if (!verification.valid || verification.replayToken === undefined) {
-    return { valid: false, reason: verification.reason, detail: verification.detail, ...shown, replayed: false }
+    answer.reason = verification.reason
+    answer.detail = verification.detail
+    return answer
   }
   // Remembered for twice the tolerance: a timestamp may be up to the tolerance ahead of the
   // reference, and is accepted until it is the tolerance behind.
   const storeKey = replayKey(profile.name, key.scope, verification.replayToken)
-  let replayed: boolean
-  try {
-    replayed = await services.replays.seen(storeKey, 2 * toleranceSeconds * 1000, request.remember ?? true)
-  } catch (error) {
-    if (error instanceof ReplayStoreUnavailable) throw replayStoreUnavailable()
-    throw error
-  }
-  if (replayed) {
-    return {
-      valid: false, reason: 'replayed', ...shown, replayed: true,
-      detail: `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`,
+  const fresh = (replayed: boolean): VerifyWebhookAnswer => {
+    if (!replayed) {
+      answer.valid = true
+      return answer
     }
+    answer.reason = 'replayed'
+    answer.detail = `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`
+    answer.replayed = true
+    return answer
   }
-  return { valid: true, ...shown, replayed: false }
+  let seen: MaybePromise<boolean>
+  try {
+    seen = services.replays.seen(storeKey, 2 * toleranceSeconds * 1000, request.remember ?? true)
+  } catch (error) {
+    throw storeProblem(error)
+  }
+  return seen instanceof Promise ? seen.then(fresh, (error: unknown) => { throw storeProblem(error) }) : fresh(seen)
+}
+
+/** A replay store that cannot answer is a 503 (fail closed); anything else is the error it was. */
+function storeProblem(error: unknown): unknown {
+  return error instanceof ReplayStoreUnavailable ? replayStoreUnavailable() : error
 }
 
 /**
@@ -185,11 +206,11 @@ export function engineCrypto(engine: Engine): WebhookCrypto {
   const inlineMax = engine.config.inlineDigestMaxBytes
   const size = (content: readonly Uint8Array[]) => content.reduce((total, piece) => total + piece.length, 0)
   return {
-    hmacSha256: async (key, content) => size(content) < inlineMax
+    hmacSha256: (key, content) => size(content) < inlineMax
       ? hmacInline(key, content)
-      : (await engine.run<Uint8Array>({ op: 'hmac', algorithm: 'sha256', key, message: Buffer.concat(content) })).value,
-    ed25519Verify: async (content, signature, key) => {
-      if (content.length < inlineMax) return inlineCrypto.ed25519Verify(content, signature, key)
+      : engine.run<Uint8Array>({ op: 'hmac', algorithm: 'sha256', key, message: Buffer.concat(content) }).then(({ value }) => value),
+    ed25519Verify: (content, signature, key) => {
+      if (content.length < inlineMax) return ed25519Inline(content, signature, key)
       return new Promise((resolve) => {
         try {
           cryptoVerify(null, content, key, signature, (error, valid) => resolve(error === null && valid))

@@ -10,6 +10,7 @@
  * remembered, so a forger cannot spend an id ahead of the real sender.
  */
 import { hash } from 'node:crypto'
+import type { MaybePromise } from '../domain/maybe-async.js'
 
 export type ReplayStoreState = 'memory' | 'redis' | 'degraded'
 
@@ -17,9 +18,10 @@ export interface ReplayStore {
   /**
    * Whether `key` was already seen within its window. With `remember`, records it for `ttlMs` in
    * the same step (of two concurrent checks of one key, exactly one sees it unseen). Rejects with
-   * ReplayStoreUnavailable when the store cannot answer.
+   * ReplayStoreUnavailable when the store cannot answer. The answer is at once from memory, a
+   * promise from Redis.
    */
-  seen(key: string, ttlMs: number, remember: boolean): Promise<boolean>
+  seen(key: string, ttlMs: number, remember: boolean): MaybePromise<boolean>
   state(): ReplayStoreState
 }
 
@@ -58,7 +60,7 @@ export class MemoryReplayStore implements ReplayStore {
     this.#now = now
   }
 
-  async seen(key: string, ttlMs: number, remember: boolean): Promise<boolean> {
+  seen(key: string, ttlMs: number, remember: boolean): boolean {
     const now = this.#now()
     const expiry = this.#expiries.get(key)
     if (expiry !== undefined && expiry > now) return true

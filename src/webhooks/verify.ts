@@ -7,17 +7,21 @@
  * `signature-mismatch` is a forgery or the wrong key, `timestamp-too-old` an authentic webhook
  * delivered (or replayed) too late. HMACs are compared in constant time (crypto.timingSafeEqual)
  * against every entry of the header; Ed25519 (RFC 8032) is verified by OpenSSL through node:crypto.
+ *
+ * A verification is synchronous when its crypto is (a payload small enough to hash on the event
+ * loop) and a promise only when the crypto went to the pool (domain/maybe-async.ts).
  */
 import { createHmac, timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto'
+import { then, type MaybePromise } from '../domain/maybe-async.js'
 import { headerValues, type ForwardedHeaders } from './headers.js'
 import { headerNames, type WebhookProfile } from './profiles.js'
 import type { HeaderSignature, HmacKeyVersion, SignatureKind, Verification, WebhookKey } from './types.js'
 
 /** The crypto a verification runs; index.ts hands in the engine's, which moves large payloads off the event loop. */
 export interface WebhookCrypto {
-  /** HMAC-SHA256 of the pieces, in order, as one message. */
-  hmacSha256(key: Uint8Array, content: readonly Uint8Array[]): Promise<Uint8Array>
-  ed25519Verify(content: Uint8Array, signature: Uint8Array, key: KeyObject): Promise<boolean>
+  /** HMAC-SHA256 of the pieces, in order, as one message: the bytes at once, or a promise of them when the work left the event loop. */
+  hmacSha256(key: Uint8Array, content: readonly Uint8Array[]): MaybePromise<Uint8Array>
+  ed25519Verify(content: Uint8Array, signature: Uint8Array, key: KeyObject): MaybePromise<boolean>
 }
 
 /** HMAC-SHA256 on this thread, the pieces fed in turn (no copy of the payload). */
@@ -27,16 +31,16 @@ export function hmacInline(key: Uint8Array, content: readonly Uint8Array[]): Uin
   return hmac.digest()
 }
 
-export const inlineCrypto: WebhookCrypto = {
-  hmacSha256: async (key, content) => hmacInline(key, content),
-  ed25519Verify: async (content, signature, key) => {
-    try {
-      return cryptoVerify(null, content, key, signature)
-    } catch {
-      return false
-    }
-  },
+/** Ed25519 on this thread; a key or signature OpenSSL refuses is a signature that does not verify. */
+export function ed25519Inline(content: Uint8Array, signature: Uint8Array, key: KeyObject): boolean {
+  try {
+    return cryptoVerify(null, content, key, signature)
+  } catch {
+    return false
+  }
 }
+
+export const inlineCrypto: WebhookCrypto = { hmacSha256: hmacInline, ed25519Verify: ed25519Inline }
 
 /** The timestamp rule: a signed timestamp within `toleranceSeconds` of `referenceSeconds` (now, or when a queued event was received). */
 export interface TimeRule {
@@ -50,27 +54,36 @@ const KIND_NAMES: Record<SignatureKind, string> = { 'hmac-sha256': 'HMAC-SHA256 
 const byStanding = (versions: HmacKeyVersion[]): HmacKeyVersion[] =>
   [...versions.filter((version) => version.standing === 'valid'), ...versions.filter((version) => version.standing !== 'valid')]
 
-async function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): Promise<HmacKeyVersion | undefined> {
-  for (const version of byStanding(versions)) {
-    const mac = await crypto.hmacSha256(version.secret, content)
-    let matched = false
-    // Every entry is compared, matched or not, each in constant time.
-    for (const signature of signatures) matched = timingSafeEqual(mac, signature.bytes) || matched
-    if (matched) return version
-  }
-  return undefined
+/** Whether `mac` equals any entry; every entry is compared, matched or not, each in constant time. */
+function matchesAny(mac: Uint8Array, signatures: readonly HeaderSignature[]): boolean {
+  let matched = false
+  for (const signature of signatures) matched = timingSafeEqual(mac, signature.bytes) || matched
+  return matched
 }
 
-async function matchEd25519(publicKey: KeyObject, signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): Promise<boolean> {
+/** The first version (valid ones first) whose HMAC is among the signatures. */
+function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): MaybePromise<HmacKeyVersion | undefined> {
+  const ordered = byStanding(versions)
+  const step = (index: number): MaybePromise<HmacKeyVersion | undefined> => {
+    const version = ordered[index]
+    if (version === undefined) return undefined
+    return then(crypto.hmacSha256(version.secret, content), (mac) => (matchesAny(mac, signatures) ? version : step(index + 1)))
+  }
+  return step(0)
+}
+
+function matchEd25519(publicKey: KeyObject, signatures: HeaderSignature[], content: Buffer[], crypto: WebhookCrypto): MaybePromise<boolean> {
   const message = Buffer.concat(content)
-  for (const signature of signatures) {
-    if (await crypto.ed25519Verify(message, signature.bytes, publicKey)) return true
+  const step = (index: number): MaybePromise<boolean> => {
+    const signature = signatures[index]
+    if (signature === undefined) return false
+    return then(crypto.ed25519Verify(message, signature.bytes, publicKey), (valid) => valid || step(index + 1))
   }
-  return false
+  return step(0)
 }
 
-export async function verify(profile: WebhookProfile, payload: Buffer, headers: ForwardedHeaders, key: WebhookKey, time: TimeRule,
-  crypto: WebhookCrypto = inlineCrypto): Promise<Verification> {
+export function verify(profile: WebhookProfile, payload: Buffer, headers: ForwardedHeaders, key: WebhookKey, time: TimeRule,
+  crypto: WebhookCrypto = inlineCrypto): MaybePromise<Verification> {
   const reading = profile.module.read(headerValues(headers, headerNames(profile)))
   if (!reading.ok) return { valid: false, reason: reading.reason, detail: reading.detail }
   const signed = reading.headers
@@ -82,21 +95,27 @@ export async function verify(profile: WebhookProfile, payload: Buffer, headers: 
   }
 
   const content = profile.module.signedContent(signed, payload)
-  let keyVersion: number | undefined
+  const replayToken = profile.replayBy === 'id' ? [Buffer.from(signed.id ?? '', 'utf8')] : content
   if (key.kind === 'hmac') {
-    const matched = await matchHmac(key.versions, signatures, content, crypto)
-    if (!matched) return { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp }
-    keyVersion = matched.version
-    if (matched.standing === 'retired') {
-      return { valid: false, reason: 'key-version-retired', detail: `signed with version ${keyVersion} of ${key.keyName}, which is retired`, keyVersion, timestamp }
-    }
-    if (matched.standing === 'below-minimum') {
-      return { valid: false, reason: 'key-version-below-minimum', detail: `signed with version ${keyVersion} of ${key.keyName}, below its min-verify-version`, keyVersion, timestamp }
-    }
-  } else if (!await matchEd25519(key.publicKey, signatures, content, crypto)) {
-    return { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp }
+    return then(matchHmac(key.versions, signatures, content, crypto), (matched): Verification => {
+      if (!matched) return { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp }
+      const keyVersion = matched.version
+      if (matched.standing === 'retired') {
+        return { valid: false, reason: 'key-version-retired', detail: `signed with version ${keyVersion} of ${key.keyName}, which is retired`, keyVersion, timestamp }
+      }
+      if (matched.standing === 'below-minimum') {
+        return { valid: false, reason: 'key-version-below-minimum', detail: `signed with version ${keyVersion} of ${key.keyName}, below its min-verify-version`, keyVersion, timestamp }
+      }
+      return timely(timestamp, time, keyVersion, replayToken)
+    })
   }
+  return then(matchEd25519(key.publicKey, signatures, content, crypto), (matched): Verification => matched
+    ? timely(timestamp, time, undefined, replayToken)
+    : { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp })
+}
 
+/** The time rule, for an authentic webhook: valid, or too old or too new for the tolerance. */
+function timely(timestamp: number | undefined, time: TimeRule, keyVersion: number | undefined, replayToken: Buffer[]): Verification {
   if (timestamp !== undefined) {
     const age = time.referenceSeconds - timestamp
     if (age > time.toleranceSeconds) {
@@ -106,7 +125,7 @@ export async function verify(profile: WebhookProfile, payload: Buffer, headers: 
       return { valid: false, reason: 'timestamp-too-new', detail: `signed ${-age} s after the reference time; the tolerance is ${time.toleranceSeconds} s`, keyVersion, timestamp }
     }
   }
-  return { valid: true, keyVersion, timestamp, replayToken: profile.replayBy === 'id' ? [Buffer.from(signed.id ?? '', 'utf8')] : content }
+  return { valid: true, keyVersion, timestamp, replayToken }
 }
 
 function mismatchDetail(profile: WebhookProfile, key: WebhookKey): string {
