@@ -42,6 +42,9 @@ describe('batches of digests and checks', { skip: skipUnless('python3') }, () =>
     assert.deepEqual([results[4]!.reference, results[4]!.problem?.status, (results[4]!.problem?.errors as Array<{ pointer: string }>)[0]?.pointer], ['bad-hex', 400, '/body/items/4/input'])
     assert.deepEqual([results[5]!.problem?.status, results[5]!.problem?.type], [422, 'urn:hashd:problem:password-in-batch'])
     assert.deepEqual([results[6]!.reference, results[6]!.problem?.type, results[6]!.problem?.suggestions], [undefined, 'urn:hashd:problem:unknown-algorithm', ['sha256']])
+    // `reference` first, in a result as in a problem: {reference, problem}, as documented.
+    assert.deepEqual([0, 4, 5, 6].map((index) => Object.keys(results[index]!)), [
+      ['reference', 'hash', 'length', 'processingTimeMs', 'algorithm', 'encoding'], ['reference', 'problem'], ['reference', 'problem'], ['problem']])
   })
 
   it('POST /api/verify: matches, mismatches and problems per item; password hashes and upgrade refused in a batch', async () => {

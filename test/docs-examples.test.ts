@@ -6,10 +6,11 @@
  * output shown. The commands of one page run in order in one temporary directory (a file one
  * makes, a later one reads), with `localhost:3000` pointed at the test server and `npm run apikey
  * --silent --` at the built script. Outputs are compared:
- * - JSON exactly, except what varies from run to run, compared by shape: `processingTimeMs` (a
- *   number); a password hash made with a fresh salt (`hash` of a standard-encoded answer and
- *   `newHash`: `$…$` fields the same up to the salt and checksum, whose lengths must match); and
- *   `keyId`/`fingerprint` of a signing key an example generated (the same length and alphabet);
+ * - JSON exactly, keys in the order the server writes them, except what varies from run to run,
+ *   compared by shape: `processingTimeMs` (a number); a password hash made with a fresh salt
+ *   (`hash` of a standard-encoded answer and `newHash`: `$…$` fields the same up to the salt and
+ *   checksum, whose lengths must match); and `keyId`/`fingerprint` of a signing key an example
+ *   generated (the same length and alphabet);
  * - with `…` as shown: the parts between the ellipses must appear in the output, in order (JSON,
  *   pretty-printed over lines, is joined first; other text keeps its line ends);
  * - other text line by line, with long key-like tokens (API keys, their hashes) compared by shape.
@@ -218,7 +219,8 @@ function assertSameJson(actual: unknown, expected: unknown, where: string): void
   }
   if (expected !== null && typeof expected === 'object') {
     assert.ok(actual !== null && typeof actual === 'object' && !Array.isArray(actual), `${where}: not an object`)
-    assert.deepEqual(Object.keys(actual).sort(), Object.keys(expected).sort(), `${where}: keys`)
+    // In the order the server writes them, too: a page shows the answer as it comes.
+    assert.deepEqual(Object.keys(actual), Object.keys(expected), `${where}: keys, in order`)
     for (const [key, value] of Object.entries(expected)) {
       const got: unknown = (actual as Record<string, unknown>)[key]
       if (key === 'processingTimeMs') assert.equal(typeof got, 'number', `${where}.${key}`)

@@ -83,21 +83,19 @@ export interface JsonOut {
 export type ResultWriter<R> = (result: R & { reference?: string }, out: JsonOut) => boolean
 
 /** The forms of one result of a batch, kept for the serializer (batchOrSingle), and the route's own writer of the done form. */
-const resultForms = new WeakMap<object, { done: TObject, failed: TObject, write?: ResultWriter<never> | undefined }>()
+const resultForms = new WeakMap<object, { single: TObject, problem: TSchema, write?: ResultWriter<never> | undefined }>()
 
 /** The answer: the single result, or `results` of a batch, each the single result plus `reference`, or a problem. */
 export function batchableResponse<R = never>(single: TObject, write?: ResultWriter<R>) {
   const done = Type.Object({ reference: Type.Optional(Reference), ...single.properties }, { description: 'An item that succeeded: the answer a single request would get, and its reference' })
-  const failed = Type.Object({
-    reference: Type.Optional(Reference),
-    problem: { ...Problem, description: 'Why this item failed: the problem a single request would get (its status inside); the other items are not affected' },
-  }, { description: 'An item that failed' })
+  const problem = { ...Problem, description: 'Why this item failed: the problem a single request would get (its status inside); the other items are not affected' }
+  const failed = Type.Object({ reference: Type.Optional(Reference), problem }, { description: 'An item that failed' })
   const batch = Type.Object({
     results: Type.Array(Type.Union([done, failed]), { description: 'One per item, in the order of `items`' }),
     processingTimeMs: ProcessingTime,
   }, { description: 'The answer to a batch (`items`)' })
   const response = Type.Union([single, batch], { description: 'The result, or for a batch the results' })
-  resultForms.set(response, { done, failed, write: write as ResultWriter<never> | undefined })
+  resultForms.set(response, { single, problem, write: write as ResultWriter<never> | undefined })
   return response
 }
 
@@ -143,8 +141,10 @@ export async function batchOrSingle<I extends object, R extends object>(
   // route's serializer would first check the whole answer against each alternative of the response
   // schema (a single answer or a batch), then each result against each of its two forms, before
   // writing a byte; and results kept to the end would stay alive through the batch.
-  const done = reply.compileSerializationSchema(forms.done)
-  const failed = reply.compileSerializationSchema(forms.failed)
+  // `reference` is written first, in a result as in a problem ({reference, problem}): the compiled
+  // serializer of the result's form would write the required fields first and `reference` after.
+  const single = reply.compileSerializationSchema(forms.single)
+  const problem = reply.compileSerializationSchema(forms.problem)
   // A route's own writer (routes/hmac.ts) first, where it has one: it knows which of its strings
   // need no escaping, where the compiled serializer tests each against a regular expression.
   const write = forms.write as ResultWriter<R> | undefined
@@ -154,12 +154,22 @@ export async function batchOrSingle<I extends object, R extends object>(
     emit: (entry, index) => {
       // No answer of a single request has a `problem` field: only a failed item does.
       if (index > 0) answer.push(',')
-      if ('problem' in entry) answer.push(failed(entry as unknown as Record<string, unknown>))
-      else if (!write?.(entry as R & { reference?: string }, answer)) answer.push(done(entry as unknown as Record<string, unknown>))
+      if ('problem' in entry) {
+        answer.push(referenced(entry.reference, `{"problem":${problem(entry.problem as unknown as Record<string, unknown>)}}`))
+      } else if (!write?.(entry as R & { reference?: string }, answer)) {
+        // The single form has no `reference`, so its serializer leaves it out.
+        answer.push(referenced((entry as { reference?: string }).reference, single(entry as unknown as Record<string, unknown>)))
+      }
     },
   })
   answer.push(`],"processingTimeMs":${processingTimeMs}}`)
   return reply.type('application/json; charset=utf-8').send(answer.bytes()) as unknown as BatchAnswer<R>
+}
+
+/** A result's JSON object with `reference` as its first field, when the item has one. */
+function referenced(reference: string | undefined, json: string): string {
+  if (reference === undefined) return json
+  return `{"reference":${JSON.stringify(reference)}${json === '{}' ? '' : ','}${json.slice(1)}`
 }
 
 /**

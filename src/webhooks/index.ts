@@ -119,28 +119,16 @@ function judged(verification: Verification, profile: WebhookProfile, key: Webhoo
   services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
   const keyName = key.kind === 'hmac' ? key.keyName : undefined
   if (keyName !== undefined) noteUse(services.keys, keyName, verification)
-  const answer: VerifyWebhookAnswer = { valid: false, replayed: false }
-  if (keyName !== undefined) answer.keyName = keyName
-  if (verification.keyVersion !== undefined) answer.keyVersion = verification.keyVersion
-  if (verification.timestamp !== undefined) answer.timestamp = verification.timestamp
   if (!verification.valid || verification.replayToken === undefined) {
-    answer.reason = verification.reason
-    answer.detail = verification.detail
-    return answer
+    return answerOf(false, verification.reason, verification.detail, keyName, verification, false)
   }
   // Remembered for twice the tolerance: a timestamp may be up to the tolerance ahead of the
   // reference, and is accepted until it is the tolerance behind.
   const storeKey = replayKey(profile.name, key.scope, verification.replayToken)
-  const fresh = (replayed: boolean): VerifyWebhookAnswer => {
-    if (!replayed) {
-      answer.valid = true
-      return answer
-    }
-    answer.reason = 'replayed'
-    answer.detail = `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`
-    answer.replayed = true
-    return answer
-  }
+  const fresh = (replayed: boolean): VerifyWebhookAnswer => replayed
+    ? answerOf(false, 'replayed', `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`,
+      keyName, verification, true)
+    : answerOf(true, undefined, undefined, keyName, verification, false)
   let seen: MaybePromise<boolean>
   try {
     seen = services.replays.seen(storeKey, 2 * toleranceSeconds * 1000, request.remember ?? true)
@@ -148,6 +136,19 @@ function judged(verification: Verification, profile: WebhookProfile, key: Webhoo
     throw storeProblem(error)
   }
   return seen instanceof Promise ? seen.then(fresh, (error: unknown) => { throw storeProblem(error) }) : fresh(seen)
+}
+
+/** The answer, the fields without a value left out (the route's serializer writes them in the schema's order, `valid` and `replayed` first). */
+function answerOf(valid: boolean, reason: WebhookReason | undefined, detail: string | undefined, keyName: string | undefined,
+  verification: Verification, replayed: boolean): VerifyWebhookAnswer {
+  const answer = { valid } as VerifyWebhookAnswer
+  if (reason !== undefined) answer.reason = reason
+  if (detail !== undefined) answer.detail = detail
+  if (keyName !== undefined) answer.keyName = keyName
+  if (verification.keyVersion !== undefined) answer.keyVersion = verification.keyVersion
+  if (verification.timestamp !== undefined) answer.timestamp = verification.timestamp
+  answer.replayed = replayed
+  return answer
 }
 
 /** A replay store that cannot answer is a 503 (fail closed); anything else is the error it was. */
