@@ -25,7 +25,7 @@ import { countHashedBytes, countKeyUse } from '../observe.js'
 import { algorithmFor } from './algorithm-lookup.js'
 import { decodeDigestText, decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
-import { then } from './maybe-async.js'
+import { andThen } from './maybe-async.js'
 
 export interface HmacRequest {
   message: string
@@ -190,7 +190,7 @@ function macUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorithm
 function textUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorithm, message: Buffer, encoding: OutputEncoding): string | Promise<string> {
   const prepared = message.length < engine.config.inlineDigestMaxBytes ? secret.prepared(algorithm) : null
   if (prepared !== null) return prepared.text(message, encoding)
-  return then(macUnder(engine, secret, algorithm, message), (mac) => encodeOutput(mac, encoding))
+  return andThen(macUnder(engine, secret, algorithm, message), (mac) => encodeOutput(mac, encoding))
 }
 
 /** The HMAC under the caller's own key: OpenSSL on this thread when short, else the pool. */
@@ -220,7 +220,7 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
     const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hmac') as DigestAlgorithm
     const key = callerKey({ key: request.key, ...(request.keyEncoding ? { keyEncoding: request.keyEncoding } : {}) })
     const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
-    return then(macWithKey(engine, algorithm, key, message), (mac) => {
+    return andThen(macWithKey(engine, algorithm, key, message), (mac) => {
       countHashedBytes('hmac', algorithm.name, message.length)
       return { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, processingTimeMs: performance.now() - started }
     })
@@ -315,7 +315,7 @@ export function verifyHmac(engine: Engine, request: HmacVerifyRequest, context: 
     const key = callerKey({ key: request.key, ...(request.keyEncoding ? { keyEncoding: request.keyEncoding } : {}) })
     const expected = macBytes(text)
     const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
-    return then(macWithKey(engine, algorithm, key, message), (mac) => {
+    return andThen(macWithKey(engine, algorithm, key, message), (mac) => {
       countHashedBytes('hmac', algorithm.name, message.length)
       const valid = same(mac, expected)
       return finish({ valid, algorithm: algorithm.name, rotateRecommended: false, ...(valid ? {} : { reason: mismatch(expected, algorithm) }) })
@@ -338,7 +338,7 @@ export function verifyHmac(engine: Engine, request: HmacVerifyRequest, context: 
     countKeyUse('hmac', key.name, version.id, 'verify')
     context.used('hmac', key.name, version.id)
     if (why !== null) return finish({ ...base, valid: false, keyVersion: version.ordinal, rotateRecommended: false, reason: `${why}: HMACs under it are no longer valid` })
-    return then(macUnder(engine, version.material, algorithm, message), (mac) => {
+    return andThen(macUnder(engine, version.material, algorithm, message), (mac) => {
       countHashedBytes('hmac', algorithm.name, message.length)
       const valid = same(mac, expected)
       const rotate = valid && key.ring.rotateRecommended(version)
@@ -349,7 +349,7 @@ export function verifyHmac(engine: Engine, request: HmacVerifyRequest, context: 
     })
   }
   // No version named: the versions that verify, newest first, until one matches.
-  return then(firstMatch(engine, key, algorithm, message, expected), (version) => {
+  return andThen(firstMatch(engine, key, algorithm, message, expected), (version) => {
     countHashedBytes('hmac', algorithm.name, message.length)
     countKeyUse('hmac', key.name, version?.id ?? 'any', 'verify')
     if (version) context.used('hmac', key.name, version.id)

@@ -6,7 +6,7 @@
  */
 import { randomBytes, verify as cryptoVerify } from 'node:crypto'
 import type { Engine } from '../domain/engine.js'
-import { then, type MaybePromise } from '../domain/maybe-async.js'
+import { andThen, type MaybePromise } from '../domain/maybe-async.js'
 import { Problem, problems } from '../problem.js'
 import { strictBase64 } from './headers.js'
 import type { ForwardedHeaders } from './headers.js'
@@ -111,7 +111,7 @@ export function verifyWebhook(request: VerifyWebhookRequest, services: WebhookSe
   }
   const verification = verify(profile, payload, request.headers, key,
     { toleranceSeconds, referenceSeconds: request.receivedAt ?? nowSeconds }, services.crypto ?? inlineCrypto)
-  return then(verification, (verified) => judged(verified, profile, key, request, toleranceSeconds, services))
+  return andThen(verification, (verified) => judged(verified, profile, key, request, toleranceSeconds, services))
 }
 
 /** The answer to a verification: refused as it stands, or checked against the replay store. */

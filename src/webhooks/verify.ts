@@ -12,7 +12,7 @@
  * loop) and a promise only when the crypto went to the pool (domain/maybe-async.ts).
  */
 import { createHmac, timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto'
-import { then, type MaybePromise } from '../domain/maybe-async.js'
+import { andThen, type MaybePromise } from '../domain/maybe-async.js'
 import { headerValues, type ForwardedHeaders } from './headers.js'
 import { headerNames, type WebhookProfile } from './profiles.js'
 import type { HeaderSignature, HmacKeyVersion, SignatureKind, Verification, WebhookKey } from './types.js'
@@ -67,7 +67,7 @@ function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], co
   const step = (index: number): MaybePromise<HmacKeyVersion | undefined> => {
     const version = ordered[index]
     if (version === undefined) return undefined
-    return then(crypto.hmacSha256(version.secret, content), (mac) => (matchesAny(mac, signatures) ? version : step(index + 1)))
+    return andThen(crypto.hmacSha256(version.secret, content), (mac) => (matchesAny(mac, signatures) ? version : step(index + 1)))
   }
   return step(0)
 }
@@ -77,7 +77,7 @@ function matchEd25519(publicKey: KeyObject, signatures: HeaderSignature[], conte
   const step = (index: number): MaybePromise<boolean> => {
     const signature = signatures[index]
     if (signature === undefined) return false
-    return then(crypto.ed25519Verify(message, signature.bytes, publicKey), (valid) => valid || step(index + 1))
+    return andThen(crypto.ed25519Verify(message, signature.bytes, publicKey), (valid) => valid || step(index + 1))
   }
   return step(0)
 }
@@ -97,7 +97,7 @@ export function verify(profile: WebhookProfile, payload: Buffer, headers: Forwar
   const content = profile.module.signedContent(signed, payload)
   const replayToken = profile.replayBy === 'id' ? [Buffer.from(signed.id ?? '', 'utf8')] : content
   if (key.kind === 'hmac') {
-    return then(matchHmac(key.versions, signatures, content, crypto), (matched): Verification => {
+    return andThen(matchHmac(key.versions, signatures, content, crypto), (matched): Verification => {
       if (!matched) return { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp }
       const keyVersion = matched.version
       if (matched.standing === 'retired') {
@@ -109,7 +109,7 @@ export function verify(profile: WebhookProfile, payload: Buffer, headers: Forwar
       return timely(timestamp, time, keyVersion, replayToken)
     })
   }
-  return then(matchEd25519(key.publicKey, signatures, content, crypto), (matched): Verification => matched
+  return andThen(matchEd25519(key.publicKey, signatures, content, crypto), (matched): Verification => matched
     ? timely(timestamp, time, undefined, replayToken)
     : { valid: false, reason: 'signature-mismatch', detail: mismatchDetail(profile, key), timestamp })
 }
