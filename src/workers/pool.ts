@@ -84,6 +84,9 @@ export class WorkPool {
       // Each worker runs one memory-hard hash at a time; more would only thrash.
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
+      // Piscina's run- and wait-time histograms (two HDR histograms, 360 KB each) are never read:
+      // the pool's metrics are hashd's own (hashd_work_* in plugins/metrics.ts).
+      recordTiming: false,
     })
   }
 
