@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Engine } from '../domain/engine.js'
 import {
-  DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, ringKeySource, signWebhook, verifyWebhook,
+  DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, noNamedKeys, ringKeySource, signWebhook, verifyWebhook,
   WEBHOOK_PROFILES, WEBHOOK_REASONS, type NamedKeySource, type WebhookServices,
 } from '../webhooks/index.js'
 import { documentedAs, errorResponsesWith } from './schemas.js'
@@ -96,7 +96,11 @@ const SignAnswer = Type.Object({
  */
 export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: NamedKeySource }> = async (app, { engine, keys }) => {
   const shared = { replays: app.replayStore, crypto: engineCrypto(engine) }
-  const services = (request: FastifyRequest): WebhookServices => ({ ...shared, keys: keys ?? ringKeySource(app.keyContext(request)) })
+  // The key ring is consulted only for a keyName: a request with a secret or a public key gets
+  // services made once, rather than a key context and a key source of its own.
+  const withoutKeyName: WebhookServices = { ...shared, keys: keys ?? noNamedKeys }
+  const services = (request: FastifyRequest, keyName: string | undefined): WebhookServices =>
+    keyName === undefined ? withoutKeyName : { ...shared, keys: keys ?? ringKeySource(app.keyContext(request)) }
 
   // Not async: a small webhook with the replay store in memory is answered on this tick, no promise made (webhooks/index.ts).
   app.post('/api/webhooks/verify', {
@@ -118,7 +122,7 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         }),
       },
     },
-  }, (request) => verifyWebhook(request.body, services(request)))
+  }, (request) => verifyWebhook(request.body, services(request, request.body.keyName)))
 
   app.post('/api/webhooks/sign', {
     config: { accepts: 'application/json' },
@@ -136,5 +140,5 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         }),
       },
     },
-  }, async (request) => signWebhook(request.body, services(request)))
+  }, async (request) => signWebhook(request.body, services(request, request.body.keyName)))
 }

@@ -73,9 +73,11 @@ export interface SignWebhookAnswer {
   keyVersion?: number
 }
 
+const PAYLOAD_FIELDS: readonly string[] = ['payload', 'payloadBase64']
+
 /** The payload's exact bytes: `payload` as UTF-8 text, or `payloadBase64` for any bytes. */
 export function payloadBytes(choice: PayloadChoice): Buffer {
-  const field = exactlyOne(choice as Record<string, unknown>, ['payload', 'payloadBase64'])
+  const field = exactlyOne(choice as Record<string, unknown>, PAYLOAD_FIELDS)
   if (field === 'payload') return Buffer.from(choice.payload as string, 'utf8')
   const bytes = strictBase64(choice.payloadBase64 as string, true)
   if (bytes === null) throw problems.invalidEncoding('payloadBase64', 'base64')

@@ -12,6 +12,8 @@
  * loop) and a promise only when the crypto went to the pool (domain/maybe-async.ts).
  */
 import { createHmac, timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto'
+import { hmacOnce, ONE_SHOT_HMAC } from '../algorithms/hmac.js'
+import { digestNamed } from '../algorithms/registry.js'
 import { andThen, type MaybePromise } from '../domain/maybe-async.js'
 import { headerValues, type ForwardedHeaders } from './headers.js'
 import { headerNames, type WebhookProfile } from './profiles.js'
@@ -24,8 +26,11 @@ export interface WebhookCrypto {
   ed25519Verify(content: Uint8Array, signature: Uint8Array, key: KeyObject): MaybePromise<boolean>
 }
 
-/** HMAC-SHA256 on this thread, the pieces fed in turn (no copy of the payload). */
+const SHA256 = digestNamed('sha256')
+
+/** HMAC-SHA256 on this thread: createHmac with the pieces fed in turn, or two one-shot hashes where those are cheaper (ONE_SHOT_HMAC). */
 export function hmacInline(key: Uint8Array, content: readonly Uint8Array[]): Uint8Array {
+  if (ONE_SHOT_HMAC) return hmacOnce(SHA256, key, content) as Buffer
   const hmac = createHmac('sha256', key)
   for (const piece of content) hmac.update(piece)
   return hmac.digest()
@@ -50,9 +55,19 @@ export interface TimeRule {
 
 const KIND_NAMES: Record<SignatureKind, string> = { 'hmac-sha256': 'HMAC-SHA256 (v1)', ed25519: 'Ed25519 (v1a)' }
 
-/** Valid versions first, so that a retired one is reported only when no valid one matches. */
-const byStanding = (versions: HmacKeyVersion[]): HmacKeyVersion[] =>
-  [...versions.filter((version) => version.standing === 'valid'), ...versions.filter((version) => version.standing !== 'valid')]
+/**
+ * Valid versions first, so that a retired one is reported only when no valid one matches. The key
+ * sources already hand them out in that order (ring.ts; a secret is one valid version): they are
+ * then used as they are, without a copy per request.
+ */
+function byStanding(versions: HmacKeyVersion[]): HmacKeyVersion[] {
+  let sawInvalid = false
+  for (const version of versions) {
+    if (version.standing !== 'valid') sawInvalid = true
+    else if (sawInvalid) return [...versions.filter((each) => each.standing === 'valid'), ...versions.filter((each) => each.standing !== 'valid')]
+  }
+  return versions
+}
 
 /** Whether `mac` equals any entry; every entry is compared, matched or not, each in constant time. */
 function matchesAny(mac: Uint8Array, signatures: readonly HeaderSignature[]): boolean {
