@@ -143,5 +143,7 @@ export function hmacOnce(algorithm: DigestAlgorithm, key: Uint8Array, pieces: re
   inner.fill(0, 0, blockBytes)
   const mac = hash(opensslName, outer, 'buffer')
   outer.fill(0, 0, blockBytes)
+  // A key longer than the block stands for its hash, which is as good as the key.
+  if (padded !== key) padded.fill(0)
   return mac
 }
