@@ -17,7 +17,7 @@
  * (workers/tasks.ts `hmac`, over the registry's streaming hashers). test/hmac-keys.test.ts checks
  * the prepared HMACs against Python's hmac.
  */
-import { hash } from 'node:crypto'
+import { createHmac, hash } from 'node:crypto'
 import type { DigestAlgorithm } from './types.js'
 import { asciiInto, type OutputEncoding } from '../domain/encoding.js'
 
@@ -112,10 +112,10 @@ export function prepareHmac(algorithm: DigestAlgorithm, key: Uint8Array): Prepar
  * Whether one HMAC under a key used once (a caller's own key, a webhook's secret) is cheaper as two
  * one-shot hashes (hmacOnce) than as createHmac. It depends on the OpenSSL Node is built with:
  * createHmac of 2 KB took 19–30 µs with OpenSSL 3.5 (Node 24) against 5–7 for the two hashes, and
- * with OpenSSL 3.0 (Node 20) 4.4–5.4 µs against 5.5–6.7 (a scratch loop of each, five rounds).
+ * with OpenSSL 3.0 (Node 20) 4.4–5.4 µs against 5.5–6.7 (`npm run bench:hmac-once`).
  */
 const [opensslMajor = 0, opensslMinor = 0] = process.versions.openssl.split('.').map(Number)
-export const ONE_SHOT_HMAC = opensslMajor > 3 || (opensslMajor === 3 && opensslMinor >= 5)
+const ONE_SHOT_HMAC = opensslMajor > 3 || (opensslMajor === 3 && opensslMinor >= 5)
 
 /**
  * HMAC (RFC 2104) of `pieces`, in order, as one message, under a key used for this call only:
@@ -146,4 +146,17 @@ export function hmacOnce(algorithm: DigestAlgorithm, key: Uint8Array, pieces: re
   // A key longer than the block stands for its hash, which is as good as the key.
   if (padded !== key) padded.fill(0)
   return mac
+}
+
+/**
+ * HMAC of `pieces`, in order, as one message, under a key used once, on this thread: whichever of
+ * hmacOnce and createHmac is cheaper with this OpenSSL (ONE_SHOT_HMAC). `algorithm` must have an
+ * OpenSSL name.
+ */
+export function hmacOfPieces(algorithm: DigestAlgorithm, key: Uint8Array, pieces: readonly Uint8Array[]): Buffer {
+  const once = ONE_SHOT_HMAC ? hmacOnce(algorithm, key, pieces) : null
+  if (once !== null) return once
+  const hmac = createHmac(algorithm.opensslName as string, key)
+  for (const piece of pieces) hmac.update(piece)
+  return hmac.digest()
 }

@@ -15,9 +15,9 @@
  * messages are handled on this thread with the version's prepared state (algorithms/hmac.ts),
  * long ones on the worker pool (engine.ts).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
-import { hmacOnce, ONE_SHOT_HMAC } from '../algorithms/hmac.js'
+import { hmacOfPieces } from '../algorithms/hmac.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import type { HmacKey, HmacKeyring, HmacSecret } from '../keys/hmac.js'
 import type { KeyVersion } from '../keys/ring.js'
@@ -197,7 +197,7 @@ function textUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorith
 /** The HMAC under the caller's own key: OpenSSL on this thread when short, else the pool. */
 function macWithKey(engine: Engine, algorithm: DigestAlgorithm, key: Buffer, message: Buffer): Uint8Array | Promise<Uint8Array> {
   if (algorithm.opensslName !== undefined && message.length + key.length < engine.config.inlineDigestMaxBytes) {
-    return (ONE_SHOT_HMAC ? hmacOnce(algorithm, key, [message]) : null) ?? createHmac(algorithm.opensslName, key).update(message).digest()
+    return hmacOfPieces(algorithm, key, [message])
   }
   return engine.run<Uint8Array>({ op: 'hmac', algorithm: algorithm.name, key, message }).then(({ value }) => value)
 }

@@ -11,8 +11,8 @@
  * A verification is synchronous when its crypto is (a payload small enough to hash on the event
  * loop) and a promise only when the crypto went to the pool (domain/maybe-async.ts).
  */
-import { createHmac, timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto'
-import { hmacOnce, ONE_SHOT_HMAC } from '../algorithms/hmac.js'
+import { timingSafeEqual, verify as cryptoVerify, type KeyObject } from 'node:crypto'
+import { hmacOfPieces } from '../algorithms/hmac.js'
 import { digestNamed } from '../algorithms/registry.js'
 import { andThen, type MaybePromise } from '../domain/maybe-async.js'
 import { headerValues, type ForwardedHeaders } from './headers.js'
@@ -28,12 +28,9 @@ export interface WebhookCrypto {
 
 const SHA256 = digestNamed('sha256')
 
-/** HMAC-SHA256 on this thread: createHmac with the pieces fed in turn, or two one-shot hashes where those are cheaper (ONE_SHOT_HMAC). */
+/** HMAC-SHA256 on this thread (hmacOfPieces: createHmac or two one-shot hashes, whichever this OpenSSL makes cheaper). */
 export function hmacInline(key: Uint8Array, content: readonly Uint8Array[]): Uint8Array {
-  if (ONE_SHOT_HMAC) return hmacOnce(SHA256, key, content) as Buffer
-  const hmac = createHmac('sha256', key)
-  for (const piece of content) hmac.update(piece)
-  return hmac.digest()
+  return hmacOfPieces(SHA256, key, content)
 }
 
 /** Ed25519 on this thread; a key or signature OpenSSL refuses is a signature that does not verify. */
