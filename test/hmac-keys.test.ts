@@ -201,10 +201,14 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
     })))
     assert.ok(checked.every(Boolean))
     assert.ok(good.every(({ item, result }) => result.keyVersion === (item.keyVersion ?? 3)))
+    // Each item as the single answer less its processingTimeMs, `reference` first; the batch has its own time.
+    assert.deepEqual(Object.keys(results[0]!), ['reference', 'hmac', 'algorithm', 'encoding', 'keyName', 'keyVersion'])
+    assert.equal(typeof answer.body.processingTimeMs, 'number')
 
     // Verify them back in one batch, tagged and raw mixed.
     const verify = await server.post('/api/hmac/verify', { keyName: 'orders', items: good.slice(0, 50).map(({ item, result }, index) => ({ message: item.message, hmac: result.hmac, reference: String(index) })) })
     assert.ok((verify.body.results as Array<{ valid: boolean }>).every((result) => result.valid))
+    assert.ok((verify.body.results as Array<Record<string, unknown>>).every((result) => !('processingTimeMs' in result)))
   })
 
   it('an item\'s own key or keyName replaces the batch\'s key choice; a key at the top that fails fails each item, not the batch', async () => {

@@ -208,8 +208,15 @@ function callerKey(request: { key: string, keyEncoding?: InputEncoding }): Buffe
   return key
 }
 
-export function hmac(engine: Engine, request: HmacRequest, context: KeyContext): HmacResult | Promise<HmacResult> {
-  const started = performance.now()
+/** How a batch item is made (routes/hmac.ts): without reading the clock, since its result has no time of its own (routes/batch.ts). */
+export const IN_BATCH = { batch: true } as const
+
+/** `started` of a batch item, whose processingTimeMs is never written (0). */
+const UNTIMED = -1
+const sinceStart = (started: number): number => started === UNTIMED ? 0 : performance.now() - started
+
+export function hmac(engine: Engine, request: HmacRequest, context: KeyContext, options: { batch?: boolean } = {}): HmacResult | Promise<HmacResult> {
+  const started = options.batch ? UNTIMED : performance.now()
   if (request.key !== undefined && request.keyName !== undefined) throw both()
   const encoding = request.encoding ?? 'hex'
   if (request.keyName === undefined) {
@@ -223,7 +230,7 @@ export function hmac(engine: Engine, request: HmacRequest, context: KeyContext):
     const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')
     return andThen(macWithKey(engine, algorithm, key, message), (mac) => {
       countHashedBytes('hmac', algorithm.name, message.length)
-      return { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, processingTimeMs: performance.now() - started }
+      return { hmac: encodeOutput(mac, encoding), algorithm: algorithm.name, encoding, processingTimeMs: sinceStart(started) }
     })
   }
   const memo = resolveNamed(request, context)
@@ -251,8 +258,8 @@ function namedResult(written: string, bytes: number, memo: NamedMemo, tagged: bo
   memo.bytes += bytes
   context.used('hmac', key.name, version.id)
   return tagged
-    ? { hmac: `${TAG_PREFIX}${version.id}:${written}`, algorithm: algorithm.name, encoding: 'base64', format: 'tagged', keyName: key.name, keyVersion: version.ordinal, processingTimeMs: performance.now() - started }
-    : { hmac: written, algorithm: algorithm.name, encoding, keyName: key.name, keyVersion: version.ordinal, processingTimeMs: performance.now() - started }
+    ? { hmac: `${TAG_PREFIX}${version.id}:${written}`, algorithm: algorithm.name, encoding: 'base64', format: 'tagged', keyName: key.name, keyVersion: version.ordinal, processingTimeMs: sinceStart(started) }
+    : { hmac: written, algorithm: algorithm.name, encoding, keyName: key.name, keyVersion: version.ordinal, processingTimeMs: sinceStart(started) }
 }
 
 /**

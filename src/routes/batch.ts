@@ -74,7 +74,7 @@ export interface JsonOut {
 }
 
 /**
- * A route's own writer of a successful item's JSON (the single answer plus `reference`), for a
+ * A route's own writer of a successful item's JSON (the single answer less processingTimeMs, plus `reference`), for a
  * result shape hot enough to deserve one: it writes its pieces into `out` and returns true, or
  * returns false (having written nothing) to hand the result to the compiled serializer. It must
  * write what the compiled serializer of that form would (the same fields; the tests' response
@@ -83,11 +83,18 @@ export interface JsonOut {
 export type ResultWriter<R> = (result: R & { reference?: string }, out: JsonOut) => boolean
 
 /** The forms of one result of a batch, kept for the serializer (batchOrSingle), and the route's own writer of the done form. */
-const resultForms = new WeakMap<object, { single: TObject, problem: TSchema, write?: ResultWriter<never> | undefined }>()
+const resultForms = new WeakMap<object, { item: TObject, problem: TSchema, write?: ResultWriter<never> | undefined }>()
 
-/** The answer: the single result, or `results` of a batch, each the single result plus `reference`, or a problem. */
+/**
+ * The answer: the single result, or `results` of a batch, each the single result without its
+ * `processingTimeMs`, plus `reference`, or a problem. An item's own time is left out, as Vault
+ * Transit's batch_results have none: a digest or HMAC of a short input takes a microsecond or two,
+ * about what reading the clock around it costs, and the batch's `processingTimeMs` counts them all.
+ */
 export function batchableResponse<R = never>(single: TObject, write?: ResultWriter<R>) {
-  const done = Type.Object({ reference: Type.Optional(Reference), ...single.properties }, { description: 'An item that succeeded: the answer a single request would get, and its reference' })
+  const { processingTimeMs: _timed, ...answered } = single.properties
+  const item = Type.Object(answered)
+  const done = Type.Object({ reference: Type.Optional(Reference), ...answered }, { description: 'An item that succeeded: the answer a single request would get, less its processingTimeMs (the batch\'s own counts every item), and its reference' })
   const problem = { ...Problem, description: 'Why this item failed: the problem a single request would get (its status inside); the other items are not affected' }
   const failed = Type.Object({ reference: Type.Optional(Reference), problem }, { description: 'An item that failed' })
   const batch = Type.Object({
@@ -95,14 +102,14 @@ export function batchableResponse<R = never>(single: TObject, write?: ResultWrit
     processingTimeMs: ProcessingTime,
   }, { description: 'The answer to a batch (`items`)' })
   const response = Type.Union([single, batch], { description: 'The result, or for a batch the results' })
-  resultForms.set(response, { single, problem, write: write as ResultWriter<never> | undefined })
+  resultForms.set(response, { item, problem, write: write as ResultWriter<never> | undefined })
   return response
 }
 
 export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
   ` **Batches:** instead of one ${operation}, \`items\` may hold up to ${config.maxItems} of them (each with an optional \`reference\`); fields at the top ` +
-  'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer plus ' +
-  '`reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item ' +
+  'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its ' +
+  '`processingTimeMs` (the batch\'s own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item ' +
   'against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).'
 
 /**
@@ -143,7 +150,7 @@ export async function batchOrSingle<I extends object, R extends object>(
   // writing a byte; and results kept to the end would stay alive through the batch.
   // `reference` is written first, in a result as in a problem ({reference, problem}): the compiled
   // serializer of the result's form would write the required fields first and `reference` after.
-  const single = reply.compileSerializationSchema(forms.single)
+  const single = reply.compileSerializationSchema(forms.item)
   const problem = reply.compileSerializationSchema(forms.problem)
   // A route's own writer (routes/hmac.ts) first, where it has one: it knows which of its strings
   // need no escaping, where the compiled serializer tests each against a regular expression.
@@ -157,7 +164,7 @@ export async function batchOrSingle<I extends object, R extends object>(
       if ('problem' in entry) {
         answer.push(referenced(entry.reference, `{"problem":${problem(entry.problem as unknown as Record<string, unknown>)}}`))
       } else if (!write?.(entry as R & { reference?: string }, answer)) {
-        // The single form has no `reference`, so its serializer leaves it out.
+        // The item's form has no `reference`, so its serializer leaves it out (and the single answer's processingTimeMs).
         answer.push(referenced((entry as { reference?: string }).reference, single(entry as unknown as Record<string, unknown>)))
       }
     },

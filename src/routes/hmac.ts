@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
-import { flushKeyCounts, hmac, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
+import { flushKeyCounts, hmac, IN_BATCH, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
@@ -46,8 +46,8 @@ function quotedName(name: string): string {
  * Here only `reference` (the caller's) is escaped; `hmac` is hex, base64, base64url or a tag
  * (`hashd:v<digits>:<base64>`), written by the server in characters JSON never escapes, and the
  * names come from the server's registry and key file (quoted once each). Fields in the schema's
- * order, absent ones left out, as fast-json-stringify writes them. Written in pieces, so that no
- * string is made per item but the number.
+ * order, absent ones left out, as fast-json-stringify writes them, and no processingTimeMs (a batch
+ * item has none: routes/batch.ts). Written in pieces, so that no string is made per item.
  */
 export function writeHmacAnswer(result: HmacResult & { reference?: string }, out: JsonOut): boolean {
   if (result.reference === undefined) out.pushBytes(HMAC_OPENING)
@@ -57,26 +57,24 @@ export function writeHmacAnswer(result: HmacResult & { reference?: string }, out
     out.push(',"hmac":"')
   }
   out.push(result.hmac)
-  out.pushBytes(middleOf(result))
-  out.push(String(result.processingTimeMs))
-  out.push('}')
+  out.pushBytes(restOf(result))
   return true
 }
 
 const HMAC_OPENING = Buffer.from('{"hmac":"')
 
-/** The fields between `hmac` and `processingTimeMs`, the same item after item in a batch: made and encoded once while they stay the same. */
-let lastMiddle = { algorithm: '', encoding: '', format: undefined as string | undefined, keyName: undefined as string | undefined, keyVersion: undefined as number | undefined, bytes: Buffer.alloc(0) }
-function middleOf(result: HmacResult): Buffer {
-  const last = lastMiddle
+/** The fields after `hmac`, to the closing brace, the same item after item in a batch: made and encoded once while they stay the same. */
+let lastRest = { algorithm: '', encoding: '', format: undefined as string | undefined, keyName: undefined as string | undefined, keyVersion: undefined as number | undefined, bytes: Buffer.alloc(0) }
+function restOf(result: HmacResult): Buffer {
+  const last = lastRest
   if (result.algorithm === last.algorithm && result.encoding === last.encoding && result.format === last.format && result.keyName === last.keyName && result.keyVersion === last.keyVersion) return last.bytes
   let text = `","algorithm":${quotedName(result.algorithm)},"encoding":${quotedName(result.encoding)}`
   if (result.format !== undefined) text += `,"format":${quotedName(result.format)}`
   if (result.keyName !== undefined) text += `,"keyName":${quotedName(result.keyName)}`
   if (result.keyVersion !== undefined) text += `,"keyVersion":${result.keyVersion}`
-  text += ',"processingTimeMs":'
+  text += '}'
   const bytes = Buffer.from(text)
-  lastMiddle = { algorithm: result.algorithm, encoding: result.encoding, format: result.format, keyName: result.keyName, keyVersion: result.keyVersion, bytes }
+  lastRest = { algorithm: result.algorithm, encoding: result.encoding, format: result.format, keyName: result.keyName, keyVersion: result.keyVersion, bytes }
   return bytes
 }
 
@@ -135,7 +133,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       flushKeyCounts(context)
       return result
     }
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, IN_BATCH), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
       .finally(() => flushKeyCounts(context))
   })
 
