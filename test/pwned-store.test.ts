@@ -8,15 +8,19 @@
  */
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, copyFileSync, fdatasyncSync, mkdtempSync, statfsSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { pwnedPassword, pwnedPasswordRange } from 'hibp'
 import { importPwned, ImportError, verifyStore } from '../src/screening/import.js'
 import { PwnedStore } from '../src/screening/store.js'
+import { pageCacheReader } from '../src/screening/page-cache-read.js'
+import { rangeText } from '../src/screening/range.js'
+import { storeReads } from '../src/screening/status.js'
 import { corpus, corpusInput, store, type Corpus } from './helpers/pwned.js'
 import { spawnHashd, startHashd } from './helpers/process.js'
 import { startServer, type TestServer } from './helpers/server.js'
@@ -44,6 +48,31 @@ function grepRange(sorted: string, prefix: string): string {
 }
 
 const SCRIPTS = fileURLToPath(new URL('../scripts/', import.meta.url))
+
+/** Reads of SHA-1 stores answered from the page cache so far (the count behind hashd_pwned_store_cached_reads_total). */
+const cachedReads = (): number => storeReads().find((reads) => reads.kind === 'sha1')?.cached ?? 0
+
+/** statfs(2) f_type of tmpfs, whose pages are the file: they cannot be dropped from the page cache. */
+const TMPFS_MAGIC = 0x01021994
+
+/**
+ * Drops a file's pages from the page cache (fdatasync, then posix_fadvise POSIX_FADV_DONTNEED,
+ * through koffi), so that its next read waits for the disk. False on tmpfs. (A read that never
+ * waits, and fails, starts the kernel's readahead: the pages may be back soon after.)
+ */
+function evicted(file: string): boolean {
+  if (statfsSync(file).type === TMPFS_MAGIC) return false
+  const fd = openSync(file, 'r')
+  try {
+    fdatasyncSync(fd)
+    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi')
+    const fadvise = koffi.load('libc.so.6').func('int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)') as (fd: number, offset: number, length: number, advice: number) => number
+    assert.equal(fadvise(fd, 0, 0, 4 /* POSIX_FADV_DONTNEED */), 0)
+    return true
+  } finally {
+    closeSync(fd)
+  }
+}
 
 describe('pwned:import', () => {
   let folder: Corpus
@@ -126,8 +155,36 @@ describe('pwned:import', () => {
     assert.match(script.stderr, /damaged\.store: /)
   })
 
-  it('closes a retired store\'s descriptor only when the read in flight on it has finished', async () => {
-    const opened = PwnedStore.open(join(dir, 'folder.store'), 'PWNED_STORE', 'sha1')
+  it('answers a prefix from the page cache on the event loop when it holds the records, and through the thread pool when not', async (t) => {
+    if (pageCacheReader() === null) return t.skip('reads that never wait (preadv2 RWF_NOWAIT) are Linux and glibc only: every read goes through the pool')
+    const file = join(dir, 'folder.store')
+    const opened = PwnedStore.open(file, 'PWNED_STORE', 'sha1')
+    try {
+      if (!evicted(file)) return t.skip(`${dir} is on tmpfs, whose pages cannot be dropped from the page cache`)
+      const cachedBefore = cachedReads()
+      assert.equal(opened.prefixNow(0x5baa6), null, 'not cached: left to the pool')
+      assert.equal(cachedReads(), cachedBefore)
+      const read = await opened.prefix(0x5baa6)
+      assert.equal(rangeText(read).toString('latin1'), grepRange(sorted, '5BAA6'))
+      // Read, the pages are in the cache: the same records, now on this tick.
+      const now = opened.prefixNow(0x5baa6)
+      assert.ok(now)
+      assert.deepEqual(now.bytes, read.bytes)
+      assert.ok(cachedReads() > cachedBefore)
+      assert.equal(rangeText(await opened.prefix(0xfffff)).toString('latin1'), grepRange(sorted, 'FFFFF'))
+    } finally {
+      opened.retire()
+    }
+  })
+
+  it('closes a retired store\'s descriptor only when the read in flight on it has finished', async (t) => {
+    const file = join(dir, 'folder.store')
+    const opened = PwnedStore.open(file, 'PWNED_STORE', 'sha1')
+    // A read in flight is one through the pool: of records the page cache does not hold.
+    if (pageCacheReader() !== null && !evicted(file)) {
+      opened.retire()
+      return t.skip(`${dir} is on tmpfs, whose pages cannot be dropped from the page cache: every read is answered at once`)
+    }
     const reading = opened.prefix(0x5baa6)
     opened.retire()
     assert.equal(opened.open, true, 'still open while a read is in flight')
@@ -377,6 +434,8 @@ describe('a store refused at start, and replaced while running', () => {
       assert.match(metrics, new RegExp(`hashd_pwned_store_hashes\\{kind="sha1"\\} ${summary.hashes}`))
       assert.match(metrics, new RegExp(`hashd_pwned_store_data_timestamp_seconds\\{kind="sha1"\\} ${Date.parse(summary.dataDate) / 1000}`))
       assert.match(metrics, /hashd_pwned_store_reads_total\{kind="sha1",outcome="ok"\} [1-9]/)
+      // The store was just read: on Linux the page cache answered at least the second read on the event loop.
+      if (pageCacheReader() !== null) assert.match(metrics, /hashd_pwned_store_cached_reads_total\{kind="sha1"\} [1-9]/)
       await hashd.logged(/^breached-password store \(PWNED_STORE\) reloaded \(changed on disk\)$/)
       // The old store's descriptor is closed once replaced: only the new file stays open.
       const open = readdirSync(`/proc/${hashd.child.pid}/fd`).map((fd) => { try { return readlinkSync(`/proc/${hashd.child.pid}/fd/${fd}`) } catch { return '' } })

@@ -235,6 +235,15 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
       }
     },
   })
+  new Counter({
+    name: 'hashd_pwned_store_cached_reads_total',
+    help: 'Reads of a breached-password store answered from the page cache without waiting for the disk (preadv2 RWF_NOWAIT), by kind; the other ok reads went through the thread pool',
+    labelNames: ['kind'] as const, registers,
+    collect() {
+      this.reset()
+      for (const { kind, cached } of storeReads()) this.labels(kind).inc(cached)
+    },
+  })
   const passwordOperations = new Counter({
     name: 'hashd_password_operations_total', help: 'Password hashes and verifications, by operation, canonical scheme and outcome',
     labelNames: ['operation', 'scheme', 'outcome'] as const, registers,

@@ -9,6 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Problem } from '../problem.js'
 import { paddedRangeText, rangeText } from '../screening/range.js'
+import type { PrefixRecords } from '../screening/store.js'
 import { documentedAs, problemResponse } from './schemas.js'
 
 const PREFIX = /^[0-9A-Fa-f]{5}$/
@@ -45,7 +46,7 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
         503: problemResponse('Overloaded or shutting down, or the store cannot be read; see Retry-After'),
       },
     },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { prefix } = request.params
     if (!PREFIX.test(prefix)) {
       throw new Problem(400, 'urn:hashd:problem:validation', 'Invalid request', 'The hash prefix was not in a valid format: expected 5 hexadecimal characters',
@@ -68,12 +69,16 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
     } else {
       reply.header('cache-control', 'no-store')
     }
-    let records
-    try {
-      records = await store.prefix(Number.parseInt(upper, 16))
-    } catch {
-      throw new Problem(503, 'about:blank', 'Service Unavailable', 'The breached-password store could not be read; retry shortly', { headers: { 'retry-after': '5' } })
+    const answer = (records: PrefixRecords) => reply.type('text/plain').send(padded ? paddedRangeText(records) : rangeText(records))
+    // Records in the page cache are answered on this tick, without a promise; the rest once
+    // libuv's pool has read them.
+    const cached = store.prefixNow(Number.parseInt(upper, 16))
+    if (cached !== null) {
+      answer(cached)
+      return
     }
-    return reply.type('text/plain').send(padded ? paddedRangeText(records) : rangeText(records))
+    return store.prefix(Number.parseInt(upper, 16)).then(answer, () => {
+      throw new Problem(503, 'about:blank', 'Service Unavailable', 'The breached-password store could not be read; retry shortly', { headers: { 'retry-after': '5' } })
+    })
   })
 }

@@ -18,12 +18,15 @@ const COLON = 0x3a
 export const PADDING_MIN_LINES = 800
 export const PADDING_MAX_LINES = 1000
 
-/** Writes a count's decimal digits at `at`; returns the position after them. */
+/**
+ * Writes a count's decimal digits at `at`; returns the position after them. By a loop, not
+ * String(count) and Buffer#write: that was a string and a call into C++ for each line.
+ */
 function writeCount(out: Buffer, at: number, count: number): number {
-  if (count < 10) { out[at] = 0x30 + count; return at + 1 }
-  const digits = String(count)
-  out.write(digits, at, 'latin1')
-  return at + digits.length
+  let end = at + 1
+  for (let rest = count; rest >= 10; rest = Math.floor(rest / 10)) end++
+  for (let digit = end - 1, rest = count; digit >= at; digit--, rest = Math.floor(rest / 10)) out[digit] = 0x30 + (rest % 10)
+  return end
 }
 
 /** Writes one record's line (without the line end) at `at`; returns the position after it. */

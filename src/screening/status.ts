@@ -6,7 +6,7 @@
 import type { HashKind, StoreFacts } from './store.js'
 
 const sources = new Set<() => StoreFacts | null>()
-const reads = new Map<HashKind, { ok: number, failed: number }>()
+const reads = new Map<HashKind, { ok: number, failed: number, cached: number }>()
 
 /** Adds a source of facts (a store setting); returns the function that removes it. */
 export function registerStore(source: () => StoreFacts | null): () => void {
@@ -18,13 +18,15 @@ export function storesInForce(): StoreFacts[] {
   return [...sources].map((source) => source()).filter((facts): facts is StoreFacts => facts !== null)
 }
 
-export function noteStoreRead(kind: HashKind, ok: boolean): void {
+/** A read of a store; `cached`: answered from the page cache on the event loop (page-cache-read.ts), not through the pool. */
+export function noteStoreRead(kind: HashKind, ok: boolean, cached = false): void {
   let counts = reads.get(kind)
-  if (counts === undefined) reads.set(kind, counts = { ok: 0, failed: 0 })
+  if (counts === undefined) reads.set(kind, counts = { ok: 0, failed: 0, cached: 0 })
   if (ok) counts.ok++
   else counts.failed++
+  if (cached) counts.cached++
 }
 
-export function storeReads(): Array<{ kind: HashKind, ok: number, failed: number }> {
+export function storeReads(): Array<{ kind: HashKind, ok: number, failed: number, cached: number }> {
   return [...reads].map(([kind, counts]) => ({ kind, ...counts }))
 }

@@ -63,6 +63,7 @@ import { close as closeAsync, closeSync, fstat, fstatSync, open as openAsync, op
 import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import { ConfigError } from '../config.js'
+import { pageCacheReader } from './page-cache-read.js'
 import { noteStoreRead } from './status.js'
 
 export const MAGIC = Buffer.from('HASHDPWN', 'latin1')
@@ -223,8 +224,10 @@ export interface PrefixRecords {
 }
 
 /**
- * One open store. Reads are positioned reads on its file descriptor through libuv (never on the
- * event loop). A replaced store is retired: its descriptor is closed once no read is in flight.
+ * One open store. Reads are positioned reads on its file descriptor: from the page cache on the
+ * event loop when the pages are there (page-cache-read.ts, which never waits for the disk), else
+ * through libuv's thread pool. A replaced store is retired: its descriptor is closed once no read
+ * is in flight.
  */
 export class PwnedStore {
   readonly file: string
@@ -239,6 +242,8 @@ export class PwnedStore {
 
   /** The index in memory, when every prefix fits CompactIndex; null: read from the file. */
   readonly #index: CompactIndex | null
+  /** Reads that never wait, where the platform has them (null: every read goes to the pool). */
+  readonly #pageCacheRead = pageCacheReader()
 
   private constructor(file: string, fd: number, header: StoreHeader, bytes: number, index: CompactIndex | null) {
     this.file = file
@@ -318,8 +323,27 @@ export class PwnedStore {
     }
   }
 
-  /** The records of one prefix (0 to 2^20 − 1). Rejects when the file cannot be read. */
+  /**
+   * The records of one prefix (0 to 2^20 − 1) when they can be had at once, on this tick: the index
+   * is in memory and the page cache holds the records. Null: ask `prefix`, which reads through
+   * libuv's pool.
+   */
+  prefixNow(prefix: number): PrefixRecords | null {
+    const index = this.#index
+    if (index === null || this.#fd === -1 || this.#pageCacheRead === null) return null
+    const bytes = Buffer.allocUnsafe(index.lengths[prefix] as number)
+    if (bytes.length > 0 && this.#pageCacheRead(this.#fd, bytes, this.header.dataOffset + index.start(prefix)) !== bytes.length) return null
+    noteStoreRead(this.header.kind.kind, true, true)
+    return { bytes, spec: this.header.kind }
+  }
+
+  /** The records of one prefix (0 to 2^20 − 1): at once when cached (prefixNow), else read through libuv. Rejects when the file cannot be read. */
   prefix(prefix: number): Promise<PrefixRecords> {
+    const now = this.prefixNow(prefix)
+    return now === null ? this.#prefixThroughPool(prefix) : Promise.resolve(now)
+  }
+
+  #prefixThroughPool(prefix: number): Promise<PrefixRecords> {
     if (this.#fd === -1) return Promise.reject(new Error('store closed'))
     const index = this.#index
     if (index === null) return this.#prefixFromDisk(prefix)
@@ -368,8 +392,7 @@ export class PwnedStore {
   /** The count of a whole hash (`hashBytes` bytes), 0 when absent. */
   async count(hash: Uint8Array): Promise<number> {
     const prefix = ((hash[0] as number) << 12) | ((hash[1] as number) << 4) | ((hash[2] as number) >>> 4)
-    const records = await this.prefix(prefix)
-    return findCount(records, hash)
+    return findCount(this.prefixNow(prefix) ?? await this.#prefixThroughPool(prefix), hash)
   }
 
   /** Closes the descriptor now if no read is in flight, else when the last one ends. */
