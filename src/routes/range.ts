@@ -72,12 +72,13 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
     const answer = (records: PrefixRecords) => reply.type('text/plain').send(padded ? paddedRangeText(records) : rangeText(records))
     // Records in the page cache are answered on this tick, without a promise; the rest once
     // libuv's pool has read them.
-    const cached = store.prefixNow(Number.parseInt(upper, 16))
+    const index = Number.parseInt(upper, 16)
+    const cached = store.prefixNow(index)
     if (cached !== null) {
       answer(cached)
       return
     }
-    return store.prefix(Number.parseInt(upper, 16)).then(answer, () => {
+    return store.prefix(index).then(answer, () => {
       throw new Problem(503, 'about:blank', 'Service Unavailable', 'The breached-password store could not be read; retry shortly', { headers: { 'retry-after': '5' } })
     })
   })

@@ -7,7 +7,8 @@
  * The breached-password store (store.ts) reads a prefix's records with it on the event loop, and
  * sends only the reads that would wait to libuv's thread pool. A read through the pool is a
  * hand-off to a pool thread and back for every request: with the server on one core, two context
- * switches and a wake-up per /range answer, about a fifth of its CPU time (bench/pwned.ts). A
+ * switches and a wake-up per /range answer, the largest cost of a /range answer beside the HTTP
+ * itself (bench/pwned.ts, the /range row, compares hashd with a server answering from memory). A
  * store of two billion hashes is 40 GB, mostly not cached: those reads still go to the pool, so
  * the event loop is never held by the disk.
  *
@@ -54,8 +55,8 @@ function loadReader(): PageCacheRead | null {
     return null
   }
   // The kernel copies into memory of koffi's, made once, which JavaScript sees without a copy; one
-  // struct iovec {base, length} points at it. Passing a Buffer as the iovec costs koffi nothing,
-  // where an iovec given as an object was marshalled anew on every call (1.7 µs against 1.1).
+  // struct iovec {base, length} points at it. A Buffer passed as the iovec is handed over as a
+  // pointer, where an iovec given as an object would be marshalled anew on every call.
   const scratch = koffi.alloc('uint8_t', PAGE_CACHE_READ_MAX_BYTES)
   const landed = new Uint8Array(koffi.view(scratch, PAGE_CACHE_READ_MAX_BYTES))
   const iovec = Buffer.alloc(16)
