@@ -337,13 +337,11 @@ export class PwnedStore {
     return { bytes, spec: this.header.kind }
   }
 
-  /** The records of one prefix (0 to 2^20 − 1): at once when cached (prefixNow), else read through libuv. Rejects when the file cannot be read. */
+  /**
+   * The records of one prefix (0 to 2^20 − 1), read through libuv's pool: for a caller that has
+   * tried `prefixNow` first. Rejects when the file cannot be read.
+   */
   prefix(prefix: number): Promise<PrefixRecords> {
-    const now = this.prefixNow(prefix)
-    return now === null ? this.#prefixThroughPool(prefix) : Promise.resolve(now)
-  }
-
-  #prefixThroughPool(prefix: number): Promise<PrefixRecords> {
     if (this.#fd === -1) return Promise.reject(new Error('store closed'))
     const index = this.#index
     if (index === null) return this.#prefixFromDisk(prefix)
@@ -392,7 +390,7 @@ export class PwnedStore {
   /** The count of a whole hash (`hashBytes` bytes), 0 when absent. */
   async count(hash: Uint8Array): Promise<number> {
     const prefix = ((hash[0] as number) << 12) | ((hash[1] as number) << 4) | ((hash[2] as number) >>> 4)
-    return findCount(this.prefixNow(prefix) ?? await this.#prefixThroughPool(prefix), hash)
+    return findCount(this.prefixNow(prefix) ?? await this.prefix(prefix), hash)
   }
 
   /** Closes the descriptor now if no read is in flight, else when the last one ends. */
