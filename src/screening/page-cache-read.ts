@@ -2,7 +2,9 @@
  * Positioned reads that never wait for the disk: preadv2(2) with RWF_NOWAIT (Linux 4.14 and
  * later), reached through koffi as libxcrypt and mallopt(3) are. The kernel copies the bytes if
  * the page cache holds them all and returns at once; if it would have to read the disk (or wait
- * for a lock), it reads nothing and fails with EAGAIN.
+ * for a lock), it starts the readahead, does not wait for it, and fails with EAGAIN. (A disk fast
+ * enough to finish that readahead within the call, as a virtual disk backed by the host's cache
+ * can be, turns a miss into a read that succeeds: never one that waits.)
  *
  * The breached-password store (store.ts) reads a prefix's records with it on the event loop, and
  * sends only the reads that would wait to libuv's thread pool. A read through the pool is a
