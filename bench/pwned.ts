@@ -11,7 +11,8 @@
  *   time two billion hashes would take at that rate;
  * - /range: requests per second over a sample of 1,000 prefixes, hashd reading the store from disk
  *   against a bare node:http server answering the same prefixes from memory (bench/bare-range-server.ts),
- *   A B B A, 50 connections (goal ≥ 0.8);
+ *   50 connections (goal ≥ 0.8); a third server, bare node:http reading the same store with hashd's
+ *   code (bench/store-range-server.ts), splits the gap into the store's part and the rest; A C B B C A;
  * - check: p99 of POST /api/passwords/check with the store on disk, one request at a time (goal
  *   ≤ 2 ms), and with 8 connections for scale;
  * - memory: RSS with the store open, at rest after 30 s idle, beside the same server without a
@@ -108,19 +109,13 @@ export async function benchPwned(hashdScript: string, seconds: number): Promise<
   const paths = prefixes.map((prefix) => `/range/${prefix}`)
 
   const env = { PWNED_STORE: storeFile, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0' }
-  // One check that hashd and the text agree before timing them.
-  const probe = await start(hashdScript, env)
-  try {
-    for (const prefix of prefixes.slice(0, 20)) {
-      const body = await (await fetch(`${probe.url}/range/${prefix}`)).text()
-      if (body !== answers[prefix]) throw new Error(`hashd's /range/${prefix} differs from the corpus text`)
-    }
-  } finally {
-    await stop(probe)
-  }
   const run = async (script: string, environment: Record<string, string>) => {
     const server = await start(script, environment, '0')
     try {
+      // Each server and the corpus text agree before they are timed.
+      for (const prefix of prefixes.slice(0, 20)) {
+        if (await (await fetch(`${server.url}/range/${prefix}`)).text() !== answers[prefix]) throw new Error(`${script}'s /range/${prefix} differs from the corpus text`)
+      }
       await rate(server.url, paths, 2)
       const before = cpuSeconds(server.child.pid)
       const measured = await rate(server.url, paths, seconds)
@@ -130,16 +125,24 @@ export async function benchPwned(hashdScript: string, seconds: number): Promise<
       await stop(server)
     }
   }
+  const mean = (first: { rate: number, cpuMicros: number }, second: { rate: number, cpuMicros: number }) => ({ rate: (first.rate + second.rate) / 2, cpu: (first.cpuMicros + second.cpuMicros) / 2 })
   const bare = `${here}bare-range-server.js`
+  const storePeer = `${here}store-range-server.js`
+  // A C B B C A: the bare server from memory, the bare server reading the store, hashd.
   const a1 = await run(bare, { RANGE_ANSWERS: answersFile })
+  const c1 = await run(storePeer, { PWNED_STORE: storeFile })
   const b1 = await run(hashdScript, env)
   const b2 = await run(hashdScript, env)
+  const c2 = await run(storePeer, { PWNED_STORE: storeFile })
   const a2 = await run(bare, { RANGE_ANSWERS: answersFile })
-  const hashd = { rate: (b1.rate + b2.rate) / 2, cpu: (b1.cpuMicros + b2.cpuMicros) / 2 }
-  const peer = { rate: (a1.rate + a2.rate) / 2, cpu: (a1.cpuMicros + a2.cpuMicros) / 2 }
+  const hashd = mean(b1, b2)
+  const peer = mean(a1, a2)
+  const fromStore = mean(c1, c2)
   const meanLines = Object.values(answers).reduce((sum, body) => sum + (body === '' ? 0 : body.split('\r\n').length), 0) / SAMPLE
   console.log(`/range   hashd ${hashd.rate.toFixed(0).padStart(6)} req/s ${hashd.cpu.toFixed(1)} µs CPU/req   bare node:http from memory ${peer.rate.toFixed(0).padStart(6)} req/s ${peer.cpu.toFixed(1)} µs CPU/req   ` +
     `ratio ${(hashd.rate / peer.rate).toFixed(2)} by req/s, ${(peer.cpu / hashd.cpu).toFixed(2)} by CPU/req (goal ≥ 0.8; ${meanLines.toFixed(0)} lines an answer)`)
+  console.log(`         bare node:http reading the same store with hashd's code and headers ${fromStore.rate.toFixed(0).padStart(6)} req/s ${fromStore.cpu.toFixed(1)} µs CPU/req: ` +
+    `÷ bare from memory ${(fromStore.rate / peer.rate).toFixed(2)} by req/s (the store's read and text); hashd ÷ it ${(hashd.rate / fromStore.rate).toFixed(2)} (the rest of hashd's request)`)
 
   // Check latency, one request at a time (latency, not a queue), and memory: the server with the
   // store and one without it, given the same checks, then 30 s idle.
