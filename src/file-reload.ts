@@ -12,9 +12,9 @@
  * - **On SIGHUP**, always (an operator asked for it).
  *
  * A load that throws keeps the value in force: a typo during a rotation does not take the service
- * down. The failure is logged (a ConfigError's message names the variable, file and line and never
- * quotes a field; anything else is logged as unreadable), counted in the metrics and shown by
- * `/api/health` until a load succeeds. At start, a load that throws is the caller's to handle (a
+ * down. The failure is logged (a ConfigError's message names the variable, file, line and field
+ * and never quotes one, keys/file.ts; anything else is logged as unreadable), counted in the
+ * metrics and shown by `/api/health` until a load succeeds. At start, a load that throws is the caller's to handle (a
  * ConfigError stops the server).
  */
 import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs'

@@ -209,17 +209,17 @@ describe('API keys: the file', () => {
     const good = `ok ${sha256Hex(newKey())}`
     const cases: Array<[string, number, RegExp]> = [
       [`${good}\n# comment\nbroken\n`, 3, /expected "<name> <sha256/],
-      [`${good}\nsecond ${newKey()}\n`, 2, /sha256 as 64 hex digits/],
-      [`${good}\nsecond ${sha256Hex('x')} many\n`, 2, /requests per window/],
-      [`${good}\nok ${sha256Hex('y')}\n`, 2, /already used/],
-      [`bad/name ${sha256Hex('z')}\n`, 1, /the name must be/],
-      [`a ${sha256Hex('z')} 5 extra\n`, 1, /got 4 field/],
+      [`${good}\nsecond ${newKey()}\n`, 2, /field 2: the key's sha256 must be here as 64 hex digits/],
+      [`${good}\nsecond ${sha256Hex('x')} many\n`, 2, /field 3: requests per window/],
+      [`${good}\nok ${sha256Hex('y')}\n`, 2, /field 1: this name is already used on line 1/],
+      [`bad/name ${sha256Hex('z')}\n`, 1, /field 1: the name must be/],
+      [`a ${sha256Hex('z')} 5 extra\n`, 1, /field 4: .*got 4 fields/],
     ]
     for (const [text, line, reason] of cases) {
       const file = keysFile(text)
       await assert.rejects(startServer({ API_KEYS_FILE: file }), (error: Error) => {
         assert.ok(error instanceof ConfigError)
-        assert.match(error.message, new RegExp(`API_KEYS_FILE ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line ${line}: `))
+        assert.match(error.message, new RegExp(`API_KEYS_FILE ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line ${line}(?:, field \\d+)?: `))
         assert.match(error.message, reason)
         return true
       })
@@ -233,7 +233,7 @@ describe('API keys: the file', () => {
     const file = keysFile(`ok ${sha256Hex('a')}\n\nbroken line here too\n`)
     const bad = spawnHashd({ API_KEYS_FILE: file })
     assert.equal((await bad.exited).code, 2)
-    assert.match(bad.stderr(), new RegExp(`^hashd: API_KEYS_FILE .*line 3: `))
+    assert.match(bad.stderr(), new RegExp(`^hashd: API_KEYS_FILE .*line 3, field 4: `))
     const missing = spawnHashd({ API_KEYS_FILE: join(dir, 'no-such-file') })
     assert.equal((await missing.exited).code, 2)
     assert.match(missing.stderr(), /API_KEYS_FILE .*no-such-file cannot be read \(ENOENT\)/)

@@ -172,8 +172,8 @@ describe('deployment files', () => {
     assert.equal(secret.kind, 'Secret')
     const files = secret.stringData as Record<string, string>
     // The placeholders are refused, so the example cannot be deployed as it is.
-    assert.throws(() => parsePepperKeysFile(files['pepper-keys']!, 'pepper-keys'), /is 24 bytes; at least 32 are required/)
-    assert.throws(() => parseHmacKeysFile(files['hmac-keys']!, 'hmac-keys'), /is 24 bytes; at least 32 are required/)
+    assert.throws(() => parsePepperKeysFile(files['pepper-keys']!, 'pepper-keys'), /field 2: the secret must be base64 or base64url of at least 32 bytes .*fewer bytes/)
+    assert.throws(() => parseHmacKeysFile(files['hmac-keys']!, 'hmac-keys'), /field 3: the secret must be base64 or base64url of at least 32 bytes .*fewer bytes/)
     const filled = (text: string) => text.replaceAll('CHANGE-ME-openssl-rand-base64-32', () => randomBytes(32).toString('base64'))
     assert.equal(parsePepperKeysFile(filled(files['pepper-keys']!), 'pepper-keys').current.id, 'k1')
     assert.deepEqual(parseHmacKeysFile(filled(files['hmac-keys']!), 'hmac-keys').names, ['orders'])

@@ -28,7 +28,9 @@
  *                                                           has these keys and versions (the highest
  *                                                           current), each secret the SHA-256 of
  *                                                           "hashd docs-examples <name> <version>", so
- *                                                           the HMACs a page shows are the same every run
+ *                                                           the HMACs a page shows are the same every
+ *                                                           run; `billing:1,2:webhooks` writes
+ *                                                           purpose=webhooks on each line of the key
  *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
  *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
  *                                                           20,000 hashes and its known passwords)
@@ -68,7 +70,7 @@ export interface Example {
   line: number
   /** The pepper key ids the server must have for this command (none: the default server). */
   pepperKeys: string[]
-  /** The named HMAC keys the server must have, as `name:v1,v2` (the page's hmac-keys directive). */
+  /** The named HMAC keys the server must have, as `name:v1,v2` or `name:v1,v2:purpose` (the page's hmac-keys directive). */
   hmacKeys: string[]
   /** The server has the synthetic breached-password store (`pwned-store`). */
   pwnedStore: boolean
@@ -111,7 +113,7 @@ function directive(words: string[], where: string): { pepperKeys?: string[], hma
   const [kind, ...args] = words
   if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
-  if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}$/.test(key))) return { hmacKeys: args }
+  if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}(?::(?:hmac|webhooks))?$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
     const unknown = args.filter((name) => !isTool(name))
     if (unknown.length > 0) throw new Error(`${where}: unknown tool ${unknown.join(', ')} (test/helpers/tools.ts TOOLS)`)
@@ -297,8 +299,8 @@ function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false
     if (hmacKeys.length > 0) {
       env.HMAC_KEYS_FILE = join(keysDir, `hmac-${servers.size}`)
       const lines = hmacKeys.flatMap((spec) => {
-        const [keyName = '', versions = ''] = spec.split(':')
-        return versions.split(',').map((version) => `${keyName} ${version} ${docsHmacSecret(keyName, version)}\n`)
+        const [keyName = '', versions = '', purpose] = spec.split(':')
+        return versions.split(',').map((version) => `${keyName} ${version} ${docsHmacSecret(keyName, version)}${purpose ? ` purpose=${purpose}` : ''}\n`)
       })
       writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }

@@ -89,7 +89,7 @@ describe('keys files reload when they change on disk', () => {
       assert.equal(await status(hashd, third), 200)
       const failing = await apiKeysStatus(hashd, third)
       assert.equal(failing.failures, 1)
-      assert.match(failing.lastError?.reason ?? '', /API_KEYS_FILE .* line 2: the second field must be the key's sha256/)
+      assert.match(failing.lastError?.reason ?? '', /API_KEYS_FILE .* line 2, field 2: the key's sha256 must be here as 64 hex digits/)
       assert.ok(!hashd.stdout().includes(fourth), 'the key pasted in the wrong place never reaches the log')
       const metrics = (await hashd.get('/metrics', { authorization: `Bearer ${third}` })).text
       assert.match(metrics, /hashd_file_reload_failing\{source="api-keys"\} 1/)

@@ -1,10 +1,11 @@
 /**
  * The key ring (src/keys/): the keys files' formats and the states of their versions, through the
  * real server: what each file accepts (today's formats unchanged, then states and options), what
- * it refuses at start (the line named, the field described, no secret printed), the pepper's
- * states (a hash under a staged key verifies without a rehash and is not rewrapped back; a
- * retired key is 422 retired-pepper-key), API keys' scopes= and hmac-keys=, and GET /api/keys,
- * which lists names, versions and states and never a secret.
+ * it refuses at start (the line and field named, the field described, never quoted: every field
+ * position is covered in keys-file-messages.test.ts), a key's purpose= (the same on each of its
+ * lines), the pepper's states (a hash under a staged key verifies without a rehash and is not
+ * rewrapped back; a retired key is 422 retired-pepper-key), API keys' scopes= and hmac-keys=, and
+ * GET /api/keys, which lists names, purposes, versions and states and never a secret.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -33,7 +34,7 @@ async function refused(variable: string, text: string, line: number, reason: Reg
   const path = file(text)
   await assert.rejects(startServer({ [variable]: path }), (error: Error) => {
     assert.ok(error instanceof ConfigError, String(error))
-    assert.match(error.message, new RegExp(`^${variable} ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line ${line}: `), error.message)
+    assert.match(error.message, new RegExp(`^${variable} ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line ${line}(?:, field \\d+)?: `), error.message)
     assert.match(error.message, reason)
     for (const field of text.split(/\s+/).filter((part) => part.length >= 40)) assert.ok(!error.message.includes(field), `a secret in: ${error.message}`)
     return true
@@ -44,21 +45,25 @@ describe('HMAC_KEYS_FILE refused at start', () => {
   const s = secret()
   const cases: Array<[string, string, number, RegExp]> = [
     ['too few fields', `orders 1\n`, 1, /expected "<name> <version> <base64 secret>", got 2 field/],
-    ['a short secret', `orders 1 ${secret(31)}\n`, 1, /the secret of key orders version 1 is 31 bytes; at least 32 are required/],
-    ['a secret that is not base64', `orders 1 ${'*'.repeat(44)}\n`, 1, /the secret of key orders version 1 is not base64/],
-    ['a version that is not a whole number', `orders v1 ${s}\n`, 1, /line 1: the second field, the key.s version, must be a whole number from 1 to 999999999/],
+    ['a short secret', `orders 1 ${secret(31)}\n`, 1, /field 3: the secret must be base64 or base64url of at least 32 bytes .*\(this field decodes to fewer bytes\)/],
+    ['a secret that is not base64', `orders 1 ${'*'.repeat(44)}\n`, 1, /field 3: the secret must be base64 .*\(this field is not base64\)/],
+    ['a version that is not a whole number', `orders v1 ${s}\n`, 1, /line 1, field 2: the key.s version must be a whole number from 1 to 999999999/],
     // Found by the keys-file fuzzer: a secret written where the name goes (name and version left out) was quoted as the key's name.
-    ['a secret where the name goes, the version left out', `${'5e'.repeat(32)} ${s} x\n`, 1, /line 1: the second field, the key.s version, must be a whole number/],
-    ['a repeated version', `orders 1 ${s}\norders 1 ${secret()}\n`, 2, /version 1 of key orders is already on an earlier line/],
-    ['a bad name', `ord$ers 1 ${s}\n`, 1, /the key name must be 1 to 64 letters/],
-    ['an unknown option', `orders 1 ${s} colour=blue\n`, 1, /unknown option colour=; this file takes algorithms=, min-verify-version=, state=/],
-    ['an option given twice', `orders 1 ${s} state=staged state=staged\n`, 1, /the option state= is given twice/],
-    ['a bad state', `orders 1 ${s} state=active\n`, 1, /state= must be staged, current, retired/],
-    ['an algorithm without an HMAC', `orders 1 ${s} algorithms=sha256,bcrypt\n`, 1, /algorithms= must list digests with an HMAC/],
-    ['algorithms that differ between lines', `orders 1 ${s} algorithms=sha256\norders 2 ${secret()} algorithms=sha512\n`, 2, /algorithms= of key orders differs from line 1/],
-    ['a floor above the current version', `orders 1 ${s}\norders 2 ${secret()} state=staged min-verify-version=2\n`, 2, /min-verify-version 2 of key orders is above its current version 1/],
-    ['two versions marked current', `orders 1 ${s} state=current\norders 2 ${secret()} state=current\n`, 2, /key orders already has a version marked state=current \(line 1\)/],
-    ['no version that can be current', `orders 1 ${s} state=retired\norders 2 ${secret()} state=staged\n`, 2, /key orders has no version that can be current/],
+    ['a secret where the name goes, the version left out', `${'5e'.repeat(32)} ${s} x\n`, 1, /line 1, field 2: the key.s version must be a whole number/],
+    ['a repeated version', `orders 1 ${s}\norders 1 ${secret()}\n`, 2, /field 2: this version of the same key is already on line 1/],
+    ['a bad name', `ord$ers 1 ${s}\n`, 1, /field 1: the key name must be 1 to 64 letters/],
+    ['an unknown option', `orders 1 ${s} colour=blue\n`, 1, /field 4: not an option this file takes; it takes purpose=, algorithms=, min-verify-version=, state=/],
+    ['an option given twice', `orders 1 ${s} state=staged state=staged\n`, 1, /field 5: the option state= is already given as field 4/],
+    ['a bad state', `orders 1 ${s} state=active\n`, 1, /field 4: state= must be staged, current, retired/],
+    ['an algorithm without an HMAC', `orders 1 ${s} algorithms=sha256,bcrypt\n`, 1, /field 4: algorithms= must list digests with an HMAC/],
+    ['algorithms that differ between lines', `orders 1 ${s} algorithms=sha256\norders 2 ${secret()} algorithms=sha512\n`, 2, /field 4: algorithms= differs from the one on line 1 for the same key/],
+    ['a floor above the current version', `orders 1 ${s}\norders 2 ${secret()} state=staged min-verify-version=2\n`, 2, /field 5: min-verify-version is above the key.s current version \(line 1\)/],
+    ['two versions marked current', `orders 1 ${s} state=current\norders 2 ${secret()} state=current\n`, 2, /field 4: state=current is written for another version of the same key too \(line 1\)/],
+    ['no version that can be current', `orders 1 ${s} state=retired\norders 2 ${secret()} state=staged\n`, 2, /the key on lines 1, 2 has no version that can be current/],
+    ['a purpose that is neither hmac nor webhooks', `orders 1 ${s} purpose=both\n`, 1, /field 4: purpose= must be hmac or webhooks/],
+    // A version added without the word is refused, rather than a secret changing purpose.
+    ['a version without the purpose= of the others', `hooks 1 ${s} purpose=webhooks\nhooks 2 ${secret()}\n`, 2, /line 2: the purpose differs from line 1 of the same key \(a line without purpose= is purpose=hmac\)/],
+    ['purpose= that differs between versions', `orders 1 ${s}\norders 2 ${secret()} state=staged purpose=webhooks\n`, 2, /field 5: the purpose differs from line 1 of the same key/],
   ]
   for (const [name, text, line, reason] of cases) it(`refuses ${name}`, () => refused('HMAC_KEYS_FILE', text, line, reason))
 })
@@ -66,8 +71,8 @@ describe('HMAC_KEYS_FILE refused at start', () => {
 describe('PEPPER_KEYS_FILE states and refusals', () => {
   it('refuses a bad state, an unknown option and a file whose every key is staged', async () => {
     await refused('PEPPER_KEYS_FILE', `k1 ${secret()} state=gone\n`, 1, /state= must be staged, current, retired/)
-    await refused('PEPPER_KEYS_FILE', `k1 ${secret()} algorithms=sha256\n`, 1, /unknown option algorithms=; this file takes state=/)
-    await refused('PEPPER_KEYS_FILE', `k1 ${secret()} state=staged\n`, 1, /key pepper has no version that can be current/)
+    await refused('PEPPER_KEYS_FILE', `k1 ${secret()} algorithms=sha256\n`, 1, /field 3: not an option this file takes; it takes state=$/)
+    await refused('PEPPER_KEYS_FILE', `k1 ${secret()} state=staged\n`, 1, /the key on line 1 has no version that can be current/)
   })
 })
 
@@ -94,12 +99,12 @@ describe('API_KEYS_FILE scopes= and hmac-keys=', () => {
   it('refuses an unknown scope or a bad key name, naming the line', async () => {
     await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, metrics or \*/)
     await refused('API_KEYS_FILE', `a ${hash} 10 hmac-keys=orders,\n`, 1, /hmac-keys= takes \* or HMAC key names/)
-    await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", got 4 field/)
+    await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /field 4: expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", then options scopes=, hmac-keys=; got 4 fields/)
   })
 })
 
 describe('GET /api/keys and the pepper\'s states', { skip: skipUnless('python3', 'pycryptodome', 'python3-bcrypt') }, () => {
-  const hmac = { v1: secret(), v2: secret(), v3: secret(48), u1: secret() }
+  const hmac = { v1: secret(), v2: secret(), v3: secret(48), u1: secret(), w1: secret(), w2: secret() }
   const pepper = { k1: secret(), k2: secret(), k0: secret() }
   let server: TestServer
   before(async () => {
@@ -110,6 +115,9 @@ describe('GET /api/keys and the pepper\'s states', { skip: skipUnless('python3',
         `orders 2 ${hmac.v2}`,
         `orders 3 ${hmac.v3} state=staged`,
         `users 7 ${hmac.u1}`,
+        `# billing: kept for webhooks, on each of its lines`,
+        `billing 1 ${hmac.w1} purpose=webhooks`,
+        `billing 2 ${hmac.w2} purpose=webhooks state=staged`,
       ].join('\n')),
       // Today's format, then a staged key after the current one, and a retired one before.
       PEPPER_KEYS_FILE: file(`k0 ${pepper.k0} state=retired\nk1 ${pepper.k1}\nk2 ${pepper.k2} state=staged\n`),
@@ -117,20 +125,24 @@ describe('GET /api/keys and the pepper\'s states', { skip: skipUnless('python3',
   })
   after(() => server.close())
 
-  it('lists names, versions, states, current versions and algorithms, never a secret', async () => {
+  it('lists names, purposes, versions, states, current versions and algorithms, never a secret', async () => {
     const listed = await server.get('/api/keys')
     assert.equal(listed.status, 200)
     assert.deepEqual(listed.body, {
       hmac: [
         {
-          name: 'orders', algorithms: ['sha256', 'sha512'], currentVersion: 2, minVerifyVersion: 2,
+          name: 'orders', purpose: 'hmac', algorithms: ['sha256', 'sha512'], currentVersion: 2, minVerifyVersion: 2,
           versions: [
             { version: 1, state: 'previous', verifies: false },
             { version: 2, state: 'current', verifies: true },
             { version: 3, state: 'staged', verifies: true },
           ],
         },
-        { name: 'users', algorithms: ['sha256'], currentVersion: 7, minVerifyVersion: null, versions: [{ version: 7, state: 'current', verifies: true }] },
+        { name: 'users', purpose: 'hmac', algorithms: ['sha256'], currentVersion: 7, minVerifyVersion: null, versions: [{ version: 7, state: 'current', verifies: true }] },
+        {
+          name: 'billing', purpose: 'webhooks', algorithms: ['sha256'], currentVersion: 1, minVerifyVersion: null,
+          versions: [{ version: 1, state: 'current', verifies: true }, { version: 2, state: 'staged', verifies: true }],
+        },
       ],
       pepper: {
         currentKey: 'k1',
@@ -211,7 +223,7 @@ describe('HMAC_KEYS_FILE reloaded when it changes; a bad version keeps the keys 
       writeFileSync(path, `orders 1 ${v1}\norders 2 ${v2}\norders 3 ${short}\n`)
       await until(async () => ((await server.get('/api/health')).body.files as Array<{ source: string, lastError?: unknown }>).some((entry) => entry.source === 'hmac-keys' && entry.lastError))
       const health = (await server.get('/api/health')).body.files.find((entry: { source: string }) => entry.source === 'hmac-keys')
-      assert.match(health.lastError.reason, /HMAC_KEYS_FILE .* line 3: the secret of key orders version 3 is 20 bytes/)
+      assert.match(health.lastError.reason, /HMAC_KEYS_FILE .* line 3, field 3: the secret must be base64 or base64url of at least 32 bytes/)
       assert.equal(await current(), 2, 'the keys in force stay')
       assert.equal((await server.post('/api/hmac', { message: 'm', keyName: 'orders' })).body.keyVersion, 2)
       for (const value of [v1, v2, short]) assert.ok(!server.logs().includes(value), 'a secret in the log')

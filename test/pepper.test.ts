@@ -38,11 +38,11 @@ const PYTHON_TOOLS = ['pycryptodome', 'argon2-cffi', 'passlib', 'python3-bcrypt'
 describe('PEPPER_KEYS_FILE refused at start', () => {
   const cases: Array<{ name: string, text: (s: string) => string, message: RegExp }> = [
     { name: 'a line with one field', text: (s) => `k1 ${s}\nk2\n`, message: /PEPPER_KEYS_FILE .* line 2: expected "<key id> <base64 secret>", got 1 field/ },
-    { name: 'a line with three fields', text: (s) => `k1 ${s} extra\n`, message: /line 1: expected "<key id> <base64 secret>", got 3 field/ },
-    { name: 'a short secret', text: () => `# keys\nk1 ${secret(31)}\n`, message: /line 2: the secret of key k1 is 31 bytes; at least 32 are required/ },
-    { name: 'a duplicate id', text: (s) => `k1 ${s}\nk1 ${secret()}\n`, message: /line 2: the key id k1 is already used on an earlier line/ },
-    { name: 'a secret that is not base64', text: () => `k1 ${'*'.repeat(44)}\n`, message: /line 1: the secret of key k1 is not base64/ },
-    { name: 'a bad key id', text: (s) => `k$1 ${s}\n`, message: /line 1: the key id must be 1 to 64 letters/ },
+    { name: 'a line with three fields', text: (s) => `k1 ${s} extra\n`, message: /line 1, field 3: expected "<key id> <base64 secret>", then options state=; got 3 fields, and this one is neither/ },
+    { name: 'a short secret', text: () => `# keys\nk1 ${secret(31)}\n`, message: /line 2, field 2: the secret must be base64 or base64url of at least 32 bytes \(openssl rand -base64 32\), on a line "<key id> <base64 secret>" \(this field decodes to fewer bytes\)/ },
+    { name: 'a duplicate id', text: (s) => `k1 ${s}\nk1 ${secret()}\n`, message: /line 2, field 1: the key id is the same as on line 1/ },
+    { name: 'a secret that is not base64', text: () => `k1 ${'*'.repeat(44)}\n`, message: /line 1, field 2: the secret must be base64 .* \(this field is not base64\)/ },
+    { name: 'a bad key id', text: (s) => `k$1 ${s}\n`, message: /line 1, field 1: the key id must be 1 to 64 letters/ },
     { name: 'no keys at all', text: () => '# nothing yet\n\n', message: /holds no keys/ },
   ]
   for (const { name, text, message } of cases) {
@@ -159,7 +159,7 @@ describe('a full rotation k1 → k1+k2 → k2, through SIGHUP and restarts', { s
     await hashd.logged(/pepper keys not reloaded/, mark)
     const warning = hashd.stdout().split('\n').slice(mark).find((line) => line.includes('not reloaded')) ?? ''
     assert.equal(JSON.parse(warning).level, 40)
-    assert.match(JSON.parse(warning).reason, /line 3: the secret of key k3 is 16 bytes/)
+    assert.match(JSON.parse(warning).reason, /line 3, field 2: the secret must be base64 or base64url of at least 32 bytes/)
     assert.ok(!hashd.stdout().includes(short))
     assert.equal((await post(hashd, '/api/hash', { input: password, ...ARGON2 })).body.pepperKey, 'k2')
   })

@@ -2,7 +2,8 @@
  * The web page's HMAC tab with keys the server holds, in Debian's Chromium against the real server:
  * the key list from GET /api/keys, an HMAC under a named key checked against RFC 4231's published
  * vector (test case 6: a 131-byte key, longer than the block), a tagged HMAC, and "Check HMAC"
- * with its verdict in words; without server keys the tab offers only your own key.
+ * with its verdict in words; a key kept for webhooks is not offered; without server keys the tab
+ * offers only your own key.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -29,8 +30,9 @@ describe('the HMAC tab with named keys, in Chromium', { skip: skipUnless('chromi
   const dir = mkdtempSync(join(tmpdir(), 'hashd-web-keys-'))
   before(async () => {
     const file = join(dir, 'hmac-keys')
-    // Version 1 is RFC 4231's key; version 2, current, a random one.
-    writeFileSync(file, `rfc4231 1 ${RFC4231_CASE6.key}\nrfc4231 2 ${randomBytes(32).toString('base64')}\n`)
+    // A key kept for webhooks first, which the tab must not offer; then RFC 4231's key as version 1
+    // and a random one as version 2, current.
+    writeFileSync(file, `billing 1 ${randomBytes(32).toString('base64')} purpose=webhooks\nrfc4231 1 ${RFC4231_CASE6.key}\nrfc4231 2 ${randomBytes(32).toString('base64')}\n`)
     server = await startServer({ HMAC_KEYS_FILE: file })
     bare = await startServer()
     browser = await launchBrowser()
@@ -48,6 +50,7 @@ describe('the HMAC tab with named keys, in Chromium', { skip: skipUnless('chromi
     const hmac = page.getByRole('tabpanel', { name: 'HMAC', exact: true })
     await hmac.getByLabel('Key source', { exact: true }).selectOption('server')
     assert.equal(await hmac.getByLabel('Key name', { exact: true }).inputValue(), 'rfc4231')
+    assert.deepEqual(await hmac.getByLabel('Key name', { exact: true }).locator('option').allTextContents(), ['rfc4231'])
     await hmac.getByLabel('Message', { exact: true }).fill(RFC4231_CASE6.message)
     await hmac.getByLabel('Key version', { exact: true }).selectOption('1')
     await hmac.getByRole('button', { name: 'Compute HMAC', exact: true }).click()

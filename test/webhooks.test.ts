@@ -560,10 +560,11 @@ describe('malformed headers, generated (fast-check)', () => {
 })
 
 /**
- * keyName: the key ring's named HMAC keys (HMAC_KEYS_FILE). Each version's secret is written as
- * the base64 of printable text, so that all three providers' libraries sign with the very bytes
- * the file holds: Standard Webhooks with `whsec_` + that base64 (the library decodes it), GitHub
- * and Stripe with the text itself (their libraries use its UTF-8 bytes).
+ * keyName: the key ring's named keys kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks). Each
+ * version's secret is written as the base64 of printable text, so that all three providers'
+ * libraries sign with the very bytes the file holds: Standard Webhooks with `whsec_` + that base64
+ * (the library decodes it), GitHub and Stripe with the text itself (their libraries use its UTF-8
+ * bytes).
  */
 describe('keyName: the key ring\'s named keys, with the providers\' libraries signing under the same bytes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hashd-webhook-keys-'))
@@ -583,13 +584,13 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
   /** hooks: 1 below the floor, 2 previous, 3 current, 4 staged, 5 retired; wide: sha512 only; other: one version. */
   const S = { h1: versionSecret(), h2: versionSecret(), h3: versionSecret(), h4: versionSecret(), h5: versionSecret(), wide: versionSecret(), other: versionSecret() }
   const HMAC_KEYS = [
-    `hooks 1 ${S.h1.base64} min-verify-version=2`,
-    `hooks 2 ${S.h2.base64}`,
-    `hooks 3 ${S.h3.base64}`,
-    `hooks 4 ${S.h4.base64} state=staged`,
-    `hooks 5 ${S.h5.base64} state=retired`,
-    `wide 1 ${S.wide.base64} algorithms=sha512`,
-    `other 1 ${S.other.base64}`,
+    `hooks 1 ${S.h1.base64} purpose=webhooks min-verify-version=2`,
+    `hooks 2 ${S.h2.base64} purpose=webhooks`,
+    `hooks 3 ${S.h3.base64} purpose=webhooks`,
+    `hooks 4 ${S.h4.base64} purpose=webhooks state=staged`,
+    `hooks 5 ${S.h5.base64} purpose=webhooks state=retired`,
+    `wide 1 ${S.wide.base64} purpose=webhooks algorithms=sha512`,
+    `other 1 ${S.other.base64} purpose=webhooks`,
   ].join('\n')
 
   let server: TestServer
@@ -757,7 +758,7 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
 
   it('a rotation in HMAC_KEYS_FILE is followed without a restart: stage, promote, floor, retire', async () => {
     const [v1, v2, v3] = [versionSecret(), versionSecret(), versionSecret()]
-    const path = file(`rot 1 ${v1.base64}\n`)
+    const path = file(`rot 1 ${v1.base64} purpose=webhooks\n`)
     const rotating = await startServer({ HMAC_KEYS_FILE: path })
     const rewrite = async (lines: string[], check: (key: { currentVersion: number, minVerifyVersion: number | null, versions: Array<{ version: number, state: string }> }) => boolean) => {
       writeFileSync(path, `${lines.join('\n')}\n`)
@@ -782,32 +783,136 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
       assert.deepEqual(await judge(v2), [false, 'signature-mismatch', 'rot', undefined])
 
       // 1. Stage version 2: it verifies at once; version 1 still signs.
-      await rewrite([`rot 1 ${v1.base64}`, `rot 2 ${v2.base64} state=staged`], (key) => key.versions.length === 2)
+      await rewrite([`rot 1 ${v1.base64} purpose=webhooks`, `rot 2 ${v2.base64} purpose=webhooks state=staged`], (key) => key.versions.length === 2)
       assert.deepEqual(await judge(v2), [true, undefined, 'rot', 2])
       assert.deepEqual(await signer(), { keyVersion: 1, accepts: [true, false, false] })
 
       // 2. Promote it: version 2 signs first, version 1 beside it; a webhook signed under 1 still verifies and says so.
-      await rewrite([`rot 1 ${v1.base64}`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.currentVersion === 2 && key.versions.length === 3)
+      await rewrite([`rot 1 ${v1.base64} purpose=webhooks`, `rot 2 ${v2.base64} purpose=webhooks`, `rot 3 ${v3.base64} purpose=webhooks state=staged`], (key) => key.currentVersion === 2 && key.versions.length === 3)
       assert.deepEqual(await judge(v1), [true, undefined, 'rot', 1])
       assert.deepEqual(await judge(v2), [true, undefined, 'rot', 2])
       assert.deepEqual(await judge(v3), [true, undefined, 'rot', 3])
       assert.deepEqual(await signer(), { keyVersion: 2, accepts: [true, true, false] })
 
       // 3. Raise the floor: version 1 is below it, and signs no more.
-      await rewrite([`rot 1 ${v1.base64} min-verify-version=2`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.minVerifyVersion === 2)
+      await rewrite([`rot 1 ${v1.base64} purpose=webhooks min-verify-version=2`, `rot 2 ${v2.base64} purpose=webhooks`, `rot 3 ${v3.base64} purpose=webhooks state=staged`], (key) => key.minVerifyVersion === 2)
       assert.deepEqual(await judge(v1), [false, 'key-version-below-minimum', 'rot', 1])
       assert.deepEqual(await signer(), { keyVersion: 2, accepts: [false, true, false] })
 
       // 4. Retire it instead of the floor: key-version-retired.
-      await rewrite([`rot 1 ${v1.base64} state=retired`, `rot 2 ${v2.base64}`, `rot 3 ${v3.base64} state=staged`], (key) => key.minVerifyVersion === null && key.versions[0]?.state === 'retired')
+      await rewrite([`rot 1 ${v1.base64} purpose=webhooks state=retired`, `rot 2 ${v2.base64} purpose=webhooks`, `rot 3 ${v3.base64} purpose=webhooks state=staged`], (key) => key.minVerifyVersion === null && key.versions[0]?.state === 'retired')
       assert.deepEqual(await judge(v1), [false, 'key-version-retired', 'rot', 1])
 
       // 5. Removed from the file: its webhooks are a mismatch, as for any key hashd does not hold.
-      await rewrite([`rot 2 ${v2.base64}`, `rot 3 ${v3.base64}`], (key) => key.currentVersion === 3)
+      await rewrite([`rot 2 ${v2.base64} purpose=webhooks`, `rot 3 ${v3.base64} purpose=webhooks`], (key) => key.currentVersion === 3)
       assert.deepEqual(await judge(v1), [false, 'signature-mismatch', 'rot', undefined])
       assert.deepEqual(await signer(), { keyVersion: 3, accepts: [false, true, true] })
     } finally {
       await rotating.close()
     }
+  })
+
+  /**
+   * One key, one purpose. A Standard Webhooks signature is the HMAC-SHA256 of
+   * `<id>.<timestamp>.<body>`, so one secret serving /api/hmac and the webhooks would let an API key
+   * with the scope `hmac` sign any webhook, and one with `webhooks:sign` make HMACs that
+   * /api/hmac/verify accepts. Each forgery is tried over HTTP as an attacker would, and refused.
+   */
+  describe('purpose=: a key for HMACs and a key for webhooks, neither scope forging the other', () => {
+    const O = { o1: versionSecret(), o2: versionSecret() }
+    const B = { b1: versionSecret(), b2: versionSecret() }
+    const [hmacOnly, signer, all] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex'), randomBytes(16).toString('hex')]
+    const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+    let separated: TestServer
+    before(async () => {
+      separated = await startServer({
+        HMAC_KEYS_FILE: file([
+          `orders 1 ${O.o1.base64}`,
+          `orders 2 ${O.o2.base64} purpose=hmac`,
+          `billing 1 ${B.b1.base64} purpose=webhooks`,
+          `billing 2 ${B.b2.base64} purpose=webhooks`,
+        ].join('\n')),
+        API_KEYS_FILE: file(`hmaconly ${hashKey(hmacOnly)} scopes=hmac hmac-keys=orders\nsigner ${hashKey(signer)} scopes=webhooks:sign\nall ${hashKey(all)}\n`),
+      })
+    })
+    after(async () => { await separated.close() })
+
+    /** A 422 key-purpose naming the purpose needed and pointing at keyName (`pointer`), without the name given. */
+    const assertPurposeRefusal = (problem: { status: number, type: string, purpose?: string, errors?: unknown }, text: string, needed: string, pointer = '/body/keyName') => {
+      assert.equal(problem.status, 422, text)
+      assert.equal(problem.type, 'urn:hashd:problem:key-purpose', text)
+      assert.equal(problem.purpose, needed)
+      assert.deepEqual(problem.errors, [{ pointer, message: `not a purpose=${needed} key` }])
+      assert.doesNotMatch(text, /orders|billing/, 'the key name is echoed')
+    }
+
+    it('the scope hmac cannot forge a webhook: an HMAC key is refused by /api/webhooks/verify and /sign, and a webhooks key by /api/hmac', async () => {
+      const timestamp = nowSeconds()
+      const evil = '{"evil":1}'
+      // The HMAC of the message a webhook signs, made under the HMAC key: what standardwebhooks signs with that secret (the forgery's makings).
+      const made = await separated.post('/api/hmac', { message: `msg_evil.${timestamp}.${evil}`, keyName: 'orders', encoding: 'base64' }, bearer(hmacOnly))
+      assert.equal(made.status, 200, made.text)
+      const headers = { 'webhook-id': 'msg_evil', 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${made.body.hmac as string}` }
+      assert.equal(standardAccepts(O.o2.whsec, evil, headers), true, 'the HMAC is a Standard Webhooks signature under the same secret')
+      // …but no webhook route takes that key.
+      const forged = await separated.post('/api/webhooks/verify', { profile: 'standard-webhooks', payload: evil, keyName: 'orders', headers }, bearer(all))
+      assertPurposeRefusal(forged.body, forged.text, 'webhooks')
+      const signed = await separated.post('/api/webhooks/sign', { payload: evil, keyName: 'orders' }, bearer(all))
+      assertPurposeRefusal(signed.body, signed.text, 'webhooks')
+      // And no HMAC route takes the webhooks key, single or in a batch.
+      const underWebhookKey = await separated.post('/api/hmac', { message: `msg_evil.${timestamp}.${evil}`, keyName: 'billing', encoding: 'base64' }, bearer(all))
+      assertPurposeRefusal(underWebhookKey.body, underWebhookKey.text, 'hmac')
+      const batch = await separated.post('/api/hmac', { items: [{ message: 'a', keyName: 'orders' }, { message: `msg_evil.${timestamp}.${evil}`, keyName: 'billing', reference: 'r' }] }, bearer(all))
+      assert.equal(batch.status, 200, batch.text)
+      assert.equal(batch.body.results[0].keyName, 'orders')
+      assertPurposeRefusal(batch.body.results[1].problem, JSON.stringify(batch.body.results[1]), 'hmac', '/body/items/1/keyName')
+    })
+
+    it('the scope webhooks:sign cannot make HMACs: its signatures, under the current and the previous version, are refused by /api/hmac/verify', async () => {
+      const [payload, id, timestamp] = [body(), newId(), nowSeconds()]
+      const signed = await separated.post('/api/webhooks/sign', { payload, keyName: 'billing', id, timestamp }, bearer(signer))
+      assert.equal(signed.status, 200, signed.text)
+      const signatures = (signed.body.headers['webhook-signature'] as string).split(' ').map((entry) => entry.slice('v1,'.length))
+      assert.equal(signatures.length, 2, 'versions 2 and 1')
+      const message = `${id}.${timestamp}.${payload}`
+      for (const [index, signature] of signatures.entries()) {
+        for (const request of [{ message, hmac: signature, keyName: 'billing' }, { message, hmac: signature, keyName: 'billing', keyVersion: 2 - index }]) {
+          const checked = await separated.post('/api/hmac/verify', request, bearer(all))
+          assertPurposeRefusal(checked.body, checked.text, 'hmac')
+        }
+      }
+      const batch = await separated.post('/api/hmac/verify', { items: signatures.map((hmac) => ({ message, hmac, keyName: 'billing' })) }, bearer(all))
+      assert.equal(batch.status, 200, batch.text)
+      for (const [index, result] of (batch.body.results as Array<{ problem: { status: number, type: string, purpose?: string } }>).entries()) {
+        assertPurposeRefusal(result.problem, JSON.stringify(result), 'hmac', `/body/items/${index}/keyName`)
+      }
+    })
+
+    it('each key does its own work: the webhooks key verifies what standardwebhooks, octokit and stripe sign and signs what they accept; the HMAC key makes and checks HMACs', async () => {
+      for (const [version, secret] of [[2, B.b2], [1, B.b1]] as const) {
+        const payload = body()
+        const answers = [
+          await verify({ profile: 'standard-webhooks', payload, keyName: 'billing', headers: standardHeaders(secret.whsec, payload) }, separated, bearer(all)),
+          await verify({ profile: 'github', payload, keyName: 'billing', headers: { 'X-Hub-Signature-256': await octokitSign(secret.text, payload) } }, separated, bearer(all)),
+          await verify({ profile: 'stripe', payload, keyName: 'billing', headers: { 'Stripe-Signature': stripeHeader(secret.text, payload) } }, separated, bearer(all)),
+        ]
+        for (const answer of answers) assert.deepEqual(judged(answer), [true, undefined, 'billing', version])
+      }
+      const payload = body()
+      const signed = await separated.post('/api/webhooks/sign', { payload, keyName: 'billing' }, bearer(signer))
+      assert.equal(standardAccepts(B.b2.whsec, payload, signed.body.headers as Record<string, string>), true)
+      assert.equal(standardAccepts(B.b1.whsec, payload, signed.body.headers as Record<string, string>), true)
+
+      // HMACs under orders: what standardwebhooks computes under the same bytes (an independent HMAC-SHA256), and checked back.
+      const [id, timestamp] = [newId(), nowSeconds()]
+      const expected = (standardHeaders(O.o2.whsec, payload, id, timestamp)['webhook-signature']).slice('v1,'.length)
+      const made = await separated.post('/api/hmac', { message: `${id}.${timestamp}.${payload}`, keyName: 'orders', encoding: 'base64' }, bearer(hmacOnly))
+      assert.deepEqual([made.status, made.body.hmac, made.body.keyVersion], [200, expected, 2])
+      const checked = await separated.post('/api/hmac/verify', { message: `${id}.${timestamp}.${payload}`, keyName: 'orders', hmac: expected }, bearer(all))
+      assert.deepEqual([checked.body.valid, checked.body.keyVersion], [true, 2])
+      const listed = await separated.fetch('/api/keys', { headers: bearer(all) })
+      const keys = (await listed.json() as { hmac: Array<{ name: string, purpose: string }> }).hmac.map(({ name, purpose }) => [name, purpose])
+      assert.deepEqual(keys, [['orders', 'hmac'], ['billing', 'webhooks']])
+    })
   })
 })

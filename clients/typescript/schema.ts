@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Check an HMAC of a message, under your key or a key the server holds
-         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
          */
         post: operations["postHmacVerify"];
         delete?: never;
@@ -319,7 +319,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The server's keys: names, versions and their states, current versions, algorithms; never a secret */
+        /** The server's keys: names, purposes, versions and their states, current versions, algorithms; never a secret */
         get: operations["getKeys"];
         put?: never;
         post?: never;
@@ -430,6 +430,11 @@ export interface components {
             suggestions?: string[];
             /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
             algorithms?: string | string[];
+            /**
+             * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+             * @enum {string}
+             */
+            purpose?: "hmac" | "webhooks";
         } & {
             [key: string]: unknown;
         };
@@ -1062,6 +1067,11 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1385,6 +1395,11 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1532,7 +1547,7 @@ export interface operations {
                     message?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1570,7 +1585,7 @@ export interface operations {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1637,7 +1652,7 @@ export interface operations {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1752,6 +1767,11 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1828,7 +1848,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1888,7 +1908,7 @@ export interface operations {
                     hmac?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1916,7 +1936,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1977,7 +1997,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -2068,6 +2088,11 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -2144,7 +2169,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -3812,6 +3837,11 @@ export interface operations {
                         /** @description Named HMAC keys (HMAC_KEYS_FILE) this caller may use; empty without the file */
                         hmac: {
                             name: string;
+                            /**
+                             * @description What the key is for (its purpose= in HMAC_KEYS_FILE): hmac, POST /api/hmac and /api/hmac/verify; webhooks, POST /api/webhooks/verify and /api/webhooks/sign. Never both
+                             * @enum {string}
+                             */
+                            purpose: "hmac" | "webhooks";
                             /** @description The algorithms it may be used with; the first is the default */
                             algorithms: string[];
                             currentVersion: number;
@@ -4154,7 +4184,7 @@ export interface operations {
                     headers: {
                         [key: string]: string | string[];
                     };
-                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
                     secret?: string;
@@ -4268,7 +4298,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -4328,7 +4358,7 @@ export interface operations {
                     payload?: string;
                     /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
-                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
                     secret?: string;
@@ -4431,7 +4461,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */

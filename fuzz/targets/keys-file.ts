@@ -13,8 +13,9 @@
  * Invariants: an API keys file gives keys under 64-hex-digit lower-case hashes, names that
  * KEY_NAME allows, limits that are whole numbers and scopes from the table; a pepper or HMAC keys
  * file gives distinct ids per key, in order, with exactly one current version, which verifies,
- * and no version newer than it but staged or retired ones. A refusal never quotes a line's hash or
- * secret (the second field; an HMAC line's third).
+ * and no version newer than it but staged or retired ones. A refusal quotes no field of the file:
+ * not a hash or secret, and not a name, id or version either, since a field read as a name may be a
+ * secret written in the wrong place (src/keys/file.ts).
  *
  * Expected refusals: ConfigError, and nothing else.
  */
@@ -49,13 +50,14 @@ function checkRing(ring: VersionedKey<unknown>): void {
 }
 
 /**
- * The fields of the file's lines that hold a hash or a secret and that a message could not hold by
- * chance: 12 characters or more, letters and digits both (no word of a message is), not an option,
- * and not part of the file's name.
+ * The fields of the file's lines (in any position, options' values included) that a message could
+ * not hold by chance: 12 characters or more, letters and digits both (no word of a message is), and
+ * not part of the file's name.
  */
-const secretFields = (text: string, position: number): string[] =>
-  text.split(/\r?\n/).map((line) => (line.split('#', 1)[0] ?? '').trim().split(/\s+/)[position] ?? '')
-    .filter((field) => field.length >= 12 && /[A-Za-z]/.test(field) && /[0-9]/.test(field) && !field.includes('=') && !FILE.includes(field))
+const distinctiveFields = (text: string): string[] =>
+  text.split(/\r?\n/).flatMap((line) => (line.split('#', 1)[0] ?? '').trim().split(/\s+/))
+    .flatMap((field) => [field, field.slice(field.indexOf('=') + 1)])
+    .filter((field) => field.length >= 12 && /[A-Za-z]/.test(field) && /[0-9]/.test(field) && !FILE.includes(field))
 
 export function fuzz(data: Buffer): void {
   const [kind, body] = fields(data, 2) as [Buffer, Buffer]
@@ -80,10 +82,6 @@ export function fuzz(data: Buffer): void {
     }
   } catch (error) {
     if (!isConfigError(error)) throw error
-    for (const field of secretFields(text, which === 2 ? 2 : 1)) {
-      // A field that is also a first field, or part of one (a name or id, which messages may name), can appear by that right.
-      if (text.split(/\r?\n/).some((line) => (line.trim().split(/\s+/)[0] ?? '').includes(field))) continue
-      invariant(!error.message.includes(field), 'a keys-file refusal quotes a line\'s hash or secret')
-    }
+    for (const field of distinctiveFields(text)) invariant(!error.message.includes(field), 'a keys-file refusal quotes a field of the file')
   }
 }

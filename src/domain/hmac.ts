@@ -19,7 +19,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { hmacOfPieces } from '../algorithms/hmac.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
-import type { HmacKey, HmacKeyring, HmacSecret } from '../keys/hmac.js'
+import type { HmacKey, HmacKeyring, HmacSecret, KeyPurpose } from '../keys/hmac.js'
 import type { KeyVersion } from '../keys/ring.js'
 import { problems } from '../problem.js'
 import { countHashedBytes, countKeyUse } from '../observe.js'
@@ -139,8 +139,27 @@ const neither = () => problems.validation('Send key (a secret of your own) or ke
   [{ pointer: '/body', message: 'must have exactly one of key, keyName' }])
 const onlyWith = (field: string, other: string) => problems.validation(`${field} applies to ${other} only`, [{ pointer: `/body/${field}`, message: `only with ${other}` }])
 
-/** The named key, checked against the caller's scope first (so a name outside it says nothing about whether it exists). */
-export function namedKey(name: string, context: KeyContext): HmacKey {
+/** What each purpose of a named key is for, in the words of a refusal. */
+const PURPOSE_USES: Record<KeyPurpose, string> = {
+  hmac: 'HMACs (POST /api/hmac, /api/hmac/verify)',
+  webhooks: 'webhooks (POST /api/webhooks/verify, /api/webhooks/sign)',
+}
+
+/**
+ * A named key of another purpose than the operation's (keys/hmac.ts: one secret serving both would
+ * let each forge the other). The name is not echoed, as for unknown-key; `purpose` is the one needed.
+ */
+function wrongPurpose(needed: KeyPurpose, has: KeyPurpose) {
+  return problems.unprocessable('key-purpose', 'Key kept for another purpose',
+    `keyName names a key kept for ${PURPOSE_USES[has]}; this operation takes a key written purpose=${needed} in HMAC_KEYS_FILE. GET /api/keys shows each key's purpose`,
+    { purpose: needed, errors: [{ pointer: '/body/keyName', message: `not a purpose=${needed} key` }] })
+}
+
+/**
+ * The named key, checked against the caller's scope first (so a name outside it says nothing about
+ * whether it exists), then that it is kept for `purpose`.
+ */
+export function namedKey(name: string, context: KeyContext, purpose: KeyPurpose): HmacKey {
   context.mayUse(name)
   const keyring = context.hmacKeys
   if (keyring === null) {
@@ -154,6 +173,7 @@ export function namedKey(name: string, context: KeyContext): HmacKey {
     throw problems.unprocessable('unknown-key', 'Unknown key', 'keyName names no key of this server; GET /api/keys lists the keys you may use',
       { errors: [{ pointer: '/body/keyName', message: 'unknown key' }] })
   }
+  if (key.purpose !== purpose) throw wrongPurpose(purpose, key.purpose)
   return key
 }
 
@@ -271,7 +291,7 @@ function resolveNamed(request: { keyName?: string, keyVersion?: number, algorith
   const memo = context.memo
   if (memo && memo.keyring === context.hmacKeys && memo.keyName === request.keyName && memo.keyVersion === request.keyVersion && memo.algorithmName === request.algorithm) return memo
   flushKeyCounts(context)
-  const key = namedKey(request.keyName!, context)
+  const key = namedKey(request.keyName!, context, 'hmac')
   const algorithm = keyAlgorithm(key, request.algorithm)
   const version = request.keyVersion === undefined ? key.ring.current : usableVersion(key, String(request.keyVersion))
   const resolved = { key, algorithm, version }
@@ -333,7 +353,7 @@ export function verifyHmac(engine: Engine, request: HmacVerifyRequest, context: 
     throw problems.validation(`keyVersion ${request.keyVersion} disagrees with the tag's v${tag.version}; leave keyVersion out with a tagged HMAC`,
       [{ pointer: '/body/keyVersion', message: 'disagrees with the tag' }])
   }
-  const key = namedKey(request.keyName, context)
+  const key = namedKey(request.keyName, context, 'hmac')
   const algorithm = keyAlgorithm(key, request.algorithm)
   const expected = tag ? tag.mac : macBytes(text)
   const message = decodeInput(request.message, request.inputEncoding ?? 'utf8', 'message')

@@ -10,8 +10,7 @@
  * as before these options existed. plugins/auth.ts holds the keys in force.
  */
 import { createHash } from 'node:crypto'
-import { ConfigError } from '../config.js'
-import { KEY_NAME, KEY_NAME_RULE, keysFileLines, readKeysFileText, splitFields } from './file.js'
+import { KEY_NAME, KEY_NAME_RULE, keysFileLines, readKeysFileText, splitFields, type KeysFileLine, type KeysFileOption } from './file.js'
 import { SCOPE_NAMES } from './scopes.js'
 
 export { KEY_NAME } from './file.js'
@@ -42,9 +41,9 @@ export function keyLine(name: string, key: string, max?: number): string {
 }
 
 /** `scopes=`: names, `*` for all, `-name` to take one away; only removals start from all. */
-function scopesOption(value: string | undefined, where: string): Set<string> {
-  if (value === undefined) return new Set(SCOPE_NAMES)
-  const parts = value.split(',')
+function scopesOption(option: KeysFileOption | undefined, entry: KeysFileLine): Set<string> {
+  if (option === undefined) return new Set(SCOPE_NAMES)
+  const parts = option.value.split(',')
   const granted = new Set<string>(parts.every((part) => part.startsWith('-')) ? SCOPE_NAMES : [])
   for (const part of parts) {
     const removal = part.startsWith('-')
@@ -53,45 +52,48 @@ function scopesOption(value: string | undefined, where: string): Set<string> {
       for (const each of SCOPE_NAMES) granted.add(each)
       continue
     }
-    if (!SCOPE_NAMES.includes(name)) throw new ConfigError(`${where}: scopes= takes ${SCOPE_NAMES.join(', ')} or *, each optionally preceded by - to take it away`)
+    if (!SCOPE_NAMES.includes(name)) throw entry.error(`scopes= takes ${SCOPE_NAMES.join(', ')} or *, each optionally preceded by - to take it away`, option.field)
     if (removal) granted.delete(name)
     else granted.add(name)
   }
   return granted
 }
 
-function hmacKeysOption(value: string | undefined, where: string): Set<string> | null {
-  if (value === undefined || value === '*') return null
-  const names = value.split(',')
-  if ( !names.every((name) => KEY_NAME.test(name))) {
-    throw new ConfigError(`${where}: hmac-keys= takes * or HMAC key names separated by commas, each ${KEY_NAME_RULE}`)
+function hmacKeysOption(option: KeysFileOption | undefined, entry: KeysFileLine): Set<string> | null {
+  if (option === undefined || option.value === '*') return null
+  const names = option.value.split(',')
+  if (!names.every((name) => KEY_NAME.test(name))) {
+    throw entry.error(`hmac-keys= takes * or HMAC key names separated by commas, each ${KEY_NAME_RULE}`, option.field)
   }
   return new Set(names)
 }
 
 /**
- * Parses a keys file. Errors name the file and line and describe the field, never quote it: a
- * key pasted where its hash belongs must not end up in a log.
+ * Parses a keys file. Errors name the file, line and field and describe it, never quote it: a
+ * key pasted where its hash belongs must not end up in a log (file.ts).
  */
 export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
   const keys = new Map<string, ApiKey>()
-  const names = new Set<string>()
-  for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file)) {
-    const { where } = entry
-    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys'], USAGE)
+  const lineOfName = new Map<string, number>()
+  const lineOfHash = new Map<string, number>()
+  for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file, USAGE)) {
+    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys'])
     const [name, hash, max] = fields as [string, string, string | undefined]
-    if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the name must be ${KEY_NAME_RULE}`)
-    if (!SHA256_HEX.test(hash)) throw new ConfigError(`${where}: the second field must be the key's sha256 as 64 hex digits (npm run apikey prints it), not the key`)
-    if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw new ConfigError(`${where}: requests per window must be a whole number from 1 to 999999999`)
-    if (names.has(name)) throw new ConfigError(`${where}: the name ${name} is already used on an earlier line`)
+    if (!KEY_NAME.test(name)) throw entry.error(`the name must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
+    if (!SHA256_HEX.test(hash)) throw entry.error('the key\'s sha256 must be here as 64 hex digits (npm run apikey prints it), not the key', 2)
+    if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw entry.error('requests per window must be a whole number from 1 to 999999999', 3)
+    const nameLine = lineOfName.get(name)
+    if (nameLine !== undefined) throw entry.error(`this name is already used on line ${nameLine}`, 1)
     const digest = hash.toLowerCase()
-    if (keys.has(digest)) throw new ConfigError(`${where}: this hash is already used on an earlier line`)
-    names.add(name)
+    const hashLine = lineOfHash.get(digest)
+    if (hashLine !== undefined) throw entry.error(`this hash is already used on line ${hashLine}`, 2)
+    lineOfName.set(name, entry.line)
+    lineOfHash.set(digest, entry.line)
     keys.set(digest, {
       name,
       max: max === undefined ? null : Number(max),
-      scopes: scopesOption(options.get('scopes'), where),
-      hmacKeys: hmacKeysOption(options.get('hmac-keys'), where),
+      scopes: scopesOption(options.get('scopes'), entry),
+      hmacKeys: hmacKeysOption(options.get('hmac-keys'), entry),
     })
   }
   return keys

@@ -2,21 +2,30 @@
  * HMAC_KEYS_FILE: named HMAC keys on the key ring, so that callers send a key's name instead of
  * holding its secret. One version a line:
  *
- *     <name> <version> <base64 secret> [algorithms=sha256,sha512] [min-verify-version=<n>] [state=staged|current|retired]
+ *     <name> <version> <base64 secret> [purpose=hmac|webhooks] [algorithms=sha256,sha512] [min-verify-version=<n>] [state=staged|current|retired]
  *
  * Versions are whole numbers (1, 2, 3…), as in Vault's Transit keys; by default the highest
  * version that is neither staged nor retired is current (src/keys/ring.ts). Secrets are at least
  * 32 bytes. `algorithms` (default sha256) and `min-verify-version` belong to the key, not the
  * version: they may be written on any of its lines, and where written on several they must agree.
+ *
+ * **A key has one purpose** (key separation, as Vault's Transit keys have a type and the uses it
+ * allows): `purpose=hmac` (the default) makes and checks HMACs (/api/hmac, /api/hmac/verify);
+ * `purpose=webhooks` signs and checks webhooks (/api/webhooks/*). One secret under both would let
+ * each forge the other: an HMAC of `<id>.<timestamp>.<body>` is a Standard Webhooks signature, and a
+ * webhook signature is an HMAC of that message. The purpose is each line's (a line without it is
+ * `hmac`), and every line of a key must say the same, so a version added without the word is
+ * refused rather than a secret changing purpose.
+ *
  * Each version holds its secret in a private field and prepares its HMAC states once per algorithm
- * (algorithms/hmac.ts); nothing here ever logs or prints a secret.
+ * (algorithms/hmac.ts); nothing here ever logs or prints a secret, and messages about the file
+ * name lines and fields, never what they hold (file.ts).
  */
-import { ConfigError } from '../config.js'
 import { findAlgorithm, refusal } from '../algorithms/registry.js'
 import { prepareHmac, type PreparedHmac } from '../algorithms/hmac.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
-import { KEY_NAME, KEY_NAME_RULE, keysFileLines, readKeysFileText, secretField, splitFields } from './file.js'
-import { versionedKey, writtenState, type VersionEntry, type VersionedKey } from './ring.js'
+import { KEY_NAME, KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText, secretField, splitFields, type KeysFileLine, type KeysFileOption } from './file.js'
+import { versionedKey, writtenState, type MinVerify, type VersionEntry, type VersionedKey } from './ring.js'
 
 export const HMAC_KEYS_VARIABLE = 'HMAC_KEYS_FILE'
 const USAGE = '<name> <version> <base64 secret>'
@@ -46,8 +55,13 @@ export class HmacSecret {
   [Symbol.for('nodejs.util.inspect.custom')](): string { return 'HmacSecret([secret])' }
 }
 
+/** What a named key is for: HMACs (/api/hmac and its verify) or webhooks (/api/webhooks/*), never both. */
+export const KEY_PURPOSES = ['hmac', 'webhooks'] as const
+export type KeyPurpose = typeof KEY_PURPOSES[number]
+
 export interface HmacKey {
   readonly name: string
+  readonly purpose: KeyPurpose
   /** Canonical algorithm names this key may be used with; the first is the default. */
   readonly algorithms: readonly string[]
   readonly ring: VersionedKey<HmacSecret>
@@ -73,65 +87,84 @@ export class HmacKeyring {
 }
 
 /** `algorithms=`: registry names (aliases allowed) of digests that have an HMAC, canonical names out. */
-function algorithmsOption(value: string, where: string): string[] {
+function algorithmsOption(option: KeysFileOption, entry: KeysFileLine): string[] {
   const names: string[] = []
-  for (const given of value.split(',')) {
+  for (const given of option.value.split(',')) {
     const algorithm = findAlgorithm(given)
     if (!algorithm || algorithm.kind === 'password' || refusal(algorithm, 'hmac') !== null) {
-      throw new ConfigError(`${where}: algorithms= must list digests with an HMAC (GET /api/algorithms, operation hmac), separated by commas`)
+      throw entry.error('algorithms= must list digests with an HMAC (GET /api/algorithms, operation hmac), separated by commas', option.field)
     }
     if (!names.includes(algorithm.name)) names.push(algorithm.name)
   }
-  if (names.length === 0) throw new ConfigError(`${where}: algorithms= names no algorithm`)
+  if (names.length === 0) throw entry.error('algorithms= names no algorithm', option.field)
   return names
 }
 
+function purposeOption(option: KeysFileOption | undefined, entry: KeysFileLine): KeyPurpose {
+  if (option === undefined) return 'hmac'
+  if ((KEY_PURPOSES as readonly string[]).includes(option.value)) return option.value as KeyPurpose
+  throw entry.error(`purpose= must be ${KEY_PURPOSES.join(' or ')}`, option.field)
+}
+
+/** A key-wide option as first written, to compare the key's other lines with. */
+interface KeyOption<T> { value: T, line: number }
+
 interface KeyLines {
   entries: VersionEntry<HmacSecret>[]
-  algorithms: { value: string[], text: string, where: string } | null
-  minVerify: { ordinal: number, where: string } | null
+  /** The purpose of its first line (written or not). */
+  purpose: KeyOption<KeyPurpose>
+  algorithms: KeyOption<string> & { names: string[] } | null
+  minVerify: MinVerify | null
+}
+
+/** A key-wide option written on several lines must be written the same; the message names the lines, not the key. */
+function sameAsEarlier(earlier: KeyOption<unknown> | null, value: unknown, entry: KeysFileLine, option: KeysFileOption, name: string): void {
+  if (earlier && earlier.value !== value) {
+    throw entry.error(`${name}= differs from the one on line ${earlier.line} for the same key; it belongs to the key, so write it once`, option.field)
+  }
 }
 
 export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
   const byName = new Map<string, KeyLines>()
-  for (const entry of keysFileLines(text, HMAC_KEYS_VARIABLE, file)) {
-    const { where } = entry
-    const { fields, options } = splitFields(entry, { min: 3, max: 3 }, ['algorithms', 'min-verify-version', 'state'], USAGE)
-    const [name, versionText, secretText] = fields as [string, string, string]
-    if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the key name must be ${KEY_NAME_RULE}`)
-    // The name is not quoted: a line whose second field is no version is a line whose fields are
-    // not where the format says, and its first may be a secret written without its name.
-    if (!VERSION.test(versionText)) throw new ConfigError(`${where}: the second field, the key's version, must be a whole number from 1 to 999999999 ("${USAGE}")`)
-    const lines = byName.get(name) ?? { entries: [], algorithms: null, minVerify: null }
+  for (const entry of keysFileLines(text, HMAC_KEYS_VARIABLE, file, USAGE)) {
+    const { fields, options } = splitFields(entry, { min: 3, max: 3 }, ['purpose', 'algorithms', 'min-verify-version', 'state'])
+    const [name, versionText] = fields as [string, string, string]
+    if (!KEY_NAME.test(name)) throw entry.error(`the key name must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
+    if (!VERSION.test(versionText)) throw entry.error(`the key's version must be a whole number from 1 to 999999999 (the line is "${USAGE}")`, 2)
+    const purposeGiven = options.get('purpose')
+    const purpose = purposeOption(purposeGiven, entry)
+    const lines = byName.get(name) ?? { entries: [], purpose: { value: purpose, line: entry.line }, algorithms: null, minVerify: null }
     byName.set(name, lines)
-    if (lines.entries.some((each) => each.id === versionText)) throw new ConfigError(`${where}: version ${versionText} of key ${name} is already on an earlier line`)
-    const secret = secretField(secretText, where, `key ${name} version ${versionText}`)
+    const earlier = lines.entries.find((each) => each.id === versionText)
+    if (earlier) throw entry.error(`this version of the same key is already on line ${earlier.place.line}`, 2)
+    if (purpose !== lines.purpose.value) {
+      throw entry.error(`the purpose differs from line ${lines.purpose.line} of the same key (a line without purpose= is purpose=hmac): `
+        + 'a key has one purpose, so write the same purpose= on each of its lines', purposeGiven?.field)
+    }
+    const secret = secretField(entry, 3)
 
-    const algorithmsText = options.get('algorithms')
-    if (algorithmsText !== undefined) {
-      const value = algorithmsOption(algorithmsText, where)
-      if (lines.algorithms && lines.algorithms.value.join(',') !== value.join(',')) {
-        throw new ConfigError(`${where}: algorithms= of key ${name} differs from ${lines.algorithms.where.replace(/^.* line /, 'line ')}; it belongs to the key, so write it once`)
-      }
-      lines.algorithms = { value, text: algorithmsText, where }
+    const algorithmsGiven = options.get('algorithms')
+    if (algorithmsGiven !== undefined) {
+      const names = algorithmsOption(algorithmsGiven, entry)
+      sameAsEarlier(lines.algorithms, names.join(','), entry, algorithmsGiven, 'algorithms')
+      lines.algorithms = { value: names.join(','), names, line: entry.line }
     }
-    const minText = options.get('min-verify-version')
-    if (minText !== undefined) {
-      if (!VERSION.test(minText)) throw new ConfigError(`${where}: min-verify-version must be a whole number from 1 to 999999999`)
-      if (lines.minVerify && lines.minVerify.ordinal !== Number(minText)) {
-        throw new ConfigError(`${where}: min-verify-version of key ${name} differs from ${lines.minVerify.where.replace(/^.* line /, 'line ')}; it belongs to the key, so write it once`)
-      }
-      lines.minVerify = { ordinal: Number(minText), where }
+    const minGiven = options.get('min-verify-version')
+    if (minGiven !== undefined) {
+      if (!VERSION.test(minGiven.value)) throw entry.error('min-verify-version must be a whole number from 1 to 999999999', minGiven.field)
+      sameAsEarlier(lines.minVerify && { value: lines.minVerify.ordinal, line: lines.minVerify.place.line }, Number(minGiven.value), entry, minGiven, 'min-verify-version')
+      lines.minVerify = { ordinal: Number(minGiven.value), place: entry, field: minGiven.field }
     }
-    lines.entries.push({ id: versionText, ordinal: Number(versionText), written: writtenState(options.get('state'), where), material: new HmacSecret(secret), where })
+    lines.entries.push({ id: versionText, ordinal: Number(versionText), written: writtenState(options.get('state'), entry), material: new HmacSecret(secret), place: entry })
     secret.fill(0)
   }
   const keys = [...byName].map(([name, lines]): HmacKey => ({
     name,
-    algorithms: lines.algorithms?.value ?? ['sha256'],
+    purpose: lines.purpose.value,
+    algorithms: lines.algorithms?.names ?? ['sha256'],
     ring: versionedKey(name, lines.entries, lines.minVerify),
   }))
-  if (keys.length === 0) throw new ConfigError(`${HMAC_KEYS_VARIABLE} ${file} holds no keys; add a line "${USAGE}"`)
+  if (keys.length === 0) throw keysFileError(HMAC_KEYS_VARIABLE, file, `holds no keys; add a line "${USAGE}"`)
   return new HmacKeyring(keys)
 }
 

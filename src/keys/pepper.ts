@@ -6,11 +6,11 @@
  * `state=`, the LAST line is current, as it always was; a rotation across replicas adds the new
  * line with `state=staged` everywhere first, then removes the word (docs/passwords.md).
  * A malformed line, a secret shorter than 32 bytes or a repeated id refuses the file; messages name
- * the line and describe the field, never print it. The keyring prints as its key ids only.
+ * the line and the field's position and describe the field, never print it (file.ts). The keyring
+ * prints as its key ids only.
  */
-import { ConfigError } from '../config.js'
 import { PEPPER_KEY_ID, PepperKey } from '../algorithms/password/pepper.js'
-import { KEY_NAME_RULE, keysFileLines, readKeysFileText, secretField, splitFields } from './file.js'
+import { KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText, secretField, splitFields } from './file.js'
 import { versionedKey, writtenState, type KeyVersion, type VersionEntry, type VersionedKey } from './ring.js'
 
 const VARIABLE = 'PEPPER_KEYS_FILE'
@@ -49,19 +49,19 @@ export class PepperKeyring {
 
 export function parsePepperKeysFile(text: string, file: string): PepperKeyring {
   const entries: VersionEntry<PepperKey>[] = []
-  const ids = new Set<string>()
-  for (const entry of keysFileLines(text, VARIABLE, file)) {
-    const { fields, options } = splitFields(entry, { min: 2, max: 2 }, ['state'], USAGE)
-    const [id, secretText] = fields as [string, string]
-    const { where } = entry
-    if (!PEPPER_KEY_ID.test(id)) throw new ConfigError(`${where}: the key id must be ${KEY_NAME_RULE}`)
-    if (ids.has(id)) throw new ConfigError(`${where}: the key id ${id} is already used on an earlier line`)
-    const secret = secretField(secretText, where, `key ${id}`)
-    ids.add(id)
-    entries.push({ id, ordinal: entries.length, written: writtenState(options.get('state'), where), material: new PepperKey(id, secret), where })
+  const lineOfId = new Map<string, number>()
+  for (const entry of keysFileLines(text, VARIABLE, file, USAGE)) {
+    const { fields, options } = splitFields(entry, { min: 2, max: 2 }, ['state'])
+    const [id] = fields as [string, string]
+    if (!PEPPER_KEY_ID.test(id)) throw entry.error(`the key id must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
+    const earlier = lineOfId.get(id)
+    if (earlier !== undefined) throw entry.error(`the key id is the same as on line ${earlier}; each line is a key of its own`, 1)
+    const secret = secretField(entry, 2)
+    lineOfId.set(id, entry.line)
+    entries.push({ id, ordinal: entries.length, written: writtenState(options.get('state'), entry), material: new PepperKey(id, secret), place: entry })
     secret.fill(0)
   }
-  if (entries.length === 0) throw new ConfigError(`${VARIABLE} ${file} holds no keys; add a line "${USAGE}"`)
+  if (entries.length === 0) throw keysFileError(VARIABLE, file, `holds no keys; add a line "${USAGE}"`)
   return new PepperKeyring(versionedKey('pepper', entries))
 }
 

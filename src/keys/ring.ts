@@ -18,7 +18,7 @@
  * newer version verifying without making it current). `min-verify-version` (HMAC keys) is Vault's
  * `min_decryption_version`: versions below it no longer verify, whatever their state.
  */
-import { ConfigError } from '../config.js'
+import type { KeysFileLine, KeysFileOption } from './file.js'
 
 /** The states a line may write (`state=…`). */
 export const WRITTEN_STATES = ['staged', 'current', 'retired'] as const
@@ -32,9 +32,11 @@ export interface VersionEntry<S> {
   id: string
   /** Its place in time: the line's order (pepper) or the version number (HMAC keys). */
   ordinal: number
-  written: WrittenState | undefined
+  /** The state its line writes, and the option's field; undefined without `state=`. */
+  written: { state: WrittenState, field: number } | undefined
   material: S
-  where: string
+  /** Its line, for messages (which name lines and fields, never what they hold). */
+  place: KeysFileLine
 }
 
 export interface KeyVersion<S> {
@@ -47,10 +49,17 @@ export interface KeyVersion<S> {
 }
 
 /** Reads `state=` from a line's options. */
-export function writtenState(value: string | undefined, where: string): WrittenState | undefined {
-  if (value === undefined) return undefined
-  if ((WRITTEN_STATES as readonly string[]).includes(value)) return value as WrittenState
-  throw new ConfigError(`${where}: state= must be ${WRITTEN_STATES.join(', ')}`)
+export function writtenState(option: KeysFileOption | undefined, entry: KeysFileLine): VersionEntry<unknown>['written'] {
+  if (option === undefined) return undefined
+  if ((WRITTEN_STATES as readonly string[]).includes(option.value)) return { state: option.value as WrittenState, field: option.field }
+  throw entry.error(`state= must be ${WRITTEN_STATES.join(', ')}`, option.field)
+}
+
+/** The floor of a key (`min-verify-version`), with the line and field that set it. */
+export interface MinVerify {
+  ordinal: number
+  place: KeysFileLine
+  field: number
 }
 
 /** A key: a name and its versions, oldest first, one of them current. */
@@ -87,29 +96,37 @@ export class VersionedKey<S> {
   }
 }
 
+/** `line 3` or `lines 1, 3`: where a key's versions are, for messages that may not name the key. */
+function linesOf(entries: readonly { place: KeysFileLine }[]): string {
+  const numbers = [...new Set(entries.map((entry) => entry.place.line))].sort((a, b) => a - b)
+  return `${numbers.length === 1 ? 'line' : 'lines'} ${numbers.join(', ')}`
+}
+
 /**
  * The versions of one key with their states resolved as described above. `entries` may come in
  * any order; ids must be unique (the caller's messages name the id's kind). `minVerify` is the
- * floor's ordinal with the line that set it.
+ * floor with the line that set it. Messages name lines and fields, not the key: its name is a
+ * field of the file like any other.
  */
-export function versionedKey<S>(name: string, entries: VersionEntry<S>[], minVerify: { ordinal: number, where: string } | null = null): VersionedKey<S> {
+export function versionedKey<S>(name: string, entries: VersionEntry<S>[], minVerify: MinVerify | null = null): VersionedKey<S> {
   const sorted = [...entries].sort((a, b) => a.ordinal - b.ordinal)
   const last = sorted.at(-1)
-  if (!last) throw new Error(`key ${name} has no versions`)
-  const marked = sorted.filter((entry) => entry.written === 'current')
+  if (!last) throw new Error('a key without versions')
+  const marked = sorted.filter((entry) => entry.written?.state === 'current')
   if (marked.length > 1) {
-    throw new ConfigError(`${marked[1]!.where}: key ${name} already has a version marked state=current (${marked[0]!.where.replace(/^.* line /, 'line ')})`)
+    const [first, second] = marked as [VersionEntry<S>, VersionEntry<S>]
+    throw second.place.error(`state=current is written for another version of the same key too (line ${first.place.line}); one version is current`, second.written!.field)
   }
   const chosen = marked[0] ?? sorted.filter((entry) => entry.written === undefined).at(-1)
   if (!chosen) {
-    throw new ConfigError(`${last.where}: key ${name} has no version that can be current: every version is staged or retired (remove state= from the one to use)`)
+    throw last.place.error(`the key on ${linesOf(sorted)} has no version that can be current: every version is staged or retired (remove state= from the one to use)`)
   }
   if (minVerify && chosen.ordinal < minVerify.ordinal) {
-    throw new ConfigError(`${minVerify.where}: min-verify-version ${minVerify.ordinal} of key ${name} is above its current version ${chosen.id}`)
+    throw minVerify.place.error(`min-verify-version is above the key's current version (line ${chosen.place.line})`, minVerify.field)
   }
   const versions = sorted.map((entry): KeyVersion<S> => {
     const state: VersionState = entry === chosen ? 'current'
-      : entry.written ?? (entry.ordinal > chosen.ordinal ? 'staged' : 'previous')
+      : entry.written?.state ?? (entry.ordinal > chosen.ordinal ? 'staged' : 'previous')
     const verifies = state !== 'retired' && (minVerify === null || entry.ordinal >= minVerify.ordinal)
     return { id: entry.id, ordinal: entry.ordinal, state, verifies, material: entry.material }
   })

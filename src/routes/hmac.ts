@@ -6,12 +6,13 @@ import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
-const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
+const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
 const KeyVersion = Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'With keyName: a version other than the current one (any that still verifies: staged, current or previous)' })
 const Key = Type.String({ minLength: 1, description: 'Your own secret key, instead of `keyName`; never logged' })
 
 const KEY_RULES = 'Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). '
   + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; '
+  + 'a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; '
   + 'an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys.'
 
 /**
@@ -119,7 +120,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         200: batchableResponse<HmacResult>(HmacAnswer, writeHmacAnswer),
         ...errorResponsesWith({
           400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
-          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item',
         }),
       },
     },
@@ -173,7 +174,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
           400: 'both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding',
-          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item',
         }),
       },
     },

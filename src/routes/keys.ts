@@ -1,10 +1,11 @@
 /**
- * GET /api/keys: the key ring as its users may see it: key names, versions, their states, the
- * current version and the algorithms of each named HMAC key, and the pepper's key ids. Never a
+ * GET /api/keys: the key ring as its users may see it: key names, purposes, versions, their states,
+ * the current version and the algorithms of each named HMAC key, and the pepper's key ids. Never a
  * secret. An API key limited by hmac-keys= sees only those keys.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { KEY_PURPOSES, type KeyPurpose } from '../keys/hmac.js'
 
 const State = Type.Unsafe<'staged' | 'current' | 'previous' | 'retired'>({
   type: 'string', enum: ['staged', 'current', 'previous', 'retired'],
@@ -14,6 +15,10 @@ const State = Type.Unsafe<'staged' | 'current' | 'previous' | 'retired'>({
 const KeysAnswer = Type.Object({
   hmac: Type.Array(Type.Object({
     name: Type.String(),
+    purpose: Type.Unsafe<KeyPurpose>({
+      type: 'string', enum: [...KEY_PURPOSES],
+      description: 'What the key is for (its purpose= in HMAC_KEYS_FILE): hmac, POST /api/hmac and /api/hmac/verify; webhooks, POST /api/webhooks/verify and /api/webhooks/sign. Never both',
+    }),
     algorithms: Type.Array(Type.String(), { description: 'The algorithms it may be used with; the first is the default' }),
     currentVersion: Type.Integer(),
     minVerifyVersion: Type.Union([Type.Integer(), Type.Null()], { description: 'Versions below it no longer verify; null when the key sets none' }),
@@ -33,13 +38,14 @@ export const keysRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/keys', {
     schema: {
       tags: ['meta'],
-      summary: 'The server\'s keys: names, versions and their states, current versions, algorithms; never a secret',
+      summary: 'The server\'s keys: names, purposes, versions and their states, current versions, algorithms; never a secret',
       response: { 200: KeysAnswer },
     },
   }, async (request) => {
     const allowed = request.apiKey?.hmacKeys ?? null
     const hmac = (app.keyRing.hmac?.value.keys ?? []).filter((key) => allowed === null || allowed.has(key.name)).map((key) => ({
       name: key.name,
+      purpose: key.purpose,
       algorithms: [...key.algorithms],
       currentVersion: key.ring.current.ordinal,
       minVerifyVersion: key.ring.minVerify,

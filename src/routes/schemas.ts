@@ -13,6 +13,7 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { Operation } from '../algorithms/types.js'
+import { KEY_PURPOSES } from '../keys/hmac.js'
 import { INPUT_ENCODINGS, OUTPUT_ENCODINGS, type InputEncoding as InputEncodingName, type OutputEncoding as OutputEncodingName } from '../domain/encoding.js'
 import { MAX_CONTEXT_LENGTH, MAX_CONTEXT_WORDS, REASON_CODES } from '../screening/screen.js'
 
@@ -155,6 +156,7 @@ export const Problem = Type.Object({
   algorithms: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
     description: 'unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list)',
   })),
+  purpose: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...KEY_PURPOSES], description: 'key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation' })),
 }, { additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json)' })
 
 /** Response headers the document names (OpenAPI header objects); plugins/openapi.ts adds them where they apply. */

@@ -26,9 +26,9 @@ const PayloadBase64 = Type.Optional(documentedAs(Type.String({ description: 'The
 const exactlyOne = (...fields: string[]) => ({ oneOf: fields.map((field) => ({ required: [field] })) })
 const KeyName = Type.Optional(Type.String({
   minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
-  description: 'A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions\' raw secret bytes are the HMAC-SHA256 key, ' +
+  description: 'A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions\' raw secret bytes are the HMAC-SHA256 key, ' +
     'as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. ' +
-    'A name outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>)',
+    'A name outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose',
 }))
 const HeaderValue = Type.String({ maxLength: 16_384 })
 
@@ -118,7 +118,7 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider\'s form, ' +
             'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance',
-          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
+          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
         }),
       },
     },
@@ -136,7 +136,7 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
         200: SignAnswer,
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64',
-          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
+          422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
         }),
       },
     },

@@ -1,20 +1,24 @@
 /**
  * The key ring's named HMAC keys (HMAC_KEYS_FILE, src/keys/hmac.ts) as the webhooks' `NamedKeySource`.
  *
- * - **The same key, the same rules as /api/hmac** (domain/hmac.ts): a name outside the API key's
+ * - **The same ring, the same rules as /api/hmac** (domain/hmac.ts): a name outside the API key's
  *   `hmac-keys=` is 403 insufficient-scope (checked first, so it tells nothing of which names
  *   exist), a server without HMAC_KEYS_FILE is 422 no-hmac-keys, an unknown name 422 unknown-key
  *   (not echoed), and a key whose `algorithms=` leaves out sha256 is 422
  *   algorithm-not-allowed-for-key: webhooks are HMAC-SHA256, and a key kept for other digests is
  *   not lent to them.
+ * - **Only keys written `purpose=webhooks`** (422 key-purpose otherwise), and those serve nothing
+ *   else: a Standard Webhooks signature is the HMAC of `<id>.<timestamp>.<body>`, so a key that
+ *   also made HMACs on request would sign any webhook for whoever may call /api/hmac, and its
+ *   webhook signatures would pass /api/hmac/verify.
  * - **The secret's bytes are the HMAC key**, as Standard Webhooks uses the base64-decoded bytes of
- *   `whsec_…`: a version written `orders 3 <base64>` verifies what a sender signs with
- *   `whsec_<the same base64>`.
+ *   `whsec_…`: a version written `billing 3 <base64> purpose=webhooks` verifies what a sender
+ *   signs with `whsec_<the same base64>`.
  * - **Looked up at call time:** each request reads the keyring in force (`context.hmacKeys`), so a
  *   reload of the file (a rotation, a retirement, a new floor) applies to the next request with no
  *   restart. The versions are made once per key object of a load and dropped with it.
  * - **Audited as /api/hmac is:** `hashd_key_uses_total{operation="webhook-verify"|"webhook-sign"}`
- *   and the access line's `keys` (`hmac:orders:v3`).
+ *   and the access line's `keys` (`hmac:billing:v3`).
  */
 import { keyAlgorithm, namedKey, type KeyContext } from '../domain/hmac.js'
 import type { HmacKey } from '../keys/index.js'
@@ -47,7 +51,7 @@ function namedFrom(key: HmacKey): NamedKey {
 export function ringKeySource(context: KeyContext): NamedKeySource {
   return {
     namedKey(name) {
-      const key = namedKey(name, context)
+      const key = namedKey(name, context, 'webhooks')
       keyAlgorithm(key, 'sha256', '/body/keyName')
       return namedFrom(key)
     },

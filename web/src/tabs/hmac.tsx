@@ -12,7 +12,7 @@ import { AlgorithmPicker, FormStatus, IDLE, INPUT_ENCODINGS, OUTPUT_ENCODINGS, O
 
 interface HmacAnswer { hmac: string, algorithm: string, encoding: string, format?: string, keyName?: string, keyVersion?: number, processingTimeMs: number }
 interface CheckAnswer { valid: boolean, algorithm: string, keyName?: string, keyVersion?: number | null, rotateRecommended: boolean, reason?: string }
-interface ServerKey { name: string, algorithms: string[], currentVersion: number, versions: Array<{ version: number, state: string, verifies: boolean }> }
+interface ServerKey { name: string, purpose: 'hmac' | 'webhooks', algorithms: string[], currentVersion: number, versions: Array<{ version: number, state: string, verifies: boolean }> }
 
 const FIELDS = ['message', 'key', 'keyName', 'keyVersion', 'algorithm', 'encoding', 'keyEncoding', 'inputEncoding', 'hmac', 'format']
 
@@ -33,11 +33,13 @@ export function HmacTab(props: { algorithms: AlgorithmInfo[] | null }) {
   const [result, setResult] = useState<HmacAnswer | null>(null)
   const [checked, setChecked] = useState<CheckAnswer | null>(null)
 
-  // The server's named keys, if it has any and this caller may list them; without, only "your own key".
+  // The server's named keys for HMACs, if it has any and this caller may list them; without, only
+  // "your own key". Keys kept for webhooks (purpose=webhooks) are refused here, so not offered.
   useEffect(() => {
     api<{ hmac: ServerKey[] }>('/api/keys').then((keys) => {
-      setServerKeys(keys.hmac)
-      const first = keys.hmac[0]
+      const forHmac = keys.hmac.filter((each) => each.purpose === 'hmac')
+      setServerKeys(forHmac)
+      const first = forHmac[0]
       if (first) {
         setKeyName(first.name)
         setAlgorithm(first.algorithms[0] ?? 'sha256')

@@ -23,7 +23,7 @@ const PROFILES = [
 const KEY_KINDS = {
   secret: { label: 'Secret', field: 'secret', hint: 'As the provider shows it: whsec_… for Standard Webhooks and Stripe, the text you set for GitHub' },
   publicKey: { label: 'Public key (v1a)', field: 'publicKey', hint: 'The sender\'s Ed25519 public key: whpk_… or PEM' },
-  keyName: { label: 'Named key', field: 'keyName', hint: 'A key of the server\'s key ring (HMAC_KEYS_FILE)' },
+  keyName: { label: 'Named key', field: 'keyName', hint: 'A key of the server\'s key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks)' },
 } as const
 type KeyKind = keyof typeof KEY_KINDS
 
