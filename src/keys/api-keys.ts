@@ -17,7 +17,7 @@ import { SCOPE_NAMES } from './scopes.js'
 export { KEY_NAME } from './file.js'
 
 export const API_KEYS_VARIABLE = 'API_KEYS_FILE'
-const USAGE = '<name> <sha256 of the key, 64 hex> [<requests per window>]'
+const USAGE = '<name> <sha256 of the key, 64 hex> [<requests per window>] [scopes=…] [hmac-keys=…] [items=<batch items per window>]'
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/
 
 export interface ApiKey {
@@ -25,6 +25,8 @@ export interface ApiKey {
   name: string
   /** Requests per RATE_LIMIT_WINDOW_MS for this key, overriding RATE_LIMIT_MAX; null keeps the default. */
   max: number | null
+  /** Batch items per RATE_LIMIT_WINDOW_MS for this key (`items=`), overriding RATE_LIMIT_ITEMS_MAX; null keeps the default. */
+  itemsMax: number | null
   /** The scopes it may use (every one when the line has no scopes=). */
   scopes: ReadonlySet<string>
   /** The named HMAC keys it may use; null for all of them. */
@@ -78,11 +80,13 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
   const names = new Set<string>()
   for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file)) {
     const { where } = entry
-    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys'], USAGE)
+    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys', 'items'], USAGE)
     const [name, hash, max] = fields as [string, string, string | undefined]
     if (!KEY_NAME.test(name)) throw new ConfigError(`${where}: the name must be ${KEY_NAME_RULE}`)
     if (!SHA256_HEX.test(hash)) throw new ConfigError(`${where}: the second field must be the key's sha256 as 64 hex digits (npm run apikey prints it), not the key`)
     if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw new ConfigError(`${where}: requests per window must be a whole number from 1 to 999999999`)
+    const itemsMax = options.get('items')
+    if (itemsMax !== undefined && !/^(0|[1-9]\d{0,8})$/.test(itemsMax)) throw new ConfigError(`${where}: items= must be a whole number from 0 to 999999999 (batch items per window; 0 counts a batch as one request)`)
     if (names.has(name)) throw new ConfigError(`${where}: the name ${name} is already used on an earlier line`)
     const digest = hash.toLowerCase()
     if (keys.has(digest)) throw new ConfigError(`${where}: this hash is already used on an earlier line`)
@@ -90,6 +94,7 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
     keys.set(digest, {
       name,
       max: max === undefined ? null : Number(max),
+      itemsMax: itemsMax === undefined ? null : Number(itemsMax),
       scopes: scopesOption(options.get('scopes'), where),
       hmacKeys: hmacKeysOption(options.get('hmac-keys'), where),
     })

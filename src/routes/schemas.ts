@@ -155,6 +155,7 @@ export const Problem = Type.Object({
   algorithms: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
     description: 'unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list)',
   })),
+  policy: Type.Optional(Type.String({ description: '429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items)' })),
 }, { additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json)' })
 
 /** Response headers the document names (OpenAPI header objects); plugins/openapi.ts adds them where they apply. */
