@@ -164,8 +164,12 @@ export const HEADERS = {
   allow: { Allow: { required: true, description: 'The methods this path takes', schema: { type: 'string' } } },
   wwwAuthenticate: { 'WWW-Authenticate': { required: true, description: 'Bearer challenge (RFC 6750 §3)', schema: { type: 'string' } } },
   rateLimit: {
-    RateLimit: { required: false, description: 'Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
-    'RateLimit-Policy': { required: false, description: 'The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
+    RateLimit: {
+      required: false, schema: { type: 'string' },
+      description: 'Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) ' +
+        'on a batch; a 429 names only the budget that refused it',
+    },
+    'RateLimit-Policy': { required: false, description: 'The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch', schema: { type: 'string' } },
   },
 } as const
 
