@@ -1,3 +1,4 @@
+// runs alone: floods one server over 500 connections; the event loop it delays is what the test is about
 /**
  * A flood with one API key gets no more than its limit through, on the in-memory store and on
  * Redis alike. The attack this stops: a key limited to 50 requests a minute (scopes=verify) sends
