@@ -9,9 +9,10 @@
  * upload rows (uploads.ts), then the password rows against native references (passwords.ts), then
  * named HMAC keys and batches (keys.ts), then the breached-password store (pwned.ts: size, import,
  * /range against a bare server, check latency, memory), then webhook verification against
- * /api/hmac of the same payload (webhooks.ts). Durations can be set with BENCH_SECONDS (default 10);
+ * /api/hmac of the same payload (webhooks.ts), then the rate limit counting in Redis against
+ * counting in memory (`ratelimit`). Durations can be set with BENCH_SECONDS (default 10);
  * BENCH_ONLY picks sections by name (`api`, `flood`, `uploads`, `passwords`, `keys`, `pwned`,
- * `webhooks`, comma-separated; all by default).
+ * `webhooks`, `ratelimit`, comma-separated; all by default).
  */
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -23,9 +24,10 @@ import { benchPasswords } from './passwords.js'
 import { benchPwned } from './pwned.js'
 import { benchUploads } from './uploads.js'
 import { benchWebhooks } from './webhooks.js'
+import { startRedis } from '../test/helpers/redis.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks').split(',').map((name) => name.trim()))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks,ratelimit').split(',').map((name) => name.trim()))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -36,7 +38,7 @@ function row(name: string, result: autocannon.Result): string {
 interface Measured { rate: number, cpuMicros: number, p99Ms: number }
 
 /** A B B A against the bare server, each on core 0 with its own warm-up; the means of each pair. */
-async function versusBare(script: string, env: Record<string, string>, body: object, peer = `${here}bare-server.js`): Promise<{ hashd: Measured, bare: Measured }> {
+async function versusBare(script: string, env: Record<string, string>, body: object, peer = `${here}bare-server.js`, peerEnv: Record<string, string> = {}): Promise<{ hashd: Measured, bare: Measured }> {
   const run = async (path: string, environment: Record<string, string>): Promise<Measured> => {
     const server = await start(path, environment, '0')
     try {
@@ -49,7 +51,7 @@ async function versusBare(script: string, env: Record<string, string>, body: obj
     }
   }
   const bare = peer
-  const a1 = await run(bare, {}); const b1 = await run(script, env); const b2 = await run(script, env); const a2 = await run(bare, {})
+  const a1 = await run(bare, peerEnv); const b1 = await run(script, env); const b2 = await run(script, env); const a2 = await run(bare, peerEnv)
   const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2, p99Ms: (x.p99Ms + y.p99Ms) / 2 })
   return { hashd: mean(b1, b2), bare: mean(a1, a2) }
 }
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   if (ONLY.has('keys')) await benchKeys(hashdScript, SECONDS)
   if (ONLY.has('pwned')) await benchPwned(hashdScript, SECONDS)
   if (ONLY.has('webhooks')) await benchWebhooks(hashdScript, SECONDS)
+  if (ONLY.has('ratelimit')) await benchRateLimit(hashdScript, sha256)
 }
 
 async function benchApi(hashdScript: string, sha256: object): Promise<void> {
@@ -103,6 +106,29 @@ async function benchFlood(hashdScript: string, hashdEnv: Record<string, string>,
   console.log(row('md5, during bcrypt flood', during))
   console.log(row('bcrypt flood itself', floodResult))
   console.log(`   md5 p99 during flood: ${during.latency.p99} ms (idle: ${idle.latency.p99} ms; goal < 10 ms); bcrypt 503s: ${floodResult.non2xx}\n`)
+}
+
+/**
+ * What sharing the counts through Redis costs: the same short /api/hash with the limiter on (a max
+ * that never triggers), counting in Redis (a redis-server started here, at the default command
+ * timeout: every instance also counts in memory and decides on that count when Redis is late)
+ * against counting in memory only. Goal ≥ 0.9.
+ */
+async function benchRateLimit(hashdScript: string, sha256: object): Promise<void> {
+  console.log('7. POST /api/hash sha256 of 32 bytes, 50 connections, the limiter counting in Redis ÷ counting in memory, A B B A')
+  if (!hasProgram('redis-server')) {
+    console.log('skipped: redis-server not installed (Debian: redis-server)\n')
+    return
+  }
+  const redis = await startRedis()
+  try {
+    const limiter = { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '100000000' }
+    const shared = { ...limiter, REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}:` }
+    const result = await versusBare(hashdScript, shared, sha256, hashdScript, limiter)
+    console.log(versusLine('hashd, counts in Redis', result, '≥ 0.90', 'in memory') + '\n')
+  } finally {
+    await redis.destroy()
+  }
 }
 
 main().catch((error: unknown) => {

@@ -30,6 +30,8 @@ export interface Config {
   maxFileSize: number
   /** Requests per window per client; 0 disables rate limiting. */
   rateLimitMax: number
+  /** Batch items per window per client (a budget beside the requests'); 0 counts a batch as one request. */
+  rateLimitItemsMax: number
   rateLimitWindowMs: number
   /** true: trust every hop of X-Forwarded-For; a list: trust only these proxy addresses/CIDR ranges. */
   trustProxy: boolean | string[]
@@ -49,7 +51,7 @@ export interface Config {
   redisUrl: string | undefined
   /** Prefix of every rate-limit key, so several deployments can share one Redis. */
   redisPrefix: string
-  /** Longest a rate-limit call to Redis may take before the request is served without it (fail open). */
+  /** Longest a rate-limit call to Redis may take before the instance decides on its own count. */
   redisCommandTimeoutMs: number
   /** Memory the running pool tasks may declare together (argon2 m KiB, scrypt 128·N·r, ...). */
   maxWorkMemoryBytes: number
@@ -284,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit,
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
+    rateLimitItemsMax: readInt(env, 'RATE_LIMIT_ITEMS_MAX', 100_000, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
     trustProxy: readTrustProxy(env),
     workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),

@@ -80,8 +80,9 @@ export const problems = {
   costAboveCap: (detail: string) => new Problem(422, urn('cost-above-cap'), 'Cost above the server cap', detail),
   malformedHash: (algorithm: string, detail: string) =>
     new Problem(422, urn('malformed-hash'), 'Malformed hash', `Not a valid ${algorithm} hash: ${detail}`),
-  rateLimited: (retryAfterSeconds: number) =>
-    new Problem(429, 'about:blank', 'Too Many Requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, { headers: { 'retry-after': String(retryAfterSeconds) } }),
+  /** `policy`: the budget that refused, as the RateLimit field names it ("default" for requests, "items" for batch items). */
+  rateLimited: (retryAfterSeconds: number, policy = 'default') =>
+    new Problem(429, 'about:blank', 'Too Many Requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, { headers: { 'retry-after': String(retryAfterSeconds) }, extensions: { policy } }),
   overloaded: (retryAfterSeconds = 1) =>
     new Problem(503, 'about:blank', 'Service Unavailable', 'The server is busy with other hashing work; retry shortly', { headers: { 'retry-after': String(retryAfterSeconds) } }),
   shuttingDown: () =>

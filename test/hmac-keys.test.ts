@@ -284,26 +284,67 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
   })
 })
 
-describe('batches against the rate limit: one request per item', () => {
-  it('counts every item, refuses a batch that goes over whole, and says so', async () => {
+describe('batches against the rate limit: a budget of items beside the one of requests', () => {
+  it('counts a batch as one request and its items in the items budget, refuses one that does not fit whole and charges it nothing, and says which budget refused', async () => {
     const [one, two] = [`hk_${randomBytes(32).toString('base64url')}`, `hk_${randomBytes(32).toString('base64url')}`]
-    const server = await startServer({ RATE_LIMIT_MAX: '30', HMAC_KEYS_FILE: file(HMAC_KEYS), API_KEYS_FILE: file(`one ${hashKey(one)}\ntwo ${hashKey(two)}\n`) })
+    const server = await startServer({
+      RATE_LIMIT_MAX: '30', RATE_LIMIT_ITEMS_MAX: '30', HMAC_KEYS_FILE: file(HMAC_KEYS),
+      API_KEYS_FILE: file(`one ${hashKey(one)}\ntwo ${hashKey(two)} 5 items=12\n`),
+    })
     const as = (key: string, path: string, body: unknown) => server.post(path, body, { authorization: `Bearer ${key}` })
+    const batch = (length: number) => ({ keyName: 'orders', items: Array.from({ length }, (_, i) => ({ message: String(i) })) })
     try {
-      const first = await as(one, '/api/hmac', { keyName: 'orders', items: Array.from({ length: 10 }, (_, i) => ({ message: String(i) })) })
+      const first = await as(one, '/api/hmac', batch(10))
       assert.equal(first.status, 200)
-      assert.match(first.headers.get('ratelimit') ?? '', /^"default";r=20;t=\d+$/)
+      assert.equal(first.headers.get('ratelimit-policy'), '"default";q=30;w=60, "items";q=30;w=60')
+      assert.match(first.headers.get('ratelimit') ?? '', /^"default";r=29;t=\d+, "items";r=20;t=\d+$/)
       const single = await as(one, '/api/hash', { input: 'a' })
-      assert.match(single.headers.get('ratelimit') ?? '', /^"default";r=19;t=\d+$/)
-      const over = await as(one, '/api/hmac', { keyName: 'orders', items: Array.from({ length: 25 }, (_, i) => ({ message: String(i) })) })
+      assert.equal(single.headers.get('ratelimit-policy'), '"default";q=30;w=60')
+      assert.match(single.headers.get('ratelimit') ?? '', /^"default";r=28;t=\d+$/)
+
+      const over = await as(one, '/api/hmac', batch(25))
       problemJson(over, 429)
       assert.ok(Number(over.headers.get('retry-after')) >= 1)
-      assert.match(over.body.detail, /a batch counts one request per item, and this one's 25 items go over the limit of 30/)
-      // The refused batch was counted too, as refused requests are: the bucket is spent.
-      assert.equal((await as(one, '/api/hash', { input: 'a' })).status, 429)
-      const never = await as(two, '/api/hash', { items: Array.from({ length: 31 }, () => ({ input: 'a' })) })
+      // The RateLimit field names only the budget that refused.
+      assert.match(over.headers.get('ratelimit') ?? '', /^"items";r=20;t=\d+$/)
+      assert.equal(over.body.policy, 'items')
+      assert.match(over.body.detail, /this batch's 25 items go over the items budget \(20 of 30 per 60 s left; RATE_LIMIT_ITEMS_MAX\)\. A refused batch costs nothing/)
+      // It cost nothing: not its items, not its request.
+      const after = await as(one, '/api/hash', { input: 'a' })
+      assert.equal(after.status, 200)
+      assert.match(after.headers.get('ratelimit') ?? '', /^"default";r=27;t=\d+$/)
+      const exact = await as(one, '/api/hmac', batch(20))
+      assert.equal(exact.status, 200, exact.text)
+      assert.match(exact.headers.get('ratelimit') ?? '', /^"default";r=26;t=\d+, "items";r=0;t=\d+$/)
+
+      // A key's own budgets: 5 requests, 12 items (items=); a batch larger than its budget can never fit.
+      const never = await as(two, '/api/hash', { items: Array.from({ length: 13 }, () => ({ input: 'a' })) })
       problemJson(never, 429)
-      assert.match(never.body.detail, /it can never fit/)
+      assert.match(never.body.detail, /13 items go over the items budget \(12 of 12 per 60 s left; RATE_LIMIT_ITEMS_MAX\); it can never fit/)
+      const fits = await as(two, '/api/hash', { items: Array.from({ length: 12 }, () => ({ input: 'a' })) })
+      assert.equal(fits.status, 200)
+      assert.equal(fits.headers.get('ratelimit-policy'), '"default";q=5;w=60, "items";q=12;w=60')
+      const requests = await as(two, '/api/hash', { input: 'a' })
+      // Four requests so far: the refused batch gave its request back.
+      assert.match(requests.headers.get('ratelimit') ?? '', /^"default";r=3;t=\d+$/)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('with the default budgets, a batch of MAX_BATCH_ITEMS (10,000) HMACs goes through, and so does the next request', async () => {
+    const key = `hk_${randomBytes(32).toString('base64url')}`
+    const server = await startServer({ RATE_LIMIT_MAX: '600', HMAC_KEYS_FILE: file(HMAC_KEYS), API_KEYS_FILE: file(`runbook ${hashKey(key)}\n`) })
+    try {
+      const headers = { authorization: `Bearer ${key}` }
+      const items = Array.from({ length: 10_000 }, (_, index) => ({ message: `user-${index}` }))
+      const answer = await server.post('/api/hmac', { keyName: 'orders', items }, headers)
+      assert.equal(answer.status, 200, answer.text)
+      assert.equal((answer.body.results as unknown[]).length, 10_000)
+      assert.equal(answer.headers.get('ratelimit-policy'), '"default";q=600;w=60, "items";q=100000;w=60')
+      assert.match(answer.headers.get('ratelimit') ?? '', /^"default";r=599;t=\d+, "items";r=90000;t=\d+$/)
+      const next = await server.post('/api/hash', { input: 'a' }, headers)
+      assert.equal(next.status, 200)
     } finally {
       await server.close()
     }

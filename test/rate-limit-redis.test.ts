@@ -1,7 +1,8 @@
 /**
  * Rate limits shared through a real redis-server: two hashd processes count one budget for one
- * client; with Redis stopped they still answer (fail open) and report "degraded"; with Redis back
- * the limit applies again without a restart. A malformed REDIS_URL stops the process at start-up.
+ * client; with Redis hung or stopped each counts alone with the same budget (the limit never goes
+ * away) and reports "degraded"; with Redis back the shared count applies again without a restart.
+ * A malformed REDIS_URL stops the process at start-up.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -16,6 +17,17 @@ const hash = (server: HashdProcess) => server.fetch('/api/hash', {
 
 async function health(server: HashdProcess): Promise<{ status: string, rateLimitStore: string }> {
   return await (await server.fetch('/api/health')).json() as { status: string, rateLimitStore: string }
+}
+
+/**
+ * hashd_rate_limit_local_decisions_total: requests decided on the instance's own count; read from
+ * the metrics port (METRICS_PORT=0 in these tests), which the main port's rate limit does not reach.
+ */
+async function localDecisions(server: HashdProcess): Promise<number> {
+  const port = /"metricsPort":(\d+)/.exec(server.stdout())?.[1]
+  assert.ok(port, 'the metrics port is logged')
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  return Number(/^hashd_rate_limit_local_decisions_total (\d+)$/m.exec(text)?.[1])
 }
 
 /** Polls GET /api/health until it reports this store state (ioredis connects and reconnects on its own). */
@@ -86,64 +98,72 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await Promise.all([a.stop(), b.stop()])
   })
 
-  it('with Redis hung (SIGSTOP), answers within the command timeout, uncounted; limits apply again when it thaws', async () => {
-    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50' })
+  it('with Redis hung (SIGSTOP), answers within the command timeout on its own count with the same budget; the shared count again when it thaws', async () => {
+    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50', METRICS_PORT: '0' })
     await waitForStore(server, 'redis')
     redis.pause()
+    const statuses: number[] = []
     try {
       for (let index = 0; index < 5; index++) {
         const response = await hash(server)
         await response.text()
-        assert.equal(response.status, 200, `request ${index} while Redis hangs`)
-        assert.equal(response.headers.get('ratelimit'), null)
+        statuses.push(response.status)
+        // A limit was applied, so it is announced.
+        assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${Math.max(0, 2 - index)};t=\\d+$`))
       }
       assert.equal((await health(server)).rateLimitStore, 'degraded')
     } finally {
       redis.resume()
     }
-    // The calls that timed out were still queued on the connection, and Redis ran them when it
-    // thawed: those 5 requests count, so this client is over its budget of 3 and limits apply.
+    // The budget of 3 held: the first three on this instance's count, the rest refused.
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429])
+    assert.equal(await localDecisions(server), 3)
+    await waitForStore(server, 'redis')
+    // The three timed-out calls were still queued on the connection, and Redis ran them when it
+    // thawed: the shared count is 3 as well, and the client stays over its budget.
     const after = await hash(server)
     await after.text()
     assert.equal(after.status, 429)
-    assert.equal(after.headers.get('ratelimit'), '"default";r=0;t=60')
-    assert.equal((await health(server)).rateLimitStore, 'redis')
+    assert.match(after.headers.get('ratelimit') ?? '', /^"default";r=0;t=\d+$/)
+    assert.match(await redis.command(`GET ${prefix}hung:127.0.0.1`), /^\$1\r\n3\r\n$/)
     await server.stop()
   })
 
-  it('with Redis stopped, answers every request (fail open), omits the RateLimit fields, reports degraded and warns once; with Redis back, limits apply again', async () => {
-    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}outage:` })
+  it('with Redis stopped, counts alone with the same budget, reports degraded and warns once; with Redis back, shared again, the outage\'s requests still counted', async () => {
+    const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}outage:`, METRICS_PORT: '0' })
     await waitForStore(server, 'redis')
     const before = await hash(server)
     await before.text()
     assert.equal(before.status, 200)
-    assert.equal(before.headers.get('ratelimit'), '"default";r=2;t=60')
+    assert.match(before.headers.get('ratelimit') ?? '', /^"default";r=2;t=(60|59)$/)
 
     await redis.stop()
     await waitForStore(server, 'degraded')
     const healthResponse = await server.fetch('/api/health')
     assert.equal(healthResponse.status, 200)
     assert.deepEqual((await healthResponse.json() as { status: string }).status, 'ok')
+    const statuses: number[] = []
     for (let index = 0; index < 8; index++) {
       const response = await hash(server)
       const body = await response.json() as { hash?: string }
-      assert.equal(response.status, 200, `request ${index} during the outage`)
-      assert.equal(body.hash, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
-      assert.equal(response.headers.get('ratelimit'), null, 'no limit was applied, so none is announced')
+      statuses.push(response.status)
+      if (response.status === 200) assert.equal(body.hash, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+      assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${Math.max(0, 1 - index)};t=\\d+$`), 'the limit still applies, so it is announced')
     }
+    // One request before the outage, two during it: the budget of 3 held without Redis.
+    assert.deepEqual(statuses, [200, 200, 429, 429, 429, 429, 429, 429])
+    assert.equal(await localDecisions(server), 2)
     const warnings = server.stdout().split('\n').filter((line) => line.includes('rate-limit store: Redis unavailable'))
     assert.equal(warnings.length, 1, `one warning per interval, got ${warnings.length}`)
 
     await redis.start()
     await waitForStore(server, 'redis')
-    const statuses: number[] = []
-    for (let index = 0; index < 4; index++) {
-      const response = await hash(server)
-      await response.text()
-      statuses.push(response.status)
-    }
-    // The restarted Redis is empty (no persistence), so the budget starts afresh.
-    assert.deepEqual(statuses, [200, 200, 200, 429])
+    // The restarted Redis is empty (no persistence), but this client spent its budget in this
+    // window: still refused, and this instance's count is what says so.
+    const after = await hash(server)
+    await after.text()
+    assert.equal(after.status, 429)
+    assert.equal(await localDecisions(server), 2)
     await server.stop()
   })
 })

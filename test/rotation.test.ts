@@ -46,7 +46,7 @@ describe('a key rotation across two replicas sharing Redis, with no request fail
   before(async () => {
     redis = await startRedis()
     const apiKeys = join(dir, 'api-keys')
-    writeFileSync(apiKeys, `hammer ${hashKey(hammerKey)}\nbulk ${hashKey(bulkKey)} 30\n`)
+    writeFileSync(apiKeys, `hammer ${hashKey(hammerKey)}\nbulk ${hashKey(bulkKey)} 30 items=30\n`)
     // One Redis, one prefix: both replicas count in the same buckets.
     const prefix = `hashd-rotation-${randomBytes(4).toString('hex')}:`
     for (const name of ['a', 'b']) {
@@ -144,7 +144,7 @@ describe('a key rotation across two replicas sharing Redis, with no request fail
     }
   })
 
-  it('a batch counts its items against the limit both replicas share', async () => {
+  it('a batch counts its items against the items budget both replicas share', async () => {
     const bulk = { authorization: `Bearer ${bulkKey}` }
     const [a, b] = [replicas[0]!.hashd, replicas[1]!.hashd]
     const items = Array.from({ length: 20 }, (_, index) => ({ message: String(index) }))
@@ -152,6 +152,8 @@ describe('a key rotation across two replicas sharing Redis, with no request fail
     assert.equal(first.status, 200)
     const second = await b.post('/api/hmac', { keyName: 'orders', items }, bulk)
     assert.equal(second.status, 429, second.text)
-    assert.match(second.body.detail, /a batch counts one request per item/)
+    assert.match(second.body.detail, /this batch's 20 items go over the items budget \(10 of 30 per \d+ s left/)
+    assert.equal(second.body.policy, 'items')
+    assert.match(second.headers.get('ratelimit') ?? '', /^"items";r=10;t=\d+$/)
   })
 })

@@ -24,6 +24,8 @@ export interface ApiKey {
   name: string
   /** Requests per RATE_LIMIT_WINDOW_MS for this key, overriding RATE_LIMIT_MAX; null keeps the default. */
   max: number | null
+  /** Batch items per RATE_LIMIT_WINDOW_MS for this key (`items=`), overriding RATE_LIMIT_ITEMS_MAX; null keeps the default. */
+  itemsMax: number | null
   /** The scopes it may use (every one when the line has no scopes=). */
   scopes: ReadonlySet<string>
   /** The named HMAC keys it may use; null for all of them. */
@@ -77,11 +79,15 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
   const lineOfName = new Map<string, number>()
   const lineOfHash = new Map<string, number>()
   for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file, USAGE)) {
-    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys'])
+    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys', 'items'])
     const [name, hash, max] = fields as [string, string, string | undefined]
     if (!KEY_NAME.test(name)) throw entry.error(`the name must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
     if (!SHA256_HEX.test(hash)) throw entry.error('the key\'s sha256 must be here as 64 hex digits (npm run apikey prints it), not the key', 2)
     if (max !== undefined && !/^[1-9]\d{0,8}$/.test(max)) throw entry.error('requests per window must be a whole number from 1 to 999999999', 3)
+    const itemsMax = options.get('items')
+    if (itemsMax !== undefined && !/^(0|[1-9]\d{0,8})$/.test(itemsMax.value)) {
+      throw entry.error('items= must be a whole number from 0 to 999999999 (batch items per window; 0 counts a batch as one request)', itemsMax.field)
+    }
     const nameLine = lineOfName.get(name)
     if (nameLine !== undefined) throw entry.error(`this name is already used on line ${nameLine}`, 1)
     const digest = hash.toLowerCase()
@@ -92,6 +98,7 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
     keys.set(digest, {
       name,
       max: max === undefined ? null : Number(max),
+      itemsMax: itemsMax === undefined ? null : Number(itemsMax.value),
       scopes: scopesOption(options.get('scopes'), entry),
       hmacKeys: hmacKeysOption(options.get('hmac-keys'), entry),
     })

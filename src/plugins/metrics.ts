@@ -321,11 +321,37 @@ function metricsServer(registry: Registry, keys: ApiKeys | undefined): Server {
   })
 }
 
+/**
+ * Where the rate limit counts (plugins/rate-limit.ts, registered before this plugin): 1 for the
+ * state in force, and the requests decided on this instance's own count while Redis did not answer.
+ */
+function rateLimitMetrics(app: FastifyInstance, registry: Registry): void {
+  const states = ['memory', 'redis', 'degraded', 'off'] as const
+  new Gauge({
+    name: 'hashd_rate_limit_store', labelNames: ['state'] as const, registers: [registry],
+    help: 'Where rate-limit counts live, 1 for the state in force: memory (this process), redis (shared), degraded (REDIS_URL set but Redis ' +
+      'not answering: each instance counts alone with the same budgets), off (RATE_LIMIT_MAX=0)',
+    collect() {
+      const now = app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off'
+      for (const state of states) this.labels(state).set(state === now ? 1 : 0)
+    },
+  })
+  new Counter({
+    name: 'hashd_rate_limit_local_decisions_total', registers: [registry],
+    help: 'Requests and batches the rate limit decided on this instance\'s own count because Redis did not answer within REDIS_COMMAND_TIMEOUT_MS',
+    collect() {
+      this.reset()
+      this.inc(app.hasDecorator('rateLimitLocalDecisions') ? app.rateLimitLocalDecisions() : 0)
+    },
+  })
+}
+
 async function metricsPlugin(app: FastifyInstance, options: { config: Config, engine: Engine }): Promise<void> {
   const { config, engine } = options
   if (!config.metrics) return
   const metrics = buildRegistry(engine)
   const { registry } = metrics
+  rateLimitMetrics(app, registry)
 
   const uninstall = installObserver(observerFor(metrics))
   app.addHook('onClose', async () => { uninstall() })

@@ -1,25 +1,29 @@
 /**
- * The Redis side of the rate limit: one ioredis client that @fastify/rate-limit's own
- * RedisStore uses (its Lua script INCRs the key and sets or reads its PTTL atomically), so every
- * hashd instance pointed at the same Redis counts one budget per client. Only rate-limit.ts imports
- * this module, and only this module imports ioredis.
+ * The Redis side of the rate limit: one ioredis client whose Lua script takes from a window's
+ * count only what fits (rate-limit-windows.ts keys the windows), so every hashd instance pointed at
+ * the same Redis counts one budget per client. Only rate-limit.ts imports this module, and only
+ * this module imports ioredis.
  *
- * Redis is an optimisation of fairness, not a dependency of service: when it is unreachable or slow
- * the request is served without counting (fail open; the bounded work queue still protects the
- * CPU). Every call is bounded by `REDIS_COMMAND_TIMEOUT_MS`, and with the offline queue off a call
- * made while disconnected fails at once instead of waiting for a reconnect. ioredis reconnects by
- * itself, so shared limiting resumes without a restart.
+ * Redis shares the count; it is not what enforces it. When Redis is unreachable or slow, each
+ * instance goes on counting in its own memory with the same budget (rate-limit-windows.ts), so a
+ * limit holds on every instance whatever Redis does. Every call is bounded by
+ * `REDIS_COMMAND_TIMEOUT_MS`, and with the offline queue off a call made while disconnected fails
+ * at once instead of waiting for a reconnect. ioredis reconnects by itself, so shared counting
+ * resumes without a restart.
+ *
+ * The takes made in one turn of the event loop (the requests that arrived together) go to Redis
+ * as one script call: under a flood that is one command per turn, not one per request.
  *
  * The same connection keeps the webhook replay store (src/webhooks/replay.ts): a verified webhook's
  * key is set with NX and a time to live, so every replica sees it; the checks of one event-loop
- * turn go as one script call. Unlike the limits, replay protection fails closed: a check Redis
- * cannot answer rejects (the route answers 503), since a webhook let through unchecked may be a
- * replay.
+ * turn go as one script call. Replay protection fails closed: a check Redis cannot answer rejects
+ * (the route answers 503), since a webhook let through unchecked may be a replay.
  */
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
+import type { SharedCounter } from './rate-limit-windows.js'
 import { ReplayStoreUnavailable, type ReplayStore } from '../webhooks/replay.js'
 
 /** What GET /api/health reports as `rateLimitStore`. */
@@ -35,8 +39,8 @@ const WARN_INTERVAL_MS = 60_000
 const PROBE_INTERVAL_MS = 1_000
 
 export interface RedisRateLimitStore {
-  /** What @fastify/rate-limit's RedisStore needs: this client and the key prefix. */
-  storeOptions: { redis: Redis, nameSpace: string }
+  /** The shared counts of the rate limit's windows. */
+  counter: SharedCounter
   state(): RateLimitStoreState
   /** A rate-limit call failed or timed out; mark degraded and maybe warn. */
   noteFailure(reason: string): void
@@ -44,11 +48,6 @@ export interface RedisRateLimitStore {
   noteSuccess(): void
   /** The webhook replay store on this connection, under `<REDIS_PREFIX>replay:`. */
   replays: ReplayStore
-  /**
-   * Counts `count` more requests in `key`'s window at once (a batch's items beyond the request
-   * itself), with the window RedisStore's own script would give the key.
-   */
-  incrBy(key: string, count: number, windowMs: number, callback: (error: Error | null, result: { current: number, ttl: number } | null) => void): void
   close(): Promise<void>
 }
 
@@ -78,7 +77,45 @@ for i, key in ipairs(KEYS) do
 end
 return seen`
 
-/** At most this many checks in one script call. */
+/**
+ * A batch of rate-limit takes: KEYS are client keys, ARGV an amount, a maximum and a window (ms)
+ * for each. A take adds its amount only if the count stays within the maximum (a refused request
+ * costs nothing) and answers the count, 1 and the ms left in the window; or the count unchanged,
+ * 0 and the ms left. The first take of a window starts it (the key's time to live). A negative
+ * amount gives back what an earlier take added, and never starts a window. Redis runs a script
+ * whole, so each take is atomic.
+ */
+const TAKE_SCRIPT = `
+local answers = {}
+for i, key in ipairs(KEYS) do
+  local n, max, window = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
+  local value = redis.call('GET', key)
+  local current = tonumber(value or '0')
+  local ttl = redis.call('PTTL', key)
+  local allowed = 0
+  if current + n <= max and (value or n > 0) then
+    current = redis.call('INCRBY', key, n)
+    allowed = 1
+    if ttl < 0 then
+      redis.call('PEXPIRE', key, window)
+      ttl = window
+    end
+  elseif ttl < 0 then
+    ttl = window
+  end
+  answers[3 * i - 2], answers[3 * i - 1], answers[3 * i] = current, allowed, ttl
+end
+return answers`
+
+interface Take {
+  key: string
+  n: number
+  max: number
+  windowMs: number
+  done(error: Error | null, current: number, allowed: boolean, ttlMs: number): void
+}
+
+/** At most this many checks or takes in one script call. */
 const MAX_BATCH = 256
 
 interface ReplayCheck {
@@ -98,7 +135,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     enableOfflineQueue: false,
     // Keep trying to reconnect, backing off to one attempt every 2 s.
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-    // The RedisStore defines its Lua script with defineCommand (EVALSHA, falling back to EVAL).
+    // The scripts are defined with defineCommand (EVALSHA, falling back to EVAL).
     lazyConnect: false,
   })
   let healthy = false
@@ -125,7 +162,7 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     const now = Date.now()
     if (now - lastWarning < WARN_INTERVAL_MS) return
     lastWarning = now
-    log.warn({ reason }, 'rate-limit store: Redis unavailable; serving requests without shared limits until it returns (webhook replay checks answer 503)')
+    log.warn({ reason }, 'rate-limit store: Redis unavailable; each instance counts its own requests against the same limits until it returns (webhook replay checks answer 503)')
   }
 
   client.on('ready', noteSuccess)
@@ -173,29 +210,37 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
     state: () => (healthy ? 'redis' : 'degraded'),
   }
 
-  // INCRBY and the window in one script, as @fastify/rate-limit's RedisStore does with INCR: a key
-  // this creates gets the window; one that exists keeps its own.
-  client.defineCommand('hashdRateLimitBy', {
-    numberOfKeys: 1,
-    lua: `
-      local current = redis.call('INCRBY', KEYS[1], ARGV[1])
-      local ttl = redis.call('PTTL', KEYS[1])
-      if current == tonumber(ARGV[1]) or ttl < 0 then
-        redis.call('PEXPIRE', KEYS[1], ARGV[2])
-        ttl = tonumber(ARGV[2])
-      end
-      return {current, ttl}`,
-  })
-  const scripted = client as unknown as { hashdRateLimitBy(key: string, count: number, windowMs: number, done: (error: Error | null, result?: [number, number]) => void): void }
+  // Rate-limit takes, batched per turn like the replay checks (TAKE_SCRIPT).
+  client.defineCommand('hashdRateLimitTake', { lua: TAKE_SCRIPT })
+  const takeScripted = client as unknown as { hashdRateLimitTake(...args: [...Array<string | number>, (error: Error | null, answers?: unknown) => void]): void }
+  let takes: Take[] = []
+  const flushTakes = (): void => {
+    const pending = takes
+    takes = []
+    if (pending.length === 0) return
+    const keys = pending.map((take) => take.key)
+    const args = pending.flatMap((take) => [take.n, take.max, take.windowMs])
+    takeScripted.hashdRateLimitTake(pending.length, ...keys, ...args, (error, answers) => {
+      if (error !== null || !Array.isArray(answers) || answers.length !== 3 * pending.length) {
+        noteFailure('a rate-limit call failed or timed out')
+        const failure = error ?? new Error('no answer')
+        for (const take of pending) take.done(failure, 0, false, 0)
+        return
+      }
+      noteSuccess()
+      pending.forEach((take, index) => take.done(null, Number(answers[3 * index]), answers[3 * index + 1] === 1, Number(answers[3 * index + 2])))
+    })
+  }
+  const counter: SharedCounter = {
+    take(key, n, max, windowMs, done) {
+      if (takes.length === 0) setImmediate(flushTakes)
+      takes.push({ key: config.redisPrefix + key, n, max, windowMs, done })
+      if (takes.length >= MAX_BATCH) flushTakes()
+    },
+  }
 
   return {
-    incrBy: (key, count, windowMs, callback) => {
-      scripted.hashdRateLimitBy(config.redisPrefix + key, count, windowMs, (error, result) => {
-        if (error || !result) callback(error ?? new Error('no answer'), null)
-        else callback(null, { current: result[0], ttl: result[1] })
-      })
-    },
-    storeOptions: { redis: client, nameSpace: config.redisPrefix },
+    counter,
     state: () => (healthy ? 'redis' : 'degraded'),
     noteFailure,
     noteSuccess,

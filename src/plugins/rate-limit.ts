@@ -1,17 +1,23 @@
 /**
- * Rate limiting with @fastify/rate-limit's stores (its in-memory LRU store, or its Redis store and
- * Lua script), keyed by client address (the socket's, unless TRUST_PROXY is set) or by API key.
- * Responses carry the IETF fields of draft-ietf-httpapi-ratelimit-headers:
- * `RateLimit-Policy: "default";q=600;w=60` and `RateLimit: "default";r=599;t=42`.
- * RATE_LIMIT_MAX=0 turns limiting off. With REDIS_URL the counters live in Redis, shared by every
- * instance (see rate-limit-redis.ts); without it they stay in this process's memory.
+ * Rate limiting, keyed by client address (the socket's, unless TRUST_PROXY is set) or by API key,
+ * with two budgets per client and window (RATE_LIMIT_WINDOW_MS):
+ * - requests (`"default"`, RATE_LIMIT_MAX): every request counts one when it arrives;
+ * - batch items (`"items"`, RATE_LIMIT_ITEMS_MAX): a batch's items count when its body has been
+ *   read, all at once, so a runbook of 10,000-item batches fits without raising the request budget.
+ * A request that a budget refuses costs nothing: a refused batch takes no items and gives back
+ * its request. Responses carry the IETF fields of draft-ietf-httpapi-ratelimit-headers:
+ * `RateLimit-Policy: "default";q=600;w=60` and `RateLimit: "default";r=599;t=42`, with the items
+ * policy beside it on a batch; a 429's `RateLimit` names only the budget that refused it.
+ * RATE_LIMIT_MAX=0 turns limiting off; RATE_LIMIT_ITEMS_MAX=0 counts a batch as one request.
  *
- * The stores are called from one callback hook per route, which writes the IETF fields straight
- * away; the plugin itself is not registered. Its hook runs an async chain per request (a promise for
- * the key, the max and the store call) and writes x-ratelimit-* headers that an onSend hook had to
- * rewrite, and it reports a failed Redis call only as "remaining = limit". Counted with callgrind
- * after warm-up, that hook cost about 50,000 instructions per request, a third of all hashd spends on
- * a short /api/hash; the in-memory store answers its callback at once, so this hook costs no promise.
+ * The counts (rate-limit-windows.ts) are kept in this process and, with REDIS_URL, shared through
+ * Redis (rate-limit-redis.ts). When Redis is slow or down, each instance decides on its own count
+ * with the same budgets: a limit is never lifted. GET /api/health says `"degraded"` meanwhile and
+ * the metrics count the requests decided that way.
+ *
+ * The counter is called from one callback hook per route, which writes the IETF fields straight
+ * away; @fastify/rate-limit's plugin is not registered (its hook runs an async chain per request
+ * and costs about a third of a short /api/hash); only its normalizeIP is used.
  *
  * The webhook replay store lives beside the counters (`app.replayStore`): in memory, or in the same
  * Redis, on the same connection. With REDIS_URL set Redis is used for replays even when
@@ -20,31 +26,38 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { normalizeIP } from '@fastify/rate-limit'
-import LocalStore from '@fastify/rate-limit/store/LocalStore.js'
-import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { Config } from '../config.js'
 import { Problem, problems } from '../problem.js'
 import { MemoryReplayStore, type ReplayStore } from '../webhooks/replay.js'
 import type { RateLimitStoreState } from './rate-limit-redis.js'
+import { WindowCounter, type Decision } from './rate-limit-windows.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Where rate-limit counters live now, for GET /api/health. */
     rateLimitStoreState(): RateLimitStoreState
+    /** Requests decided on this instance's own count because Redis did not answer (metrics). */
+    rateLimitLocalDecisions(): number
     /** The limit as a hook, for handlers that are not routes (the 404 handler); absent when off. */
     limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
     /** Where verified webhooks are remembered (src/webhooks/replay.ts). */
     replayStore: ReplayStore
     /**
-     * Counts `count` more requests against the request's bucket (a batch's items beyond the request
-     * itself, which was counted when it arrived); rejects with 429 when that goes over the limit.
-     * Absent when limiting is off.
+     * Counts a batch's `count` items against the request's items budget; rejects with 429 (and
+     * gives back the request itself) when they do not fit. Absent when limiting is off.
      */
-    chargeRequests?: (request: FastifyRequest, reply: FastifyReply, count: number) => Promise<void>
+    chargeItems?: (request: FastifyRequest, reply: FastifyReply, count: number) => Promise<void>
+  }
+  interface FastifyRequest {
+    /** What the requests budget decided for this request, for a give-back if its items are refused. */
+    rateLimitDecision: Decision | null
   }
 }
 
 const POLICY = 'default'
+const ITEMS_POLICY = 'items'
+/** Clients whose counts are kept in memory, per budget; past it the least recently seen is forgotten. */
+const MAX_CLIENTS = 10_000
 
 /**
  * The bucket a request counts in: its API key's when it has one (plugins/auth.ts runs first), else
@@ -59,84 +72,77 @@ function bucketOf(request: FastifyRequest): string {
 }
 
 async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
-  const { rateLimitMax, rateLimitWindowMs } = options.config
-  const { redisUrl } = options.config
+  const { rateLimitMax, rateLimitItemsMax, rateLimitWindowMs, redisUrl } = options.config
   // Loaded only when configured: without REDIS_URL, ioredis is never imported.
   const redis = redisUrl === undefined
     ? undefined
     : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
   if (redis) app.addHook('onClose', redis.close)
   app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(options.config.webhookReplayMemoryMax))
+  let localDecisions = 0
+  app.decorate('rateLimitLocalDecisions', () => localDecisions)
   if (rateLimitMax === 0) {
     app.decorate('rateLimitStoreState', (): RateLimitStoreState => 'off')
     return
   }
   const windowSeconds = Math.ceil(rateLimitWindowMs / 1000)
   app.decorate('rateLimitStoreState', redis ? redis.state : (): RateLimitStoreState => 'memory')
+  app.decorateRequest('rateLimitDecision', null)
 
-  // The plugin's defaults: a fixed window that a refused request does not extend, and an LRU of
-  // 5000 clients in memory (the least recent is forgotten first).
-  const store = redis
-    ? new RedisStore(false, false, redis.storeOptions.redis, redis.storeOptions.nameSpace)
-    : new LocalStore(false, false, 5000)
+  const counterFor = (namespace: string) => new WindowCounter({
+    windowMs: rateLimitWindowMs, maxClients: MAX_CLIENTS, namespace, shared: redis?.counter,
+    onSharedFailure: () => { localDecisions++ },
+  })
+  // Request windows are `<REDIS_PREFIX><client>:<window>`, item windows `<REDIS_PREFIX>items:<client>:<window>`.
+  const requests = counterFor('')
+  const items = counterFor(`${ITEMS_POLICY}:`)
 
-  const defaultPolicy = `"${POLICY}";q=${rateLimitMax};w=${windowSeconds}`
+  const policyOf = (name: string, max: number) => `"${name}";q=${max};w=${windowSeconds}`
+  const defaultPolicy = policyOf(POLICY, rateLimitMax)
+  const stateOf = (name: string, max: number, decision: Decision) =>
+    `"${name}";r=${Math.max(0, max - decision.current)};t=${resetSeconds(decision)}`
   const limit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     // A request authenticated with an API key is limited per key, at the key's own number if any.
     const max = request.apiKey?.max ?? rateLimitMax
-    store.incr(bucketOf(request), (error, count) => {
-      if (error !== null || count === null) {
-        // Fail open (rate-limit-redis.ts): served, uncounted, and without RateLimit fields, since no
-        // limit was applied to it.
-        redis?.noteFailure('a rate-limit call failed or timed out')
-        done()
-        return
-      }
-      redis?.noteSuccess()
-      const resetSeconds = Math.ceil(count.ttl / 1000)
-      reply.header('ratelimit-policy', max === rateLimitMax ? defaultPolicy : `"${POLICY}";q=${max};w=${windowSeconds}`)
-      reply.header('ratelimit', `"${POLICY}";r=${Math.max(0, max - count.current)};t=${resetSeconds}`)
-      done(count.current > max ? problems.rateLimited(Math.max(1, resetSeconds)) : undefined)
-    }, rateLimitWindowMs, max)
+    requests.take(bucketOf(request), 1, max, (decision) => {
+      request.rateLimitDecision = decision
+      reply.header('ratelimit-policy', max === rateLimitMax ? defaultPolicy : policyOf(POLICY, max))
+      reply.header('ratelimit', stateOf(POLICY, max, decision))
+      done(decision.allowed ? undefined : problems.rateLimited(resetSeconds(decision)))
+    })
   }
 
-  // A batch of n items counts as n requests (docs/api.md, "Batches"): the n - 1 beyond the request
-  // itself are added once its body has been read, in one step, and a batch that goes over the
-  // limit is refused whole. Counted like requests, refused like them: the window is not extended.
-  const addLocal = (key: string, count: number): { current: number, ttl: number } => {
-    const local = store as InstanceType<typeof LocalStore>
-    const now = Date.now()
-    let entry = local.lru.get(key)
-    if (entry === undefined || entry.iterationStartMs + rateLimitWindowMs <= now) entry = { current: count, ttl: rateLimitWindowMs, iterationStartMs: now }
-    else entry = { ...entry, current: entry.current + count, ttl: rateLimitWindowMs - (now - entry.iterationStartMs) }
-    local.lru.set(key, entry)
-    return entry
-  }
-  const chargeRequests = (request: FastifyRequest, reply: FastifyReply, count: number): Promise<void> => new Promise((resolve, reject) => {
-    if (count <= 0) { resolve(); return }
-    const max = request.apiKey?.max ?? rateLimitMax
-    const settle = (error: Error | null, result: { current: number, ttl: number } | null): void => {
-      if (error !== null || result === null) {
-        redis?.noteFailure('a rate-limit call failed or timed out')
+  // A batch of n items takes n from the items budget (docs/api.md, "Batches") once its body has
+  // been read, in one step; a batch that does not fit is refused whole and costs nothing. With
+  // RATE_LIMIT_ITEMS_MAX=0 a batch counts as the one request it is.
+  const chargeItems = (request: FastifyRequest, reply: FastifyReply, count: number): Promise<void> => new Promise((resolve, reject) => {
+    const itemsMax = request.apiKey?.itemsMax ?? rateLimitItemsMax
+    if (itemsMax === 0 || count <= 0) { resolve(); return }
+    const bucket = bucketOf(request)
+    items.take(bucket, count, itemsMax, (decision) => {
+      const max = request.apiKey?.max ?? rateLimitMax
+      const taken = request.rateLimitDecision
+      reply.header('ratelimit-policy', `${max === rateLimitMax ? defaultPolicy : policyOf(POLICY, max)}, ${policyOf(ITEMS_POLICY, itemsMax)}`)
+      if (decision.allowed) {
+        const requestState = taken === null ? '' : `${stateOf(POLICY, max, taken)}, `
+        reply.header('ratelimit', `${requestState}${stateOf(ITEMS_POLICY, itemsMax, decision)}`)
         resolve()
         return
       }
-      redis?.noteSuccess()
-      const resetSeconds = Math.ceil(result.ttl / 1000)
-      reply.header('ratelimit', `"${POLICY}";r=${Math.max(0, max - result.current)};t=${resetSeconds}`)
-      if (result.current <= max) { resolve(); return }
-      const problem = problems.rateLimited(Math.max(1, resetSeconds))
+      if (taken !== null && taken.allowed) requests.giveBack(bucket, 1, taken)
+      reply.header('ratelimit', stateOf(ITEMS_POLICY, itemsMax, decision))
+      const seconds = resetSeconds(decision)
+      const problem = problems.rateLimited(seconds, ITEMS_POLICY)
+      const left = Math.max(0, itemsMax - decision.current)
       reject(new Problem(429, problem.type, problem.title,
-        `${problem.detail}: a batch counts one request per item, and this one's ${count + 1} items go over the limit of ${max} per ${windowSeconds} s` +
-        (count + 1 > max ? '; it can never fit: send smaller batches, or ask for a higher limit on your API key' : ''),
-        { headers: problem.headers }))
-    }
-    if (redis) redis.incrBy(bucketOf(request), count, rateLimitWindowMs, settle)
-    else settle(null, addLocal(bucketOf(request), count))
+        `${problem.detail}: this batch's ${count} items go over the items budget (${left} of ${itemsMax} per ${windowSeconds} s left; RATE_LIMIT_ITEMS_MAX)` +
+        (count > itemsMax ? '; it can never fit: send smaller batches, or ask for a larger items budget on your API key' : '') +
+        '. A refused batch costs nothing', { headers: problem.headers, extensions: problem.extensions }))
+    })
   })
 
   app.decorate('limitRequest', limit)
-  app.decorate('chargeRequests', chargeRequests)
+  app.decorate('chargeItems', chargeItems)
   // Every route but those with `config: { rateLimit: false }` (GET /api/health) is limited, as the
   // plugin's `global: true` would do, by a route-level onRequest hook: it runs after the app-level
   // ones (auth.ts names the key first). app.ts registers this plugin before every route.
@@ -144,6 +150,11 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     if (route.config?.rateLimit === false) return
     route.onRequest = route.onRequest === undefined ? [limit] : [...[route.onRequest].flat(), limit]
   })
+}
+
+/** Whole seconds until the window ends, at least 1 (Retry-After and the `t` parameter). */
+function resetSeconds(decision: Decision): number {
+  return Math.max(1, Math.ceil(decision.resetMs / 1000))
 }
 
 export default fp(rateLimitPlugin, { name: 'rate-limit' })

@@ -140,7 +140,7 @@ export async function batchOrSingle<I extends object, R extends object>(
     const value = fields[field]
     if (typeof value === 'string') decodeInput(value, (fields[encodingField] as InputEncoding | undefined) ?? 'utf8', field)
   }
-  await app.chargeRequests?.(request, reply, items.length - 1)
+  await app.chargeItems?.(request, reply, items.length)
   const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
   const options = { clientGone: () => request.raw.socket.destroyed, together }
   if (!forms) return runBatch<I, R>(items, defaults as Partial<I>, run, options)

@@ -52,7 +52,7 @@ const Health = Type.Object({
   status: Type.Literal('ok'),
   rateLimitStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded'), Type.Literal('off')], {
     description: 'Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), ' +
-      '"degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; ' +
+      '"degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; ' +
       'the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0)',
   }),
   replayStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded')], {
@@ -103,7 +103,7 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
   // Readiness: false until the server listens, and again from the moment a shutdown starts (SIGTERM
   // calls app.close(), which runs preClose before the listener closes), so a load balancer stops
   // sending traffic while the requests in flight finish. Nothing else enters it: an instance whose
-  // Redis is down still serves (limits fail open), and one whose pool is busy answers 503 per request.
+  // Redis is down still serves (each instance counts its limits alone), and one whose pool is busy answers 503 per request.
   let state: 'starting' | 'ready' | 'draining' = 'starting'
   app.addHook('onListen', (done) => {
     if (state === 'starting') state = 'ready'

@@ -157,6 +157,7 @@ export const Problem = Type.Object({
     description: 'unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list)',
   })),
   purpose: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...KEY_PURPOSES], description: 'key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation' })),
+  policy: Type.Optional(Type.String({ description: '429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items)' })),
 }, { additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json)' })
 
 /** Response headers the document names (OpenAPI header objects); plugins/openapi.ts adds them where they apply. */
@@ -165,8 +166,12 @@ export const HEADERS = {
   allow: { Allow: { required: true, description: 'The methods this path takes', schema: { type: 'string' } } },
   wwwAuthenticate: { 'WWW-Authenticate': { required: true, description: 'Bearer challenge (RFC 6750 §3)', schema: { type: 'string' } } },
   rateLimit: {
-    RateLimit: { required: false, description: 'Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
-    'RateLimit-Policy': { required: false, description: 'The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting', schema: { type: 'string' } },
+    RateLimit: {
+      required: false, schema: { type: 'string' },
+      description: 'Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) ' +
+        'on a batch; a 429 names only the budget that refused it',
+    },
+    'RateLimit-Policy': { required: false, description: 'The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch', schema: { type: 'string' } },
   },
 } as const
 
