@@ -39,9 +39,11 @@ export interface Config {
   workQueueMax: number
   /** Inputs at least this long are digested in the worker pool rather than inline. */
   inlineDigestMaxBytes: number
-  /** Slow-client protection (slowloris): time to receive headers / a whole request. */
+  /** Slow-client protection (slowloris): time to receive headers / a whole request, counted from its first byte. */
   headersTimeoutMs: number
   requestTimeoutMs: number
+  /** How long an idle keep-alive connection stays open for its next request (above a load balancer's idle timeout). */
+  keepAliveTimeoutMs: number
   /** Longest a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number
   caps: CostCaps
@@ -291,6 +293,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
     headersTimeoutMs,
     requestTimeoutMs,
+    // Above the idle timeout of the load balancers that pool connections to hashd (AWS ALB and
+    // nginx's upstream keepalive_timeout: 60 s), so that they, not hashd, close an idle connection:
+    // one closed by hashd as a balancer reuses it is a 502 (docs/deployment.md, "Keep-alive").
+    keepAliveTimeoutMs: readInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0),
     caps: {
       bcryptCost: readInt(env, 'MAX_BCRYPT_COST', 14, 4, 31),
