@@ -46,6 +46,8 @@ export interface Config {
   keepAliveTimeoutMs: number
   /** Longest a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number
+  /** PID_FILE (pid-file.ts): the file naming this process, written once listening and removed at shutdown; null for none. */
+  pidFile: string | null
   caps: CostCaps
   /** Shared rate-limit counters: a redis:// or rediss:// URL, or undefined for in-memory counters. */
   redisUrl: string | undefined
@@ -298,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // one closed by hashd as a balancer reuses it is a 502 (docs/deployment.md, "Keep-alive").
     keepAliveTimeoutMs: readInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+    pidFile: env.PID_FILE?.trim() || null,
     caps: {
       bcryptCost: readInt(env, 'MAX_BCRYPT_COST', 14, 4, 31),
       argon2MemoryKiB: readInt(env, 'MAX_ARGON2_MEMORY_KIB', 262_144, 8),
