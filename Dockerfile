@@ -17,7 +17,7 @@ COPY package.json package-lock.json ./
 # --secret id=npm_ca,src=$NODE_EXTRA_CA_CERTS); without it the build uses Node's own CAs.
 # --ignore-scripts: the project's own `prepare` (npm run build) needs the sources, copied below so
 # that this layer stays cached while they change; `npm rebuild` then runs the dependencies' own
-# install scripts (koffi's), as `npm ci` would have.
+# install scripts that package.json's allowScripts allows (koffi's), as `npm ci` would have.
 RUN --mount=type=secret,id=npm_ca \
     if [ -s /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi; \
     npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && npm rebuild --loglevel=error

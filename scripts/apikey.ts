@@ -19,4 +19,5 @@ if (name === undefined || !KEY_NAME.test(name) || (max !== undefined && !/^[1-9]
 const key = `hk_${randomBytes(32).toString('base64url')}`
 process.stdout.write(`${key}\n${keyLine(name, key, max === undefined ? undefined : Number(max))}\n`)
 process.stderr.write('Line 1 is the key: give it to its user; it is shown only now (the file keeps its sha256).\n' +
-  'Line 2 goes into API_KEYS_FILE; then send SIGHUP to hashd (kill -HUP <pid>) to load it.\n')
+  'Line 2 goes into API_KEYS_FILE: hashd sees the file change and loads it within seconds, without a restart or a signal\n' +
+  '(SIGHUP to hashd\'s own process loads it at once, where a change is not seen: docs/operations.md, "Files read while running").\n')

@@ -79,7 +79,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     http: serverOptions,
     // Errors Node raises before a request exists (timeouts, malformed HTTP) also leave as problem+json.
     clientErrorHandler,
-    keepAliveTimeout: 5_000,
+    // An idle connection waits this long for its next request (advertised as Keep-Alive: timeout=N;
+    // Node closes it a second later, so a client that keeps to N never sends on a closing socket).
+    // The header and request deadlines count from a request's first byte, not from the idle time
+    // before it (so since Node 12.19, nodejs/node#32329): they need not exceed this one.
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     // During a graceful shutdown, requests that still arrive on open keep-alive connections get a
     // problem+json 503 with Retry-After from the hook below, not Fastify's own JSON 503.
     return503OnClosing: false,

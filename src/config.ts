@@ -41,11 +41,15 @@ export interface Config {
   workQueueMax: number
   /** Inputs at least this long are digested in the worker pool rather than inline. */
   inlineDigestMaxBytes: number
-  /** Slow-client protection (slowloris): time to receive headers / a whole request. */
+  /** Slow-client protection (slowloris): time to receive headers / a whole request, counted from its first byte. */
   headersTimeoutMs: number
   requestTimeoutMs: number
+  /** How long an idle keep-alive connection stays open for its next request (above a load balancer's idle timeout). */
+  keepAliveTimeoutMs: number
   /** Longest a graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number
+  /** PID_FILE (pid-file.ts): the file naming this process, written once listening and removed at shutdown; null for none. */
+  pidFile: string | null
   caps: CostCaps
   /** Shared rate-limit counters: a redis:// or rediss:// URL, or undefined for in-memory counters. */
   redisUrl: string | undefined
@@ -294,7 +298,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inlineDigestMaxBytes: readInt(env, 'INLINE_DIGEST_MAX_BYTES', 64 * 1024, 0),
     headersTimeoutMs,
     requestTimeoutMs,
+    // Above the idle timeout of the load balancers that pool connections to hashd (AWS ALB and
+    // nginx's upstream keepalive_timeout: 60 s), so that they, not hashd, close an idle connection:
+    // one closed by hashd as a balancer reuses it is a 502 (docs/deployment.md, "Keep-alive").
+    keepAliveTimeoutMs: readInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0),
+    pidFile: env.PID_FILE?.trim() || null,
     caps: {
       bcryptCost: readInt(env, 'MAX_BCRYPT_COST', 14, 4, 31),
       argon2MemoryKiB: readInt(env, 'MAX_ARGON2_MEMORY_KIB', 262_144, 8),

@@ -1,19 +1,25 @@
 /**
- * Entry point: read the configuration, start listening, and on SIGTERM/SIGINT turn unready, stop
- * accepting, finish in-flight requests, then exit 0 (docs/deployment.md, "Shutdown").
+ * Entry point: read the configuration, start listening (then write PID_FILE), and on SIGTERM/SIGINT
+ * turn unready, stop accepting, finish in-flight requests, remove PID_FILE, then exit 0
+ * (docs/deployment.md, "Shutdown").
  */
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { tuneMemory } from './memory-tuning.js'
 import { followNpmParent, PROCESS_TITLE } from './npm-parent.js'
+import { claimPidFile, removePidFile, writePidFile } from './pid-file.js'
 
 async function main(): Promise<void> {
-  // Findable by name (`pgrep -x hashd`, `pidof hashd`, `pkill -HUP -x hashd`) however it was started: see npm-parent.ts.
+  // Findable by name (`pgrep -x hashd`, `pidof hashd`) however it was started: see npm-parent.ts.
+  // With several instances on a host, a name finds them all; PID_FILE names this one.
   process.title = PROCESS_TITLE
   let config
+  let pidFile
   try {
     config = loadConfig()
+    // Before anything starts: a PID_FILE naming another running hashd refuses the start (pid-file.ts).
+    pidFile = config.pidFile === null ? null : claimPidFile(config.pidFile)
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`hashd: ${error.message}\n`)
@@ -27,6 +33,13 @@ async function main(): Promise<void> {
   memory.onReclaim = (reclaimed) => app.log.debug(reclaimed, 'memory reclaimed while quiet')
   app.log.debug({ malloc: memory.applied, skipped: memory.skipped, whenQuiet: memory.whenQuiet }, 'memory tuning')
   await app.listen({ host: config.host, port: config.port })
+  if (pidFile !== null) {
+    if (pidFile.replaced !== null) {
+      app.log.warn({ pidFile: pidFile.path, replacedPid: pidFile.replaced }, 'PID_FILE named no running hashd (left by a process that stopped without its shutdown?); replaced')
+    }
+    writePidFile(pidFile.path)
+    app.log.info({ pidFile: pidFile.path, pid: process.pid }, 'PID file written')
+  }
   // Counted only for the warning when a drain is cut off.
   let connectionCount = 0
   app.server.on('connection', (socket) => {
@@ -51,6 +64,7 @@ async function main(): Promise<void> {
   const exit = (code: number) => {
     // Should the loop empty first, the process ends with this code all the same.
     process.exitCode = code
+    if (pidFile !== null) removePidFile(pidFile.path)
     const now = () => process.exit(code)
     setTimeout(now, 1000).unref()
     // Fastify's logger type leaves out pino's flush, which hands the callback to the stream's.
@@ -81,10 +95,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown)
   // Under `npm start`, npm ends on a signal it does not forward (SIGHUP) and leaves this process
   // running if its shell dies of one it does (SIGTERM): follow it out, and say how to signal hashd itself.
+  // The advice names this process (its PID, and PID_FILE when set), not every hashd on the host.
+  const self = pidFile === null ? String(process.pid) : `"$(cat ${pidFile.path})"`
   followNpmParent((npmPid) => {
-    app.log.warn({ npmPid, pid: process.pid },
+    app.log.warn({ npmPid, pid: process.pid, pidFile: pidFile?.path },
       'npm (npm start) exited while hashd ran under it: npm forwards only SIGINT and SIGTERM, and only to its shell, and dies of the rest; ' +
-      'shutting down rather than run on orphaned. Signal hashd itself: kill -HUP $(pidof hashd) reloads the keys files, kill -TERM $(pidof hashd) stops it')
+      `shutting down rather than run on orphaned. Signal hashd itself (process ${process.pid}): kill -HUP ${self} reloads the keys files, kill -TERM ${self} stops it`)
     shutdown('npm exited')
   })
 }

@@ -103,6 +103,23 @@ describe('contract: request bodies are JSON only', () => {
     assertProblem(await server.post('/api/hash', ''), 400)
   })
 
+  it('says on every JSON route that a body which is not a JSON object must be one, not that it matches several alternatives', async () => {
+    const document = (await server.get('/api/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> }
+    const routes = Object.entries(document.paths).flatMap(([path, operations]) => Object.entries(operations)
+      .filter(([, operation]) => operation.requestBody?.content['application/json'] !== undefined).map(([method]) => `${method.toUpperCase()} ${path}`))
+    assert.ok(routes.includes('POST /api/hash') && routes.includes('POST /api/webhooks/verify') && routes.length >= 10, routes.join(', '))
+    const bodies: Array<[string, string]> = [['[]', 'an array'], ['[{"input":"abc"}]', 'an array'], ['null', 'null'], ['"abc"', 'a string'], ['42', 'a number'], ['true', 'true']]
+    for (const route of routes) {
+      const [method, path] = route.split(' ') as [string, string]
+      for (const [body, kind] of bodies) {
+        const response = await toTestResponse(await fetch(server.url + path, { method, headers: { 'content-type': 'application/json' }, body }))
+        assertProblem(response, 400)
+        assert.equal(response.body.detail, `The request body must be a JSON object ({…}), not ${kind}`, `${route} ${body}`)
+        assert.deepEqual(response.body.errors, [{ pointer: '/body', message: 'must be a JSON object' }], `${route} ${body}`)
+      }
+    }
+  })
+
   it('refuses unknown top-level keys and unknown option keys with 400 naming them', async () => {
     const topLevel = await server.post('/api/hash', { input: 'a', salt: 'x' })
     assertProblem(topLevel, 400)

@@ -135,6 +135,10 @@ describe('deployment files', () => {
     assert.ok(env.MAX_WORK_MEMORY_BYTES && env.WORKER_THREADS)
     assert.ok(quantityBytes(container.resources.limits.memory) >= neededBytes(env),
       `the memory limit ${container.resources.limits.memory} is below MAX_WORK_MEMORY_BYTES + threads + the process (${neededBytes(env) / MiB} MiB)`)
+    // Set explicitly, above the idle timeout of the ingress that pools connections to the pods
+    // (ingress-nginx's upstream-keepalive-timeout and AWS ALB's: 60 s; docs/deployment.md, "Keep-alive").
+    assert.ok(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS is set in deployment.yaml')
+    assert.ok(config.keepAliveTimeoutMs > 60_000, `KEEP_ALIVE_TIMEOUT_MS ${config.keepAliveTimeoutMs} is not above the ingress's 60 s`)
   })
 
   it('the Service, HPA and PDB point at the Deployment; REDIS_URL at the Redis Service', () => {

@@ -4,12 +4,14 @@
  *   SIGHUP sent to the PID they give reloads the keys files;
  * - under the real `npm run` (npm 11 forwards only SIGINT and SIGTERM, to its shell, and dies of
  *   SIGHUP): SIGHUP to hashd itself reloads; SIGHUP or SIGTERM to npm's PID ends npm, and hashd
- *   follows it out with a graceful drain and a log line saying how to signal it, instead of serving
- *   on orphaned.
+ *   follows it out with a graceful drain and a log line saying how to signal it (by its own PID),
+ *   instead of serving on orphaned;
+ * - `npm run apikey` says what docs/operations.md says: a changed keys file is loaded by itself,
+ *   and a SIGHUP only hurries it.
  * Only processes this test started are signalled, by their PID; nothing is signalled by name.
  */
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +21,8 @@ import { fileURLToPath } from 'node:url'
 import { findNpmParent, procStat } from '../src/npm-parent.js'
 import { startHashd } from './helpers/process.js'
 import { run, skipUnless } from './helpers/tools.js'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 const dir = mkdtempSync(join(tmpdir(), 'hashd-signals-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -123,11 +127,27 @@ describe('under npm run, signals reach the server or the server follows npm out'
         started.npm.kill(signal)
         await started.exited
         await until(() => !alive(started.server), 'hashd to exit after npm')
-        assert.match(started.output(), /npm \(npm start\) exited while hashd ran under it.*kill -HUP \$\(pidof hashd\) reloads the keys files/)
+        // The advice names this process, not every hashd on the host (pidof hashd would).
+        assert.match(started.output(), new RegExp(`npm \\(npm start\\) exited while hashd ran under it.*Signal hashd itself \\(process ${started.server}\\): kill -HUP ${started.server} reloads the keys files, kill -TERM ${started.server} stops it`))
+        assert.doesNotMatch(started.output(), /pidof/)
         assert.match(started.output(), /shut down: every request finished/)
       } finally {
         if (alive(started.server)) process.kill(started.server, 'SIGKILL')
       }
     })
   }
+})
+
+describe('what the helpers tell an operator agrees with the pages', () => {
+  it('npm run apikey: a changed keys file is loaded without a signal; SIGHUP to hashd\'s own process only hurries it', () => {
+    const minted = spawnSync(process.execPath, [join(ROOT, 'dist/scripts/apikey.js'), 'ci-bot'], { encoding: 'utf8' })
+    assert.equal(minted.status, 0, minted.stderr)
+    assert.match(minted.stderr, /hashd sees the file change and loads it within seconds, without a restart or a signal/)
+    assert.match(minted.stderr, /SIGHUP to hashd's own process loads it at once/)
+    assert.doesNotMatch(minted.stderr, /then send SIGHUP|kill -HUP <pid>/)
+    // What the page says of the same file.
+    const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ')
+    assert.match(operations, /hashd reads the file again whenever it changes/)
+    assert.match(operations, /- \*\*on SIGHUP\*\*, always\./)
+  })
 })

@@ -1,8 +1,8 @@
 /**
  * Slow clients, driven by slowhttptest (Debian: slowhttptest) against the real server on loopback:
  * slow headers (Slowloris), slow body (R-U-Dead-Yet) and slow read, each bounded in time. hashd runs
- * with short deadlines (HEADERS_TIMEOUT_MS 2 s, REQUEST_TIMEOUT_MS 4 s) so that its own timeouts,
- * not the tool's test length, end the attack:
+ * with short deadlines (HEADERS_TIMEOUT_MS 2 s, REQUEST_TIMEOUT_MS 4 s, KEEP_ALIVE_TIMEOUT_MS 2 s) so
+ * that its own timeouts, not the tool's test length, end the attack:
  * - slow headers and slow body: slowhttptest ends with "No open connections left" before its test
  *   length (hashd closed every connection: 408 at the header or request deadline);
  * - slow read: hashd's side of every attacking connection is gone before the test length, as `ss`
@@ -40,7 +40,7 @@ let dir = ''
 before(async () => {
   if (skipUnless('slowhttptest', 'ss')) return
   dir = mkdtempSync(join(tmpdir(), 'hashd-slow-'))
-  hashd = await startHashd({ HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '4000' })
+  hashd = await startHashd({ HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '4000', KEEP_ALIVE_TIMEOUT_MS: '2000' })
 })
 after(async () => {
   await hashd?.stop()

@@ -98,9 +98,32 @@ function validationIssues(error: FastifyError): ValidationIssue[] {
     })
 }
 
+/** What a JSON value is, named without quoting it. */
+function jsonKind(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'boolean') return String(value)
+  return typeof value === 'string' ? 'a string' : typeof value === 'number' ? 'a number' : 'another JSON value'
+}
+
+/**
+ * A body that is not a JSON object where the route's schema wants one (every JSON route's does):
+ * ajv then also reports the alternatives of a oneOf as matched, since `required` and `properties`
+ * hold vacuously for a non-object (JSON Schema 2020-12 §10.3.2), which would read as "matches
+ * several". The one thing to say is what the body must be.
+ */
+function notAnObject(error: FastifyError, body: unknown): Problem | null {
+  const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body'
+  const issues = error.validation as AjvIssue[] | undefined ?? []
+  if (context !== 'body' || !issues.some((issue) => issue.instancePath === '' && issue.keyword === 'type' && issue.params.type === 'object')) return null
+  return problems.validation(`The request body must be a JSON object ({…}), not ${jsonKind(body)}`, [{ pointer: '/body', message: 'must be a JSON object' }])
+}
+
 /** Maps Fastify's errors to problems with safe details. */
-function problemFor(error: FastifyError): Problem | null {
+function problemFor(error: FastifyError, request: FastifyRequest): Problem | null {
   if (error.validation) {
+    const wrongShape = notAnObject(error, request.body)
+    if (wrongShape !== null) return wrongShape
     const errors = validationIssues(error)
     const summary = errors.map((issue) => `${issue.pointer} ${issue.message}`).join('; ')
     return problems.validation(`The request does not match the schema: ${summary}`.slice(0, 500), errors)
@@ -186,7 +209,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     // runs: no route takes QUERY, so the answer is that of any other method no route takes.
     const problem = error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' && request.routeOptions.url === undefined
       ? notFound(request)
-      : knownProblem(error) ?? problemFor(error)
+      : knownProblem(error) ?? problemFor(error, request)
     if (problem) {
       request.log.info({ problem: problem.type, status: problem.status, code: error.code }, 'request refused')
       if (TEXT_PROBLEM_STATUSES.has(problem.status) && request.routeOptions.config?.problemsAsText?.(request) === true) {

@@ -1,9 +1,10 @@
 /**
  * What /api/health and the metrics show of the breached-password stores in force: their facts
  * (kind, hashes, dates) and the reads made of them, counted per kind across reloads. The screening
- * plugin registers the stores; the metrics plugin reads them when Prometheus scrapes.
+ * plugin registers the stores and the stores count their reads here; the metrics plugin reads them
+ * when Prometheus scrapes. Data only: it imports nothing of the store (store-facts.ts).
  */
-import type { HashKind, StoreFacts } from './store.js'
+import type { HashKind, StoreFacts } from './store-facts.js'
 
 const sources = new Set<() => StoreFacts | null>()
 const reads = new Map<HashKind, { ok: number, failed: number, cached: number }>()

@@ -65,6 +65,9 @@ import { createHash } from 'node:crypto'
 import { ConfigError } from '../config.js'
 import { pageCacheReader } from './page-cache-read.js'
 import { noteStoreRead } from './status.js'
+import type { HashKind, StoreFacts } from './store-facts.js'
+
+export type { HashKind, StoreFacts }
 
 export const MAGIC = Buffer.from('HASHDPWN', 'latin1')
 export const FORMAT_VERSION = 1
@@ -74,8 +77,6 @@ export const PREFIXES = 1 << PREFIX_BITS
 export const INDEX_BYTES = (PREFIXES + 1) * 8
 /** Bytes of the header the header checksum covers. */
 const HEADER_SUMMED = 144
-
-export type HashKind = 'sha1' | 'ntlm'
 
 export interface KindSpec {
   kind: HashKind
@@ -202,19 +203,6 @@ export function decodeHeader(bytes: Buffer, refuse: (why: string) => Error): Sto
     throw refuse('its header gives an index or data offset this version does not write')
   }
   return header
-}
-
-/** The store's facts /api/health and the metrics show. */
-export interface StoreFacts {
-  kind: HashKind
-  file: string
-  hashes: number
-  occurrences: number
-  bytes: number
-  dataDate: string
-  importedAt: string
-  /** The first 16 hex digits of the data's SHA-256: names this version of the data (ETags). */
-  id: string
 }
 
 /** A store's records for one prefix: the raw bytes, and how to walk them. */

@@ -69,6 +69,7 @@ export const TOOLS = {
   ss: { debian: 'iproute2', command: 'ss' },
   ip: { debian: 'iproute2', command: 'ip' },
   tc: { debian: 'iproute2', command: 'tc' },
+  'systemd-analyze': { debian: 'systemd', command: 'systemd-analyze' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS

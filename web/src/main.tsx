@@ -1,6 +1,9 @@
 /**
  * hashd's page: eight tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
- * panel stays mounted while hidden, so its inputs survive switching tabs.
+ * panel stays mounted while hidden, so its inputs survive switching tabs. A link may also use a
+ * name people guess for a tab (#/password for the Password tab, whose link is #/check); the address
+ * is then corrected to the tab's own. A #/ address no tab has shows the Hash tab with a notice
+ * saying so, and the address corrected, rather than the Hash tab as if it had been asked for.
  */
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
@@ -16,22 +19,41 @@ import { VerifyTab, type VerifyPrefill } from './tabs/verify'
 import { WebhookTab } from './tabs/webhook'
 import './style.css'
 
+/** Each tab with its link's name (`id`) and the other names a link to it may use (lowercase). */
 const TABS = [
-  { id: 'hash', label: 'Hash' },
-  { id: 'verify', label: 'Verify' },
-  { id: 'file', label: 'File' },
-  { id: 'hmac', label: 'HMAC' },
-  { id: 'identify', label: 'Identify' },
+  { id: 'hash', label: 'Hash', aliases: ['hashes', 'digest', 'digests'] },
+  { id: 'verify', label: 'Verify', aliases: ['verify-password', 'verify-hash'] },
+  { id: 'file', label: 'File', aliases: ['files', 'filehash', 'file-hash', 'upload'] },
+  { id: 'hmac', label: 'HMAC', aliases: ['hmacs', 'mac'] },
+  { id: 'identify', label: 'Identify', aliases: ['identify-hash', 'id'] },
   // Last, so the five operations' tabs keep their places (and their arrow-key order).
-  { id: 'checksums', label: 'Checksums' },
-  { id: 'check', label: 'Password' },
-  { id: 'webhook', label: 'Webhook' },
+  { id: 'checksums', label: 'Checksums', aliases: ['checksum', 'sums', 'check-checksums', 'downloads'] },
+  { id: 'check', label: 'Password', aliases: ['password', 'passwords', 'check-password', 'password-check', 'passwords-check'] },
+  { id: 'webhook', label: 'Webhook', aliases: ['webhooks', 'check-webhook'] },
 ] as const
 type TabId = typeof TABS[number]['id']
+const DEFAULT_TAB: TabId = 'hash'
 
-function tabFromHash(): TabId {
-  const wanted = location.hash.replace(/^#\/?/, '')
-  return TABS.find((tab) => tab.id === wanted)?.id ?? 'hash'
+/** Where an address leads: its tab; the address to show instead (null: keep it); and the name no tab has, if that was asked for. */
+interface Route { tab: TabId, address: string | null, unknown: string | null }
+
+/**
+ * Reads `#/name`: a tab's own name, or one of its aliases, in any case, with or without a trailing
+ * slash. An address that is not a route (none, `#privacy`) opens the default tab as it is.
+ */
+function routeOf(hash: string): Route {
+  if (!hash.startsWith('#/')) return { tab: DEFAULT_TAB, address: null, unknown: null }
+  let wanted: string
+  try {
+    wanted = decodeURIComponent(hash.slice(2))
+  } catch {
+    wanted = hash.slice(2)
+  }
+  const name = wanted.trim().toLowerCase().replace(/\/+$/, '')
+  if (name === '') return { tab: DEFAULT_TAB, address: `#/${DEFAULT_TAB}`, unknown: null }
+  const tab = TABS.find((each) => each.id === name || each.label.toLowerCase() === name || (each.aliases as readonly string[]).includes(name))
+  if (tab === undefined) return { tab: DEFAULT_TAB, address: `#/${DEFAULT_TAB}`, unknown: wanted.slice(0, 60) }
+  return { tab: tab.id, address: hash === `#/${tab.id}` ? null : `#/${tab.id}`, unknown: null }
 }
 
 /** Asks for an API key after a 401; resolves with the key, or null if the user cancels. */
@@ -65,23 +87,28 @@ function KeyDialog(props: { request: { reason: string, resolve: (key: string | n
 }
 
 function App() {
-  const [active, setActive] = useState<TabId>(tabFromHash)
+  const [route, setRoute] = useState<Route>(() => routeOf(location.hash))
+  const active = route.tab
   const [prefill, setPrefill] = useState<VerifyPrefill | null>(null)
   const [keyRequest, setKeyRequest] = useState<{ reason: string, resolve: (key: string | null) => void } | null>(null)
   const { algorithms, error } = useAlgorithms()
   const tabRefs = useRef<Array<HTMLAnchorElement | null>>([])
 
   useEffect(() => {
-    const follow = () => setActive(tabFromHash())
+    const follow = () => setRoute(routeOf(location.hash))
     window.addEventListener('hashchange', follow)
     onKeyNeeded((reason) => new Promise((resolve) => setKeyRequest({ reason, resolve })))
     return () => window.removeEventListener('hashchange', follow)
   }, [])
   useEffect(() => { document.title = `${TABS.find((tab) => tab.id === active)?.label} · hashd` }, [active])
+  // The tab's own address in place of the one typed, without a new history entry (or a hashchange).
+  useEffect(() => {
+    if (route.address !== null && location.hash !== route.address) history.replaceState(history.state, '', route.address)
+  }, [route])
 
   const go = (id: TabId, focus = false) => {
     if (location.hash !== `#/${id}`) location.hash = `#/${id}`
-    setActive(id)
+    setRoute({ tab: id, address: null, unknown: null })
     if (focus) tabRefs.current[TABS.findIndex((tab) => tab.id === id)]?.focus()
   }
   // WAI-ARIA tabs pattern: arrows move between tabs, Home and End jump to the ends.
@@ -116,6 +143,10 @@ function App() {
       </nav>
       <main>
         {error && <p class="form-error" role="alert">{error}</p>}
+        {route.unknown !== null && (
+          <p class="notice" role="status">This page has no tab called “{route.unknown}”, so here is the {TABS.find((tab) => tab.id === active)?.label} tab.
+            {' '}The tabs’ links are {TABS.map((tab) => `#/${tab.id}`).join(', ')}.</p>
+        )}
         {TABS.map((tab) => (
           <section key={tab.id} role="tabpanel" id={`panel-${tab.id}`} aria-labelledby={`tab-${tab.id}`} hidden={active !== tab.id} tabIndex={-1}>
             {tab.id === 'hash' && <HashTab algorithms={algorithms} />}
