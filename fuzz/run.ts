@@ -7,6 +7,9 @@
  *   npm run fuzz -- --regression          every target over its corpus and findings once, no fuzzing
  *   npm run fuzz -- --list                the targets
  *
+ * FUZZ_JOBS=N runs N targets at once (default 1), each in its own process on its own core; their
+ * output is then printed whole as each target ends, so targets never interleave.
+ *
  * A target fails on a crash (an exception other than its parser's documented refusal, or a broken
  * invariant), on an input that runs longer than INPUT_TIMEOUT_MS, or when the process passes
  * RSS_LIMIT_MB (or V8's heap limit). The input that did it is written to
@@ -56,6 +59,8 @@ const positional = args.filter((arg) => !arg.startsWith('--'))
 const chosen = positional[0] === undefined ? TARGETS : [targetNamed(positional[0]) ?? usage()]
 const seconds = Number(positional[1] ?? process.env.FUZZ_SECONDS ?? 45)
 if (!Number.isInteger(seconds) || seconds < 1) usage()
+const jobs = Number(process.env.FUZZ_JOBS ?? 1)
+if (!Number.isInteger(jobs) || jobs < 1) usage()
 
 // The native addon: prebuilt where it loads, else built here (fuzz/native/build-addon.sh).
 const built = spawnSync('bash', [join(root, 'fuzz', 'native', 'build-addon.sh')], { stdio: 'inherit' })
@@ -92,7 +97,10 @@ async function run(target: FuzzTarget): Promise<Outcome> {
     `-artifact_prefix=${artifacts}/`, '-print_final_stats=1',
   ]
   const logFile = join(artifactsRoot, `${target.name}.log`)
-  console.log(`fuzz: ── ${target.name} (${regression ? 'corpus only' : `${seconds} s`}, ${seeds} seeds): ${target.about}`)
+  // One target at a time: its lines as they come. Several: each target's lines at its end.
+  const held: string[] = []
+  const say = (line: string) => { if (jobs === 1) console.log(line); else held.push(line) }
+  say(`fuzz: ── ${target.name} (${regression ? 'corpus only' : `${seconds} s`}, ${seeds} seeds): ${target.about}`)
   const started = Date.now()
   // The child writes to a file, not a pipe: Node makes its pipes non-blocking, and libFuzzer's
   // writes to a full one would be lost (a long input's hex dump cut off mid-line).
@@ -111,7 +119,7 @@ async function run(target: FuzzTarget): Promise<Outcome> {
     pending = final ? '' : lines.pop() ?? ''
     for (const line of lines) {
       if (line.startsWith('###### Recommended dictionary')) inDictionary = true
-      if (!inDictionary && line !== '' && !/^#\d+\s+(NEW|REDUCE|pulse)\s/.test(line)) console.log(`  ${line}`)
+      if (!inDictionary && line !== '' && !/^#\d+\s+(NEW|REDUCE|pulse)\s/.test(line)) say(`  ${line}`)
       if (line.startsWith('###### End of recommended dictionary')) inDictionary = false
     }
   }
@@ -119,6 +127,7 @@ async function run(target: FuzzTarget): Promise<Outcome> {
   const exitCode: number = await new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1))))
   clearInterval(tail)
   show(true)
+  if (held.length > 0) console.log(held.join('\n'))
   const output = readFileSync(logFile, 'latin1')
   // What libFuzzer wrote for a failure (crash-, timeout-, oom-…; a slow-unit- file is only a note).
   const artifact = readdirSync(artifacts).find((name) => /^(crash|timeout|oom|leak)-/.test(name))
@@ -143,7 +152,14 @@ async function run(target: FuzzTarget): Promise<Outcome> {
 
 mkdirSync(artifactsRoot, { recursive: true })
 const outcomes: Outcome[] = []
-for (const target of chosen) outcomes.push(await run(target))
+let next = 0
+const worker = async () => {
+  while (next < chosen.length) {
+    const index = next++
+    outcomes[index] = await run(chosen[index] as FuzzTarget)
+  }
+}
+await Promise.all(Array.from({ length: Math.min(jobs, chosen.length) }, worker))
 
 console.log('fuzz: summary (cov: libFuzzer\'s coverage counters hit; ft: its features; corp: entries/bytes)')
 for (const outcome of outcomes) {

@@ -1,3 +1,4 @@
+// runs alone: health probes are held to 100 ms and answers to 2 s while 8 MiB attacks run
 /**
  * The bounds on POST /api/identify under the attacks of test/helpers/redos-attacks.ts (recheck's
  * attack strings for the patterns the engine used to backtrack on, scaled to the 8 MiB body, and a

@@ -1,3 +1,4 @@
+// runs alone: a network namespace and veth pair, and answer times held to the Redis timeout
 /**
  * Redis faults, with a real redis-server and two hashd processes sharing it, under steady traffic
  * (requests to both instances, /api/health and /api/ready polled on both throughout):

@@ -1,3 +1,4 @@
+// runs alone: slowhttptest floods the server while health answers are held to 100 ms
 /**
  * Slow clients, driven by slowhttptest (Debian: slowhttptest) against the real server on loopback:
  * slow headers (Slowloris), slow body (R-U-Dead-Yet) and slow read, each bounded in time. hashd runs

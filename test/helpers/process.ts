@@ -17,6 +17,7 @@ import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { sendPooled } from './blocked-loop.js'
 import { OpenApiChecker, type CheckedResponse, type OpenApiDocument } from './openapi.js'
 import { toTestResponse, type TestResponse } from './server.js'
 
@@ -88,7 +89,9 @@ export function spawnHashd(env: Record<string, string>, nodeFlags: string[] = []
   const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }))
   })
-  const logged = (message: RegExp, after = 0, timeoutMs = 15_000) => new Promise<void>((resolve, reject) => {
+  // A deadline, not a figure: a start or reload that never comes fails, and one slowed by a busy
+  // machine (other test files starting processes at the same time) still passes.
+  const logged = (message: RegExp, after = 0, timeoutMs = 60_000) => new Promise<void>((resolve, reject) => {
     const check = () => {
       const found = stdout.split('\n').slice(after).some((line) => {
         try { return message.test(String((JSON.parse(line) as { msg?: unknown }).msg)) } catch { return false }
@@ -140,7 +143,7 @@ export async function startHashd(env: Record<string, string> = {}, nodeFlags: st
     throw new Error(`response not described by /api/openapi.json:\n  ${messages.join('\n  ')}`)
   }
   const checkedFetch = async (path: string, init: RequestInit = {}): Promise<Response> => {
-    const response = await fetch(url + path, init)
+    const response = await sendPooled(() => fetch(url + path, init), init.body)
     if (checker === undefined) return response
     const method = (init.method ?? 'GET').toUpperCase()
     // A copy is read, so the test can still read the response as it likes.

@@ -12,6 +12,7 @@ import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { sendPooled } from './blocked-loop.js'
 import { OpenApiChecker, type OpenApiDocument } from './openapi.js'
 
 export interface TestServer {
@@ -57,21 +58,22 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   const url = `${config.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`
+  const send = (path: string, init?: RequestInit): Promise<Response> => sendPooled(() => fetch(url + path, init), init?.body)
   return {
     url,
     app,
     logs: () => captured,
     fetch: async (path, init) => {
-      const response = await fetch(url + path, init)
+      const response = await send(path, init)
       undescribed.assertDescribed(response.headers.get('x-request-id'))
       return response
     },
-    post: async (path, body, headers = {}) => checkedResponse(await fetch(url + path, {
+    post: async (path, body, headers = {}) => checkedResponse(await send(path, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     })),
-    get: async (path) => checkedResponse(await fetch(url + path)),
+    get: async (path) => checkedResponse(await send(path)),
     close: async () => {
       await app.close()
       undescribed.assertNone()
