@@ -21,12 +21,16 @@
  * wrong digest, a failed connection) and the p99 latency of each operation.
  *
  * Goals (issue 19): peak ≤ 256 MB, ≤ 150 MB one minute after the load, no growth after warm-up.
- * A soak measures memory, not speed; no test asserts a figure from it.
+ * A soak measures memory, not speed; no test asserts a figure from it. With BENCH_RECORD=1 a
+ * two-minute soak of every operation (SOAK_SECONDS=120, the other settings at their defaults)
+ * records its peak and the RSS a minute after into bench/figures.json, and one of identify batches
+ * alone (SOAK_CONNECTIONS=0 SOAK_ONLY=identify) its peak (bench/figures.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
+import { nodeKey, recordFigure } from './figures.js'
 import { start, startFlags, stop, type Started } from './servers.js'
 
 function option(name: string, environment: string, fallback: number): number {
@@ -270,6 +274,13 @@ async function main(): Promise<void> {
       if (!lat) continue
       console.log(`${operation.name.padEnd(40)} ${String(lat.count).padStart(8)} ${lat.quantile(0.5).toFixed(1).padStart(10)} ${lat.quantile(0.99).toFixed(1).padStart(10)}`)
     }
+    // Only the configurations the figures state (a clean run: no errors).
+    const defaults = AFTER_SECONDS === 60 && CLIENTS === 4 && errorCount === 0
+    if (defaults && SECONDS === 120 && CONNECTIONS === 16 && ONLY.length === 0) {
+      recordFigure('soak-peak', { [nodeKey()]: Math.round(peak / MB) })
+      recordFigure('soak-after', { [nodeKey()]: Math.round(afterRss / MB) })
+    }
+    if (defaults && CONNECTIONS === 0 && ONLY.join(',') === 'identify') recordFigure('identify-peak', { mb: Math.round(peak / MB) })
   } finally {
     await stop(server)
   }

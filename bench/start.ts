@@ -14,6 +14,7 @@ import { readFileSync, utimesSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { range, recordFigure } from './figures.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const ROUNDS = Number(process.env.START_ROUNDS ?? 3)
@@ -76,6 +77,10 @@ async function main(): Promise<void> {
   console.log(`npm start on a built tree:           ${seconds(a)} (runs ${npmStart.map(seconds).join(', ')})`)
   console.log(`node dist/src/server.js (the peer):  ${seconds(b)} (runs ${direct.map(seconds).join(', ')})`)
   console.log(`npm start / the peer: ${(a / b).toFixed(2)}× (npm and the build check add ${((a - b) / 1000).toFixed(2)} s)`)
+  recordFigure('npm-start', {
+    range: range(npmStart.map((ms) => ms / 1000), 1), median: (a / 1000).toFixed(1),
+    peerRange: range(direct.map((ms) => ms / 1000), 1), peerMedian: (b / 1000).toFixed(1),
+  })
   if (process.argv.includes('--stale')) {
     const now = new Date()
     utimesSync(join(root, 'src', 'server.ts'), now, now)

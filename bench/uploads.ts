@@ -20,6 +20,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { nodeKey, recordFigure } from './figures.js'
 import { median } from './load.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
 
@@ -171,6 +172,10 @@ export async function benchUploads(hashdScript: string, bareScript: string): Pro
     console.log(`\n4. memory (default config): RSS 3 s after start ${mb(afterStart)}; at rest (30 s idle) ${mb(atRest)} (goal ≤ 100 MB); ` +
       `growth during a 1 GiB upload with 4 algorithms ${((peak - atRest) / 1024).toFixed(0)} MiB (goal < 64 MiB)`)
     console.log('   memory under a mixed load: npm run soak (10 minutes; SOAK_SECONDS for shorter)')
+    const decimalMB = (kib: number) => Math.round(kib * 1024 / 1e6)
+    recordFigure('memory-after-start', { [nodeKey()]: decimalMB(afterStart) })
+    recordFigure('memory-at-rest', { [nodeKey()]: decimalMB(atRest) })
+    recordFigure('memory-upload-growth', { [nodeKey()]: Math.round((peak - atRest) / 1024) })
   } finally {
     if (hashd) await stop(hashd)
     if (bare) await stop(bare)

@@ -2,8 +2,9 @@
  * Batches of digests and of digest checks (domain/batch.ts, routes/batch.ts): POST /api/hash and
  * POST /api/verify with `items`, each result checked against Python's hashlib; results in order with
  * their references, top-level fields as defaults that an item may override, one problem per failed
- * item (an unknown algorithm, a bad encoding, a password scheme: password-in-batch), and the same
- * answer shape a single request gets.
+ * item (an unknown algorithm, a bad encoding, a password scheme: password-in-batch), one problem for
+ * the whole batch when the top asks for password work, and the same answer shape a single request
+ * gets.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
@@ -74,6 +75,32 @@ describe('batches of digests and checks', { skip: skipUnless('python3') }, () =>
     assert.equal(answer.status, 400)
     assert.equal(answer.body.type, 'urn:hashd:problem:unknown-algorithm')
     assert.deepEqual(answer.body.errors, [{ pointer: '/body/algorithm', message: 'unknown algorithm' }])
+  })
+
+  it('password work asked for at the top fails the whole batch (422 password-in-batch), before any item runs', async () => {
+    const cases: Array<[path: string, top: Record<string, unknown>, pointer: string]> = [
+      ['/api/hash', { algorithm: 'argon2id' }, '/body/algorithm'],
+      ['/api/hash', { algorithm: 'bcrypt' }, '/body/algorithm'],
+      ['/api/hash', { pepper: true }, '/body/pepper'],
+      ['/api/hash', { context: ['alice'] }, '/body/context'],
+      ['/api/verify', { upgrade: true }, '/body/upgrade'],
+      ['/api/verify', { algorithm: 'bcrypt' }, '/body/algorithm'],
+    ]
+    const md5 = hashlib('md5', ['abc'])[0]!
+    for (const [path, top, pointer] of cases) {
+      // Each item names a digest of its own: still, the top asks every other item for password work.
+      const items = path === '/api/hash' ? [{ input: 'abc', algorithm: 'md5' }, { input: 'abc' }] : [{ input: 'abc', hash: md5, algorithm: 'md5' }, { input: 'abc', hash: md5 }]
+      const answer = await server.post(path, { ...top, items })
+      assert.equal(answer.status, 422, `${path} ${JSON.stringify(top)}: ${answer.text}`)
+      assert.equal(answer.body.type, 'urn:hashd:problem:password-in-batch')
+      assert.equal(answer.body.results, undefined)
+      assert.deepEqual(answer.body.errors, [{ pointer, message: 'password work is not batched' }])
+    }
+    // Options are read against each item's algorithm (an item may name its own): a wrong one is the item's.
+    const options = await server.post('/api/hash', { algorithm: 'shake128', options: { outputLength: 16 }, items: [{ input: 'a' }, { input: 'b', algorithm: 'md5' }] })
+    assert.equal(options.status, 200, options.text)
+    assert.equal(options.body.results[0].hash, python('import hashlib; print(hashlib.shake_128(b"a").hexdigest(16))'))
+    assert.equal(options.body.results[1].problem.errors[0].pointer, '/body/items/1/options/outputLength')
   })
 
   it('a single request is answered as before, and a single with items is refused', async () => {

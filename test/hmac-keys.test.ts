@@ -4,7 +4,8 @@
  * makes (hex, base64, base64url, tagged; sha256 and the key's other algorithms) verify in Python.
  * Then the rules: rotateRecommended, min-verify-version and retired versions (not valid, with a
  * reason), a version no longer configured (422), bad input (problem+json, never a 5xx), batches
- * (each item checked by Python, references, per-item problems, the limits), scoped API keys (403
+ * (each item checked by Python, references, per-item problems, a key field wrong at the top failing
+ * the whole batch before any item runs, the limits), scoped API keys (403
  * naming the scope), the audit (metrics by key, version and operation, with no series for an
  * unknown name; the access line names key and version, never the message), and identify's row for
  * the tagged form.
@@ -211,7 +212,7 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
     assert.ok((verify.body.results as Array<Record<string, unknown>>).every((result) => !('processingTimeMs' in result)))
   })
 
-  it('an item\'s own key or keyName replaces the batch\'s key choice; a key at the top that fails fails each item, not the batch', async () => {
+  it('an item\'s own key or keyName replaces the batch\'s key choice; a key field at the top that is wrong fails the whole batch, before any item runs', async () => {
     const mine = Buffer.from('an item\'s own key').toString('base64')
     const answer = await server.post('/api/hmac', {
       keyName: 'orders', keyVersion: 2,
@@ -228,12 +229,64 @@ describe('batches of HMACs', { skip: skipUnless('python3') }, () => {
       [c!.hex, 'orders', 3], // its own keyName: the current version, not the batch's keyVersion
       [d!.hex, 'orders', 3], // its own version of the batch's key
     ])
-    const unknown = await server.post('/api/hmac', { keyName: 'nope', items: [{ message: 'a' }, { message: 'b', key: mine, keyEncoding: 'base64' }] })
-    assert.equal(unknown.status, 200, unknown.text)
-    const [first, second] = unknown.body.results as Array<{ hmac?: string, problem?: { type: string, errors?: Array<{ pointer: string }> } }>
-    assert.equal(first!.problem?.type, 'urn:hashd:problem:unknown-key')
-    assert.deepEqual(first!.problem?.errors?.map((error) => error.pointer), ['/body/items/0/keyName'])
-    assert.equal(second!.hmac, pythonHmac<PyMade>([{ op: 'make', secret: mine, message: 'b' }])[0]!.hex)
+    // An item's own unknown keyName is that item's problem; the others are answered.
+    const own = await server.post('/api/hmac', { keyName: 'orders', items: [{ message: 'a' }, { message: 'b', keyName: 'no-such-key' }] })
+    assert.equal(own.status, 200, own.text)
+    const [fine, failed] = own.body.results as Array<{ hmac?: string, problem?: { type: string, errors?: Array<{ pointer: string }> } }>
+    assert.equal(fine!.hmac, pythonHmac<PyMade>([{ op: 'make', secret: S.o3, message: 'a' }])[0]!.hex)
+    assert.equal(failed!.problem?.type, 'urn:hashd:problem:unknown-key')
+    assert.deepEqual(failed!.problem?.errors?.map((error) => error.pointer), ['/body/items/1/keyName'])
+    assert.ok(!own.text.includes('no-such-key'), 'an unknown key name came back')
+
+    // The same mistake at the top would fail every item that takes it: one 4xx for the batch, its
+    // pointer at the top, the name not echoed, whatever the items carry (an item with its own key too).
+    const cases: Array<[path: string, top: Record<string, unknown>, status: number, type: string, pointers: string[]]> = [
+      ['/api/hmac', { keyName: 'no-such-key' }, 422, 'unknown-key', ['/body/keyName']],
+      ['/api/hmac/verify', { keyName: 'no-such-key' }, 422, 'unknown-key', ['/body/keyName']],
+      ['/api/hmac', { keyName: 'orders', keyVersion: 7 }, 422, 'unknown-key-version', []],
+      ['/api/hmac/verify', { keyName: 'orders', keyVersion: 7 }, 422, 'unknown-key-version', []],
+      ['/api/hmac', { keyName: 'orders', keyVersion: 5 }, 422, 'key-version-retired', ['/body/keyVersion']],
+      ['/api/hmac', { keyName: 'orders', key: mine }, 400, 'validation', ['/body/key', '/body/keyName']],
+      ['/api/hmac', { keyVersion: 2 }, 400, 'validation', ['/body/keyVersion']],
+    ]
+    for (const [path, top, status, type, pointers] of cases) {
+      const items = [{ message: 'a', ...(path.endsWith('verify') ? { hmac: 'ab'.repeat(32) } : {}) }, { message: 'b', key: mine, keyEncoding: 'base64', ...(path.endsWith('verify') ? { hmac: 'ab'.repeat(32) } : {}) }]
+      const answer = await server.post(path, { ...top, items })
+      problemJson(answer, status)
+      assert.equal(answer.body.type, `urn:hashd:problem:${type}`, `${path} ${JSON.stringify(top)}`)
+      assert.equal(answer.body.results, undefined)
+      assert.deepEqual((answer.body.errors as Array<{ pointer: string }> | undefined ?? []).map((error) => error.pointer), pointers, `${path} ${JSON.stringify(top)}`)
+      assert.ok(!answer.text.includes('no-such-key'), 'an unknown key name came back')
+    }
+    // An algorithm or a format at the top is taken with each item's key, which an item may choose
+    // itself: what the top's key does not allow is the item's problem.
+    const algorithm = await server.post('/api/hmac', { keyName: 'orders', algorithm: 'sha384', items: [{ message: 'a' }, { message: 'b', key: mine, keyEncoding: 'base64' }] })
+    assert.equal(algorithm.status, 200, algorithm.text)
+    assert.deepEqual([algorithm.body.results[0].problem?.type, algorithm.body.results[0].problem?.errors[0].pointer], ['urn:hashd:problem:algorithm-not-allowed-for-key', '/body/items/0/algorithm'])
+    assert.equal(algorithm.body.results[1].hmac, pythonHmac<PyMade>([{ op: 'make', secret: mine, message: 'b', algorithm: 'sha384' }])[0]!.hex)
+    const tagged = await server.post('/api/hmac', { key: mine, keyEncoding: 'base64', format: 'tagged', items: [{ message: 'a' }, { message: 'b', keyName: 'orders' }] })
+    assert.equal(tagged.status, 200, tagged.text)
+    assert.equal(tagged.body.results[0].problem?.errors[0].pointer, '/body/items/0/format')
+    assert.match(tagged.body.results[1].hmac, /^hashd:v3:/)
+    // Checking HMACs under a retired version is not a mistake: each is `valid: false`, with the reason.
+    const retired = await server.post('/api/hmac/verify', { keyName: 'orders', keyVersion: 5, items: [{ message: 'a', hmac: 'ab'.repeat(32) }] })
+    assert.equal(retired.status, 200, retired.text)
+    assert.deepEqual([retired.body.results[0].valid, retired.body.results[0].keyVersion], [false, 5])
+  })
+
+  it('a batch refused at the top runs no item: no key use is counted', async () => {
+    const uses = async () => {
+      const metrics = (await server.get('/metrics')).text
+      return [...metrics.matchAll(/^hashd_key_uses_total\{ring="hmac",key="orders",version="3",operation="hmac"\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+    }
+    const before = await uses()
+    const refused = await server.post('/api/hmac', { keyName: 'orders', keyVersion: 7, items: [{ message: 'a' }, { message: 'b', keyName: 'orders' }] })
+    problemJson(refused, 422)
+    assert.equal(await uses(), before)
+    // The same items under a top the key allows are made, and counted.
+    const made = await server.post('/api/hmac', { keyName: 'orders', items: [{ message: 'a' }, { message: 'b', keyName: 'orders' }] })
+    assert.equal(made.status, 200, made.text)
+    assert.equal(await uses(), before + 2)
   })
 
   it('every item\'s HMAC equals Python\'s: hex, base64, base64url and tagged, sha256 and sha512, messages of 1 to 200 bytes, text and binary (inputEncoding); references echoed exactly', async () => {
@@ -381,7 +434,7 @@ describe('scoped API keys with named HMAC keys', () => {
     assert.equal((await as(front, '/api/verify', { input: 'abc', hash: '900150983cd24fb0d6963f7d28e17f72' })).status, 200)
   })
 
-  it('a named key outside hmac-keys= is 403 with scope hmac-key:<name>; in a batch, for that item only', async () => {
+  it('a named key outside hmac-keys= is 403 with scope hmac-key:<name>; in a batch, for that item only, or the whole batch when named at the top', async () => {
     const made = await as(backend, '/api/hmac', { message: 'm', keyName: 'users' })
     const outside = await as(front, '/api/hmac/verify', { message: 'm', hmac: made.body.hmac, keyName: 'orders' })
     problemJson(outside, 403)
@@ -393,6 +446,12 @@ describe('scoped API keys with named HMAC keys', () => {
     assert.equal(batch.status, 200)
     assert.equal(batch.body.results[0].valid, true)
     assert.deepEqual([batch.body.results[1].problem.status, batch.body.results[1].problem.scope], [403, 'hmac-key:orders'])
+    // Named at the top, the key is every item's: the whole batch is 403, whether or not the key exists.
+    for (const keyName of ['orders', 'no-such-key']) {
+      const whole = await as(front, '/api/hmac/verify', { keyName, items: [{ message: 'm', hmac: made.body.hmac, keyName: 'users' }, { message: 'm', hmac: made.body.hmac }] })
+      problemJson(whole, 403)
+      assert.equal(whole.body.scope, `hmac-key:${keyName}`)
+    }
   })
 })
 

@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password algorithm is 422 password-in-batch for its item)
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. Digests only: a password algorithm is 422 password-in-batch for its item; at the top, a password algorithm, `"pepper": true` or `context` is 422 password-in-batch for the whole batch (the body's batch branch states it). `options` are read against each item's algorithm, so a wrong one is the item's problem.
          */
         post: operations["postHash"];
         delete?: never;
@@ -71,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Check an input against an existing digest or password hash
-         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; a batch whose own upgrade is true is 422 password-in-batch whole)
+         * @description Without `algorithm`, the format is read from the hash (password-hash prefixes), and bare hex/base64 digests are tried against every digest of their length. Comparisons are constant-time; cost parameters inside the hash are checked against the server caps before any work. Named `mysql41` also reads its 40 hex digits without the leading `*`; named `ntlm` (or `nthash`) also reads the crypt(3) form `$3$$<32 hex>`, verified as `nt-crypt`. Rules the schema cannot state: a hash malformed for the named (or detected) algorithm is 422 urn:hashd:problem:malformed-hash; cost parameters in the hash above this server's caps are 422 urn:hashd:problem:cost-above-cap; a hash that is neither a known format nor a hex/base64 digest is 422 urn:hashd:problem:unrecognized-hash; a wrapper no single input verifies (go.sum h1:, S3 multipart ETag) is 422 urn:hashd:problem:verify-not-supported. An `input` not valid in its inputEncoding (the body's `allOf` states the pattern for hex and base64) is 400 (/body/input). A bare digest whose length no algorithm produces is `match: false` with a warning saying so. Peppered hashes (`$pepper$…`) are opened with the key they name: a key that is not current still matches, with rehashRecommended and a reason naming the key; a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, made under the server's password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. Digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; at the top, `"upgrade": true` or a password algorithm is 422 password-in-batch for the whole batch (the body's batch branch states it).
          */
         post: operations["postVerify"];
         delete?: never;
@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Check an HMAC of a message, under your key or a key the server holds
-         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch). An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's.
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmacVerify"];
         delete?: never;
@@ -319,7 +319,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The server's keys: names, purposes, versions and their states, current versions, algorithms; never a secret */
+        /** The server's keys: names, versions and their states, current versions, algorithms; never a secret */
         get: operations["getKeys"];
         put?: never;
         post?: never;
@@ -430,11 +430,6 @@ export interface components {
             suggestions?: string[];
             /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
             algorithms?: string | string[];
-            /**
-             * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
-             * @enum {string}
-             */
-            purpose?: "hmac" | "webhooks";
         } & {
             [key: string]: unknown;
         };
@@ -920,7 +915,7 @@ export interface operations {
                 } | {
                     /** @enum {unknown} */
                     algorithm: "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
-                }))) | {
+                }))) | ({
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         /** @description The text (or, with inputEncoding, binary data) to hash */
@@ -955,7 +950,12 @@ export interface operations {
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
                     }[];
-                });
+                } & {
+                    algorithm?: unknown;
+                    /** @enum {unknown} */
+                    pepper?: false;
+                    context?: never;
+                }));
             };
         };
         responses: {
@@ -1067,11 +1067,6 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
-                                /**
-                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
-                                 * @enum {string}
-                                 */
-                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1148,7 +1143,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1270,7 +1265,7 @@ export interface operations {
                 }))) & ({
                     input: string;
                     hash: string;
-                } | {
+                } | ({
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         input: string;
@@ -1287,7 +1282,11 @@ export interface operations {
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
                     }[];
-                });
+                } & {
+                    algorithm?: unknown;
+                    /** @enum {unknown} */
+                    upgrade?: false;
+                }));
             };
         };
         responses: {
@@ -1395,11 +1394,6 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
-                                /**
-                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
-                                 * @enum {string}
-                                 */
-                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1476,7 +1470,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text) */
+            /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: upgrade true or a password algorithm) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1547,7 +1541,7 @@ export interface operations {
                     message?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1585,7 +1579,7 @@ export interface operations {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1646,13 +1640,13 @@ export interface operations {
                     keyVersion?: never;
                     /** @enum {unknown} */
                     format?: "raw";
-                }))) | {
+                }))) | ({
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1681,7 +1675,9 @@ export interface operations {
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
                     }[];
-                });
+                } & (unknown & (unknown | {
+                    keyVersion?: never;
+                }))));
             };
         };
         responses: {
@@ -1767,11 +1763,6 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
-                                /**
-                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
-                                 * @enum {string}
-                                 */
-                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1848,7 +1839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1908,7 +1899,7 @@ export interface operations {
                     hmac?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1936,7 +1927,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1989,7 +1980,7 @@ export interface operations {
                     hmac: string;
                 } & ((unknown | unknown) & (unknown | {
                     keyVersion?: never;
-                }))) | {
+                }))) | ({
                     /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 10000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
                     items: {
                         message: string;
@@ -1997,7 +1988,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -2016,7 +2007,9 @@ export interface operations {
                         /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
                         reference?: string;
                     }[];
-                });
+                } & (unknown & (unknown | {
+                    keyVersion?: never;
+                }))));
             };
         };
         responses: {
@@ -2088,11 +2081,6 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
-                                /**
-                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
-                                 * @enum {string}
-                                 */
-                                purpose?: "hmac" | "webhooks";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -2169,7 +2157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -3837,11 +3825,6 @@ export interface operations {
                         /** @description Named HMAC keys (HMAC_KEYS_FILE) this caller may use; empty without the file */
                         hmac: {
                             name: string;
-                            /**
-                             * @description What the key is for (its purpose= in HMAC_KEYS_FILE): hmac, POST /api/hmac and /api/hmac/verify; webhooks, POST /api/webhooks/verify and /api/webhooks/sign. Never both
-                             * @enum {string}
-                             */
-                            purpose: "hmac" | "webhooks";
                             /** @description The algorithms it may be used with; the first is the default */
                             algorithms: string[];
                             currentVersion: number;
@@ -4184,7 +4167,7 @@ export interface operations {
                     headers: {
                         [key: string]: string | string[];
                     };
-                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
+                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
                     keyName?: string;
                     /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
                     secret?: string;
@@ -4298,7 +4281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -4358,7 +4341,7 @@ export interface operations {
                     payload?: string;
                     /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
-                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
+                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
                     keyName?: string;
                     /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
                     secret?: string;
@@ -4461,7 +4444,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */

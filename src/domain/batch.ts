@@ -11,15 +11,18 @@
  *   item that makes its own choice (`key` or `keyName`) takes none of the group from the top, so
  *   its own `key` replaces the batch's `keyName` rather than clashing with it; an item that gives
  *   only `keyVersion` still takes the batch's `keyName`.
- * - Every problem an item meets is that item's, its pointers moved under the item
- *   (/body/items/<index>/<field>), also when the field came from the top: the other items are
- *   answered. What the route can check of the top's fields alone (an unknown algorithm, an input
- *   not in its encoding) it checks before any item runs, and that fails the whole request.
+ * - A mistake in the fields at the top would be the same for every item, so it is the request's:
+ *   the route checks them before any item runs, each alone and with the other fields at the top
+ *   (an unknown algorithm or keyName, password work, an input not in its encoding: routes/batch.ts
+ *   `checkTop`), and one 4xx answers the whole batch. What is left to an item's own fields, or to
+ *   them with the top's, is that item's problem, its pointers moved under the item
+ *   (/body/items/<index>/<field>): the other items are answered.
  * - Items whose function answers at once (short inputs: most digests and HMACs) cost no promise;
  *   the others (long inputs on the worker pool) are awaited in turn.
  * - The event loop is never held for long: after every few milliseconds of items the runner lets
  *   other requests in (setImmediate), and it stops when the client has gone away.
- * - Password hashing is refused per item (`password-in-batch`), see `refusePasswordWork`.
+ * - Password work is refused (`password-in-batch`, see `refusePasswordWork`): per item, or for the
+ *   whole batch when the top asks for it.
  */
 import { performance } from 'node:perf_hooks'
 import { knownProblem, problems, type ProblemBody } from '../problem.js'
@@ -123,7 +126,7 @@ function inOwnGroup<I extends object>(field: keyof I & string, groups: ReadonlyA
 }
 
 /**
- * Password schemes are refused in a batch, item by item: each hash or verification takes tens of
+ * Password work is refused in a batch (item by item, or whole when the top asks for it): each hash or verification takes tens of
  * milliseconds and up to MAX_ARGON2_MEMORY_KIB of a worker thread, so one request of 10,000 would
  * hold the pool for minutes while the rate limit saw one request; and a login checks one password
  * at a time anyway. Digests (and HMACs) cost microseconds, which is what batches are for.
@@ -132,4 +135,9 @@ export function refusePasswordWork(what: string, pointer: string): never {
   throw problems.unprocessable('password-in-batch', 'Password hashes are not batched',
     `${what} is password work, which is one per request (each hash or verification takes a worker thread for tens of milliseconds); batches take digests and HMACs`,
     { errors: [{ pointer, message: 'password work is not batched' }] })
+}
+
+/** `refusePasswordWork` for a password scheme, named by the request or read from its hash. */
+export function refusePasswordScheme(scheme: { name: string }, pointer: string): never {
+  return refusePasswordWork(`${scheme.name}, a password scheme,`, pointer)
 }

@@ -10,7 +10,7 @@ import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observ
 import { digestOptionSpecs, resolveOptions } from './options.js'
 import type { PepperKey } from '../algorithms/password/pepper.js'
 import type { Passwords } from './passwords.js'
-import { refusePasswordWork } from './batch.js'
+import { refusePasswordScheme, refusePasswordWork } from './batch.js'
 import type { KeyContext } from './hmac.js'
 import { passwordForHashing } from '../screening/normalize.js'
 import type { Screened, Screening } from '../screening/screen.js'
@@ -52,7 +52,7 @@ export interface HashContext {
  */
 export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): HashResult | Promise<HashResult> {
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
-  if (context.batch && algorithm.kind === 'password') refusePasswordWork(`${algorithm.name}, a password scheme,`, '/body/algorithm')
+  if (context.batch && algorithm.kind === 'password') refusePasswordScheme(algorithm, '/body/algorithm')
   if (request.pepper === true && algorithm.kind !== 'password') {
     throw problems.wrongOperation(algorithm.name, 'pepper', 'a pepper applies to password hashes only')
   }
@@ -73,6 +73,19 @@ export function hash(engine: Engine, request: HashRequest, whenClientGone?: () =
     return hashDigestNow(opensslName, algorithm.name, input, request.encoding ?? 'hex')
   }
   return hashDigest(engine, algorithm, input, request.encoding ?? 'hex', request.options)
+}
+
+/**
+ * The fields at the top of a batch (routes/batch.ts), checked before any item runs: a password
+ * algorithm, `"pepper": true` or `context` is password work, which no item of a batch may do, so
+ * the batch is refused whole (422 password-in-batch). Options are read against each item's
+ * algorithm (an item may name its own), so they stay the items'.
+ */
+export function checkHashBatchTop(top: Partial<HashRequest>): void {
+  const algorithm = top.algorithm === undefined ? undefined : algorithmFor(top.algorithm, 'hash')
+  if (algorithm?.kind === 'password') refusePasswordScheme(algorithm, '/body/algorithm')
+  if (top.pepper === true) refusePasswordWork('pepper (it seals a password hash)', '/body/pepper')
+  if (top.context !== undefined) refusePasswordWork('context (words to screen a password with)', '/body/context')
 }
 
 /** 422 for a password PASSWORD_SCREENING=reject refuses to hash; the reasons go with it, never the password. */

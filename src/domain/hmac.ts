@@ -310,6 +310,29 @@ function usableVersion(key: HmacKey, id: string): KeyVersion<HmacSecret> {
   return version
 }
 
+/**
+ * The key the top of a batch chooses (routes/batch.ts), checked before any item runs: `key`,
+ * `keyName`, `keyVersion` and `keyEncoding` go to an item together or not at all (domain/batch.ts),
+ * so a choice no item could use is the whole batch's 4xx, as a single request's would be: key and
+ * keyName both; keyVersion without keyName; a key of no bytes; a keyName outside the API key's
+ * hmac-keys= (403), on a server without HMAC keys or unknown (422; the name is not echoed); a
+ * keyVersion the key does not have (or, to make HMACs, a retired one). What depends on another
+ * field an item may give itself (the algorithm, the format) stays the item's. Nothing is counted
+ * or noted: no item has run.
+ */
+export function checkHmacBatchTop(top: Partial<HmacRequest>, context: KeyContext, operation: 'hmac' | 'verify'): void {
+  if (top.key !== undefined && top.keyName !== undefined) throw both()
+  if (top.keyName === undefined && top.keyVersion !== undefined) throw onlyWith('keyVersion', 'keyName')
+  if (top.key !== undefined) callerKey({ key: top.key, ...(top.keyEncoding ? { keyEncoding: top.keyEncoding } : {}) })
+  if (top.keyName === undefined) return
+  const key = namedKey(top.keyName, context, 'hmac')
+  if (top.keyVersion === undefined) return
+  const version = String(top.keyVersion)
+  // Making HMACs takes a version that verifies; checking them takes any the key has (under a retired one an HMAC is `valid: false`).
+  if (operation === 'hmac') usableVersion(key, version)
+  else if (!key.ring.version(version)) unknownVersion(key, version)
+}
+
 /** The bytes an untagged HMAC stands for: hex, base64 or base64url, as decodeDigestText reads them. */
 function macBytes(text: string): Buffer {
   const bytes = decodeDigestText(text)

@@ -23,7 +23,7 @@ import { isPeppered, parsePeppered, type PepperedHash } from '../algorithms/pass
 import { newPasswordHash } from './hash.js'
 import { policyShortfall } from './password-policy.js'
 import type { Passwords } from './passwords.js'
-import { refusePasswordWork } from './batch.js'
+import { refusePasswordScheme, refusePasswordWork } from './batch.js'
 import type { HashContext } from './hash.js'
 import type { Screened, Screening } from '../screening/screen.js'
 
@@ -81,7 +81,7 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
   const gone = () => (signal ??= whenClientGone?.())
   const batch = context.batch === true
   if (batch && isPeppered(hash)) refusePasswordWork('A peppered password hash', '/body/hash')
-  if (batch && request.upgrade === true) refusePasswordWork('upgrade (it makes a password hash)', '/body/upgrade')
+  if (batch && request.upgrade === true) refuseUpgrade()
   const result = isPeppered(hash)
     ? await verifyPeppered(engine, request, input, hash, gone, passwords, normalized, context)
     : await verifyBare(engine, request, input, hash, gone, { passwords, pepperKey: null, normalized, batch })
@@ -99,6 +99,19 @@ export async function verify(engine: Engine, request: VerifyRequest, whenClientG
     }
   }
   return upgrade(engine, matched, normalized ?? input, gone, passwords)
+}
+
+const refuseUpgrade = () => refusePasswordWork('upgrade (it makes a password hash)', '/body/upgrade')
+
+/**
+ * The fields at the top of a batch (routes/batch.ts), checked before any item runs: `"upgrade":
+ * true` or a password algorithm asks every item for password work, which batches do not take (422
+ * password-in-batch, whole). (`input` and `hash` are each item's own: the item schema requires them.)
+ */
+export function checkVerifyBatchTop(top: Partial<VerifyRequest>): void {
+  if (top.upgrade === true) refuseUpgrade()
+  const algorithm = top.algorithm === undefined ? undefined : algorithmFor(top.algorithm, 'verify')
+  if (algorithm?.kind === 'password') refusePasswordScheme(algorithm, '/body/algorithm')
 }
 
 type Verified = VerifyResult & { kind?: 'password' | 'digest' }
@@ -212,7 +225,7 @@ async function verifyBare(engine: Engine, request: VerifyRequest, input: Buffer,
 }
 
 async function verifyPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, hash: string, signal: AbortSignal | undefined, context: PasswordContext): Promise<Verified> {
-  if (context.batch) refusePasswordWork(`${scheme.name}, a password scheme,`, '/body/hash')
+  if (context.batch) refusePasswordScheme(scheme, '/body/hash')
   // Parse and cap-check before any work: a hash asking for 2^31 bcrypt rounds must not cost a thing.
   const parsed = scheme.parse(hash)
   scheme.checkCaps(parsed.params, engine.config.caps)

@@ -24,11 +24,13 @@ export const Reference = Type.String({ maxLength: 256, description: 'Anything th
  * algorithm-option and pepper rules of /api/hash, exactly one of key and keyName), because a batch
  * item that breaks one is a `problem` in its result while the batch is 200; `shared`, on the whole
  * body (the encoding patterns), for rules batchOrSingle also checks on a batch's own fields (its
- * `encodedFields`). Items carry neither: the batch description says how an item fails. (Each kept
+ * `encodedFields`); `batch`, on the batch's branch, for rules of the fields at the top that the
+ * route's `checkTop` refuses for the whole batch (password work, a contradictory key choice). Items
+ * carry none of them: the batch description says how an item fails. (Each kept
  * apart so that a generator can still negate the body: Schemathesis gives up on the product of
  * the option groups and the encodings in one branch.)
  */
-export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra: { single?: unknown[], shared?: unknown[] } = {}) {
+export function batchableBody<P extends TProperties>(properties: P, config: Config['batch'], documentExtra: { single?: unknown[], shared?: unknown[], batch?: unknown[] } = {}) {
   const single = Type.Object(properties, { additionalProperties: false })
   const required: string[] = [...(single.required as string[] | undefined ?? [])]
   // No field has a default ajv would fill in: an item's would hide the batch's own field, and the
@@ -48,7 +50,7 @@ export function batchableBody<P extends TProperties>(properties: P, config: Conf
     // Each branch names the properties it requires, with their schemas (ajv's strictRequired looks no further).
     oneOf: [
       documentedAs({ required, properties: Object.fromEntries(required.map((name) => [name, properties[name]])) } as unknown as TSchema, documentExtra.single ? { allOf: documentExtra.single } : {}),
-      { required: ['items'], properties: { items } },
+      documentedAs({ required: ['items'], properties: { items } } as unknown as TSchema, documentExtra.batch ? { allOf: documentExtra.batch } : {}),
     ],
   })
   // The server's oneOf refuses a body with `items` and every field a single request requires (both
@@ -109,19 +111,34 @@ export function batchableResponse<R = never>(single: TObject, write?: ResultWrit
 export const BATCH_DESCRIPTION = (operation: string, config: Config['batch']) =>
   ` **Batches:** instead of one ${operation}, \`items\` may hold up to ${config.maxItems} of them (each with an optional \`reference\`); fields at the top ` +
   'apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its ' +
-  '`processingTimeMs` (the batch\'s own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200), also when the field at fault came from the top. A batch counts as one request per item ' +
-  'against the rate limit, all at once: one that goes over is 429 whole. Password hashes are refused per item (422 password-in-batch).'
+  '`processingTimeMs` (the batch\'s own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). ' +
+  'The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request\'s are: a mistake there is the same for every item, ' +
+  'so it is the whole batch\'s 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item ' +
+  'against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it.'
+
+/** How a route's batches are read beyond its item schema. */
+export interface BatchRules<I> {
+  /** Encoded fields and the field that names their encoding: a batch's own are checked at the top. */
+  encodedFields?: ReadonlyArray<readonly [field: string, encodingField: string]>
+  /** Fields an item takes from the top together or not at all (domain/batch.ts). */
+  together?: ReadonlyArray<FieldGroup<I>>
+  /**
+   * The route's own checks of the fields at the top (the domain's, e.g. an unknown keyName, or a
+   * password algorithm): it throws the problem of the whole batch before any item runs.
+   */
+  checkTop?: (top: Partial<I>) => void
+}
 
 /**
- * Answers a request that may be a batch: a single one goes to `run` as it is; a batch's items are
- * counted against the rate limit (one request each), then run in order by the batch runner. A
- * single request larger than BODY_LIMIT is 413 here: the route takes bodies up to
- * MAX_BATCH_BODY_BYTES for the batches' sake.
+ * Answers a request that may be a batch: a single one goes to `run` as it is; a batch's fields at
+ * the top are checked (a mistake there would fail every item, so it fails the request, before any
+ * item runs), its items are counted against the rate limit (one request each), then run in order by
+ * the batch runner. A single request larger than BODY_LIMIT is 413 here: the route takes bodies up
+ * to MAX_BATCH_BODY_BYTES for the batches' sake.
  */
 export async function batchOrSingle<I extends object, R extends object>(
   app: FastifyInstance, config: Config, request: FastifyRequest, reply: FastifyReply, run: (item: I) => R | Promise<R>, operation: Operation,
-  encodedFields: ReadonlyArray<readonly [field: string, encodingField: string]> = [],
-  together: ReadonlyArray<FieldGroup<I>> = [],
+  rules: BatchRules<I> = {},
 ): Promise<R | BatchAnswer<R>> {
   const body = request.body as I & { items?: I[] }
   if (body.items === undefined) {
@@ -136,13 +153,14 @@ export async function batchOrSingle<I extends object, R extends object>(
   // So are the batch's own encoded fields (the document states their patterns on the whole body):
   // a top-level `input` not valid in the top-level inputEncoding is the batch's 400 (/body/input).
   const fields = defaults as Record<string, unknown>
-  for (const [field, encodingField] of encodedFields) {
+  for (const [field, encodingField] of rules.encodedFields ?? []) {
     const value = fields[field]
     if (typeof value === 'string') decodeInput(value, (fields[encodingField] as InputEncoding | undefined) ?? 'utf8', field)
   }
+  rules.checkTop?.(defaults as Partial<I>)
   await app.chargeItems?.(request, reply, items.length)
   const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
-  const options = { clientGone: () => request.raw.socket.destroyed, together }
+  const options = { clientGone: () => request.raw.socket.destroyed, together: rules.together ?? [] }
   if (!forms) return runBatch<I, R>(items, defaults as Partial<I>, run, options)
   // Written result by result, as each is made, with the compiled serializer of its own form: the
   // route's serializer would first check the whole answer against each alternative of the response

@@ -4,10 +4,10 @@ import { Type } from '@sinclair/typebox'
 import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import type { Config } from '../config.js'
-import { hash, type HashRequest, type HashResult } from '../domain/hash.js'
+import { checkHashBatchTop, hash, type HashRequest, type HashResult } from '../domain/hash.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
-import { AlgorithmName, CanonicalAlgorithm, canonicalNamesFor, ContextWords, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime, Screened, encodedFieldRule } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, ContextWords, errorResponsesWith, InputEncoding, OutputEncoding, passwordNamesFor, ProcessingTime, Screened, encodedFieldRule } from './schemas.js'
 
 /**
  * Every algorithm's options with this server's bounds, grouped where they are the same: the schema
@@ -67,9 +67,16 @@ function optionSchemas(caps: CostCaps): unknown {
 const pepperRule = {
   anyOf: [
     { properties: { pepper: { const: false }, context: false } },
-    { required: ['algorithm'], properties: { algorithm: { enum: canonicalNamesFor('hash').filter((name) => algorithms.some((each) => each.name === name && each.kind === 'password')) } } },
+    { required: ['algorithm'], properties: { algorithm: { enum: passwordNamesFor('hash') } } },
   ],
 }
+
+/**
+ * Password work asked for at the top of a batch (a password algorithm, pepper true, context) is 422
+ * password-in-batch for the whole batch (domain/hash.ts `checkHashBatchTop`): for the document only,
+ * on the batch's branch.
+ */
+const passwordWorkAtTop = { properties: { algorithm: { not: { enum: passwordNamesFor('hash') } }, pepper: { const: false }, context: false } }
 
 export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/engine.js').Engine, config: Config }> = async (app, { engine, config }) => {
   const HashAnswer = Type.Object({
@@ -100,7 +107,8 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
         + '`"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. '
         + 'Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; '
         + 'with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed.'
-        + BATCH_DESCRIPTION('hash', config.batch) + ' (digests only: a password algorithm is 422 password-in-batch for its item)',
+        + BATCH_DESCRIPTION('hash', config.batch) + ' Digests only: a password algorithm is 422 password-in-batch for its item; at the top, a password algorithm, `"pepper": true` or `context` '
+        + 'is 422 password-in-batch for the whole batch (the body\'s batch branch states it). `options` are read against each item\'s algorithm, so a wrong one is the item\'s problem.',
       body: batchableBody({
         input: Type.String({ description: 'The text (or, with inputEncoding, binary data) to hash' }),
         algorithm: Type.Optional(AlgorithmName('hash', 'sha256', 'Algorithm to use.')),
@@ -115,13 +123,13 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
           description: 'Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys.',
         })),
         context: Type.Optional({ ...ContextWords, description: `Password hashes only: ${ContextWords.description} (screening; see PASSWORD_SCREENING)` }),
-      }, config.batch, { single: [optionSchemas(engine.config.caps), pepperRule], shared: [encodedFieldRule('input', 'inputEncoding')] }),
+      }, config.batch, { single: [optionSchemas(engine.config.caps), pepperRule], shared: [encodedFieldRule('input', 'inputEncoding')], batch: [passwordWorkAtTop] }),
       response: {
         200: batchableResponse(HashAnswer),
         ...errorResponsesWith({
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
-          422: 'a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+          422: 'a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context)',
         }),
       },
     },
@@ -129,6 +137,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
     const body = request.body as HashRequest & { items?: unknown[] }
     // The common case, one short digest: no batch glue, no key context.
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
-    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash', [['input', 'inputEncoding']])
+    return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash',
+      { encodedFields: [['input', 'inputEncoding']], checkTop: checkHashBatchTop })
   })
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
-import { flushKeyCounts, hmac, IN_BATCH, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
+import { checkHmacBatchTop, flushKeyCounts, hmac, IN_BATCH, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
@@ -14,6 +14,18 @@ const KEY_RULES = 'Exactly one of `key` and `keyName` (both, or neither, is 400 
   + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; '
   + 'a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; '
   + 'an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys.'
+
+/** How a batch's key fields reach its items, and which of their mistakes are the whole batch's (domain/hmac.ts `checkHmacBatchTop`). */
+const BATCH_KEY_RULES = ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s. '
+  + 'A key chosen at the top that no item could use is the whole batch\'s 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body\'s batch branch states them), '
+  + 'a keyName outside the API key\'s hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). '
+  + 'An algorithm or format at the top that the key does not allow is each item\'s problem, since an item may give its own.'
+
+/** The key rules JSON Schema can state of a batch's own fields, for the document (checkHmacBatchTop checks them). */
+const batchKeyRules = [
+  { not: { required: ['key', 'keyName'] } },
+  { anyOf: [{ required: ['keyName'] }, { properties: { keyVersion: false } }] },
+]
 
 /**
  * The key rules JSON Schema can state, for the document (a single request's branch; a batch item
@@ -104,7 +116,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + 'format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. '
         + 'A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body\'s `allOf` states the pattern for hex and base64) '
         + 'is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too.'
-        + BATCH_DESCRIPTION('HMAC', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
+        + BATCH_DESCRIPTION('HMAC', config.batch) + BATCH_KEY_RULES,
       body: batchableBody({
         message: Type.String(),
         key: Type.Optional(Key),
@@ -115,12 +127,12 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         format: Type.Optional(Type.Unsafe<'raw' | 'tagged'>({ type: 'string', enum: ['raw', 'tagged'], default: 'raw', description: 'raw: the HMAC in `encoding`; tagged: `hashd:v<version>:<base64>` (named keys only)' })),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, config.batch, { single: keyRules(true), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
+      }, config.batch, { single: keyRules(true), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')], batch: batchKeyRules }),
       response: {
         200: batchableResponse<HmacResult>(HmacAnswer, writeHmacAnswer),
         ...errorResponsesWith({
           400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
-          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),
       },
     },
@@ -134,7 +146,8 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       flushKeyCounts(context)
       return result
     }
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, IN_BATCH), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
+    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, IN_BATCH), 'hmac',
+      { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
       .finally(() => flushKeyCounts(context))
   })
 
@@ -159,7 +172,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         + '`rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key\'s '
         + 'min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. '
         + `Rules the schema cannot state: ${KEY_RULES} A tagged HMAC with \`key\`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400.`
-        + BATCH_DESCRIPTION('check', config.batch) + ' An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch\'s.',
+        + BATCH_DESCRIPTION('check', config.batch) + BATCH_KEY_RULES,
       body: batchableBody({
         message: Type.String(),
         hmac: Type.String({ minLength: 1, maxLength: 2048, description: 'hex, base64 or base64url, or `hashd:v<version>:<base64>` from format "tagged"' }),
@@ -169,17 +182,18 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
         algorithm: Type.Optional(AlgorithmName('hmac', undefined, 'Hash function of the HMAC: with `key`, sha256 by default; with `keyName`, the key\'s first algorithm by default.')),
         keyEncoding: Type.Optional(InputEncoding('key')),
         inputEncoding: Type.Optional(InputEncoding('message')),
-      }, config.batch, { single: keyRules(false), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')] }),
+      }, config.batch, { single: keyRules(false), shared: [encodedFieldRule('message', 'inputEncoding'), encodedFieldRule('key', 'keyEncoding')], batch: batchKeyRules }),
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
           400: 'both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding',
-          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item',
+          422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),
       },
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac', HMAC_ENCODED, [KEY_CHOICE])
+    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac',
+      { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'verify') })
   })
 }

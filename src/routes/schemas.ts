@@ -71,6 +71,10 @@ export function documentView(value: unknown): unknown {
 export const canonicalNamesFor = (operation: Operation): string[] =>
   algorithms.filter((algorithm) => refusal(algorithm, operation) === null).map((algorithm) => algorithm.name)
 
+/** The canonical names of the password schemes an operation accepts. */
+export const passwordNamesFor = (operation: Operation): string[] =>
+  algorithms.filter((algorithm) => algorithm.kind === 'password' && refusal(algorithm, operation) === null).map((algorithm) => algorithm.name)
+
 const LENIENCY = 'The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, '
   + 'the display names and aliases GET /api/algorithms lists (and the document\'s root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; '
   + 'any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), '

@@ -2,10 +2,16 @@ import { clientGone } from './client-gone.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
-import { verify, type VerifyRequest, type VerifyResult } from '../domain/verify.js'
+import { checkVerifyBatchTop, verify, type VerifyRequest, type VerifyResult } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
-import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, ProcessingTime, Screened } from './schemas.js'
+import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, passwordNamesFor, ProcessingTime, Screened } from './schemas.js'
+
+/**
+ * `"upgrade": true` or a password algorithm at the top of a batch is 422 password-in-batch for the
+ * whole batch (domain/verify.ts `checkVerifyBatchTop`): for the document only, on the batch's branch.
+ */
+const passwordWorkAtTop = { properties: { algorithm: { not: { enum: passwordNamesFor('verify') } }, upgrade: { const: false } } }
 
 export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config }> = async (app, { engine, config }) => {
   const VerifyAnswer = Type.Object({
@@ -37,20 +43,21 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
         + 'a key the server no longer has is 422 unknown-pepper-key with `pepperKey`; a string that does not open under its key is 422 pepper-key-mismatch. With `"upgrade": true`, a match that should be rehashed also carries `newHash`, '
         + 'made under the server\'s password policy (GET /api/password-policy) and current pepper key; a bare digest that matches is always upgraded, since it is not a password hash. '
         + 'A text input is tried in its NFKC form first, then as given: a password hash made from the unnormalized form still matches, with rehashRecommended, and its newHash is of the NFKC form.'
-        + BATCH_DESCRIPTION('check', config.batch) + ' (digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; a batch whose own upgrade is true is 422 password-in-batch whole)',
+        + BATCH_DESCRIPTION('check', config.batch) + ' Digests only: a password hash, a peppered hash or upgrade is 422 password-in-batch for its item; at the top, `"upgrade": true` or a password algorithm '
+        + 'is 422 password-in-batch for the whole batch (the body\'s batch branch states it).',
       body: batchableBody({
         input: Type.String(),
         hash: Type.String({ minLength: 1, maxLength: 4096 }),
         algorithm: Type.Optional(AlgorithmName('verify', undefined, 'Algorithm of the hash; omit to detect it.')),
         inputEncoding: Type.Optional(InputEncoding('input')),
         upgrade: Type.Optional(Type.Boolean({ default: false, description: 'On a match that should be rehashed, also return newHash (passlib\'s verify_and_update)' })),
-      }, config.batch, { shared: [encodedFieldRule('input', 'inputEncoding')] }),
+      }, config.batch, { shared: [encodedFieldRule('input', 'inputEncoding')], batch: [passwordWorkAtTop] }),
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
           400: 'an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
-          422: 'a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text)',
+          422: 'a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: upgrade true or a password algorithm)',
         }),
       },
     },
@@ -59,6 +66,7 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
       return verify(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
     }
-    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify', [['input', 'inputEncoding']])
+    return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify',
+      { encodedFields: [['input', 'inputEncoding']], checkTop: checkVerifyBatchTop })
   })
 }
