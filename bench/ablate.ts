@@ -8,7 +8,7 @@
  * the compiled JavaScript in a temporary directory. The copies exist only to be measured: none of
  * the patched features can be turned off in the product, since each is part of the contract
  * (docs/api.md, docs/configuration.md). A patch whose text is no longer in the build stops the run
- * with the text it looked for: update it here when the source changes.
+ * with the text it looked for (bench/patched-build.ts): update it here when the source changes.
  *
  * Each run is measured as `npm run bench`'s first row: POST /api/hash (sha256 of 32 bytes), 50
  * connections, the server started as `npm start` starts it and pinned to core 0, wrk on core 1,
@@ -18,22 +18,19 @@
  * the user and system halves. ABLATE_ROUNDS (default 5), BENCH_SECONDS (default 5) and
  * ABLATE_ONLY (variant names, comma-separated; hashd itself always runs) set the size of the run.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { cpuTimes, median, throughput } from './load.js'
+import { patchedBuild, type Patch } from './patched-build.js'
 import { hasProgram, start, stop } from './servers.js'
 
 const ROUNDS = Number(process.env.ABLATE_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const here = fileURLToPath(new URL('.', import.meta.url))
 const dist = join(here, '..')
-const root = join(dist, '..')
 const BODY = { input: 'hashd-bench-input-32-bytes-long!', algorithm: 'sha256' }
-
-/** A text in a compiled file (relative to dist/) and what replaces it. */
-interface Patch { file: string, find: string, replace: string }
 
 interface Variant {
   name: string
@@ -88,21 +85,6 @@ const VARIANTS: Variant[] = [
   { name: 'bare-batched', what: 'the same bare Fastify with hashd\'s batched writes (BENCH_BATCHED_WRITES=1)', script: 'bench/fastify-server.js', env: { BENCH_BATCHED_WRITES: '1' } },
 ]
 
-/** A copy of dist/ (with node_modules and package.json beside it, as the server expects) with the patches applied. */
-function patchedCopy(variant: Variant, parent: string): string {
-  const copy = join(parent, variant.name)
-  cpSync(dist, join(copy, 'dist'), { recursive: true })
-  symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir')
-  cpSync(join(root, 'package.json'), join(copy, 'package.json'))
-  for (const { file, find, replace } of variant.patches ?? []) {
-    const path = join(copy, 'dist', file)
-    const text = readFileSync(path, 'utf8')
-    if (!text.includes(find)) throw new Error(`variant ${variant.name}: dist/${file} no longer contains ${JSON.stringify(find)}; update bench/ablate.ts`)
-    writeFileSync(path, text.split(find).join(replace))
-  }
-  return join(copy, 'dist')
-}
-
 /** CPU µs per request: user space, kernel, and their sum. */
 interface Cost { user: number, system: number, total: number }
 
@@ -131,7 +113,7 @@ async function main(): Promise<void> {
   const parent = mkdtempSync(join(tmpdir(), 'hashd-ablate-'))
   try {
     const scripts = new Map(variants.map((variant) => [variant.name,
-      variant.script ? join(dist, variant.script) : join(variant.patches ? patchedCopy(variant, parent) : dist, 'src', 'server.js')]))
+      variant.script ? join(dist, variant.script) : join(variant.patches ? patchedBuild(variant.name, variant.patches, parent) : dist, 'src', 'server.js')]))
     console.log(`hashd bench:ablate: ${ROUNDS} rounds of ${SECONDS} s per variant, node ${process.version}, ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}`)
     console.log('POST /api/hash sha256 of 32 bytes, 50 connections, server on core 0, wrk on core 1; CPU µs per request, median of the rounds\n')
     const results = new Map<string, Cost[]>(variants.map((variant) => [variant.name, []]))

@@ -1,8 +1,9 @@
 /**
- * The peer of the /range row of `npm run bench`: a bare node:http server answering GET
+ * The context line of the /range row of `npm run bench`: a bare node:http server answering GET
  * /range/{prefix} from memory, with the answers bench/pwned.ts read for its sample of prefixes
  * straight from the corpus text (RANGE_ANSWERS, a JSON file of prefix → body). No validation,
- * rate limiting, logging or disk read: the floor of an HTTP answer of that size.
+ * rate limiting, logging or disk read: the floor of an HTTP answer of that size, which a store
+ * that is never loaded whole cannot reach (the row's peer is bench/store-range-server.ts).
  */
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'

@@ -1,11 +1,11 @@
 /**
- * The second peer of the /range row of `npm run bench`: a bare node:http server that answers
+ * The peer of the /range row of `npm run bench`: a bare node:http server that answers
  * GET /range/{prefix} as hashd's route does underneath, with hashd's own store code
  * (src/screening/store.ts: the read that never waits, else libuv's pool; src/screening/range.ts:
  * the text) and the same headers as hashd's answer, but without a framework, hooks, validation,
- * rate limit, metrics or logs. Beside bench/bare-range-server.ts (the same answers from memory), it
- * splits the row in two: what reading the store and writing the text cost, and what the rest of
- * hashd's request costs.
+ * rate limit, metrics or logs: the row is what the rest of hashd's request costs. Beside
+ * bench/bare-range-server.ts (the same answers from memory, the row's context), it splits the
+ * rest: what reading the store and writing the text cost.
  */
 import { createServer } from 'node:http'
 import { PwnedStore, type PrefixRecords } from '../src/screening/store.js'

@@ -9,10 +9,12 @@
  * verified by libxcrypt only, and always recommended for rehashing.
  *
  * `$2b$` and `$2y$` are hashed and verified by libxcrypt's crypt_blowfish where it can take the
- * input: in the worker pool's threads it made about 15–20 % more cost-10 hashes per second than
- * @node-rs/bcrypt on the project's machine (docs/benchmarks.md). crypt(3) takes a C string, so an
- * input with a NUL byte stays on @node-rs/bcrypt, which hashes it as bytes, as before; so does
- * everything on a server without libxcrypt, and `$2a$` verification (below).
+ * input, because it is the faster of the two: 1.1–1.2 times @node-rs/bcrypt's cost-10 hashes per
+ * second, and as much less CPU per hash, on the project's machine (`npm run bench` measures both
+ * in one run; docs/benchmarks.md). crypt(3) takes a C string, so an input with a NUL byte stays on
+ * @node-rs/bcrypt, which hashes it as bytes; so does everything on a server without libxcrypt
+ * (libcrypt.so.1: Debian's libcrypt1, which perl-base and login depend on; musl systems such as
+ * Alpine lack it), and `$2a$` verification (below).
  *
  * On the event loop's thread both libraries are called asynchronously (koffi's async calls,
  * @node-rs/bcrypt's promises): the work runs on libuv's thread pool, so the pool (workers/pool.ts)
@@ -49,7 +51,7 @@ export const bcrypt: PasswordScheme = {
   family: 'bcrypt',
   aliases: ['bcrypt-2b', 'blowfish-crypt', '2b'],
   reference: 'Provos & Mazières, "A Future-Adaptable Password Scheme" (USENIX 1999); OpenBSD bcrypt(3)',
-  implementation: 'libxcrypt crypt_blowfish (native, through koffi); @node-rs/bcrypt for inputs with NUL bytes and $2a$',
+  implementation: 'libxcrypt crypt_blowfish (native, through koffi), the faster of the two (`npm run bench`); @node-rs/bcrypt for inputs with NUL bytes, $2a$, and servers without libxcrypt',
   reads: ['$2a$', '$2b$', '$2y$', '$2x$ (crypt_blowfish, via libxcrypt)'],
   writes: '$2b$',
   maxInputBytes: BCRYPT_MAX_BYTES,
