@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Check an HMAC of a message, under your key or a key the server holds
-         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmacVerify"];
         delete?: never;
@@ -319,7 +319,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The server's keys: names, versions and their states, current versions, algorithms; never a secret */
+        /** The server's keys: names, purposes, versions and their states, current versions, algorithms; never a secret */
         get: operations["getKeys"];
         put?: never;
         post?: never;
@@ -430,6 +430,13 @@ export interface components {
             suggestions?: string[];
             /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
             algorithms?: string | string[];
+            /**
+             * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+             * @enum {string}
+             */
+            purpose?: "hmac" | "webhooks";
+            /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+            policy?: string;
         } & {
             [key: string]: unknown;
         };
@@ -454,9 +461,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -478,9 +485,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -493,9 +500,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -517,9 +524,9 @@ export interface operations {
             /** @description Prometheus text format 0.0.4 */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -532,9 +539,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -545,9 +552,9 @@ export interface operations {
             /** @description The API key lacks the scope metrics (Prometheus metrics); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -560,9 +567,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -575,9 +582,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -962,9 +969,9 @@ export interface operations {
             /** @description The result, or for a batch the results */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1067,6 +1074,13 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
+                                /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+                                policy?: string;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1079,9 +1093,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input) */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1094,9 +1108,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1107,9 +1121,9 @@ export interface operations {
             /** @description The API key lacks the scope hash (digests and password hashes); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1120,9 +1134,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1133,9 +1147,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1146,9 +1160,9 @@ export interface operations {
             /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context) */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1161,9 +1175,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1174,9 +1188,9 @@ export interface operations {
             /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
             501: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1189,9 +1203,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1293,9 +1307,9 @@ export interface operations {
             /** @description The result, or for a batch the results */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1394,6 +1408,13 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
+                                /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+                                policy?: string;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1406,9 +1427,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an input not valid in its inputEncoding (/body/input) */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1421,9 +1442,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1434,9 +1455,9 @@ export interface operations {
             /** @description The API key lacks the scope verify (checking an input against a digest or password hash); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1447,9 +1468,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1460,9 +1481,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1473,9 +1494,9 @@ export interface operations {
             /** @description Well-formed but unprocessable: a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: upgrade true or a password algorithm) */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1488,9 +1509,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1501,9 +1522,9 @@ export interface operations {
             /** @description a crypt(3) format whose libxcrypt method is missing on this machine */
             501: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1516,9 +1537,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1541,7 +1562,7 @@ export interface operations {
                     message?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1579,7 +1600,7 @@ export interface operations {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1646,7 +1667,7 @@ export interface operations {
                         message: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1684,9 +1705,9 @@ export interface operations {
             /** @description The result, or for a batch the results */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1763,6 +1784,13 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
+                                /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+                                policy?: string;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -1775,9 +1803,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message) */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1790,9 +1818,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1803,9 +1831,9 @@ export interface operations {
             /** @description The API key lacks the scope hmac (making HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1816,9 +1844,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1829,9 +1857,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1839,12 +1867,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1857,9 +1885,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1872,9 +1900,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1899,7 +1927,7 @@ export interface operations {
                     hmac?: string;
                     /** @description Your own secret key, instead of `keyName`; never logged */
                     key?: string;
-                    /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                    /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                     keyName?: string;
                     /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                     keyVersion?: number;
@@ -1927,7 +1955,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -1988,7 +2016,7 @@ export interface operations {
                         hmac: string;
                         /** @description Your own secret key, instead of `keyName`; never logged */
                         key?: string;
-                        /** @description A key this server holds (HMAC_KEYS_FILE; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
+                        /** @description A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret */
                         keyName?: string;
                         /** @description With keyName: a version other than the current one (any that still verifies: staged, current or previous) */
                         keyVersion?: number;
@@ -2016,9 +2044,9 @@ export interface operations {
             /** @description The result, or for a batch the results */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2081,6 +2109,13 @@ export interface operations {
                                 suggestions?: string[];
                                 /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
                                 algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
+                                /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+                                policy?: string;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -2093,9 +2128,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2108,9 +2143,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2121,9 +2156,9 @@ export interface operations {
             /** @description The API key lacks the scope hmac:verify (checking HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2134,9 +2169,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2147,9 +2182,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2157,12 +2192,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top */
+            /** @description Well-formed but unprocessable: keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2175,9 +2210,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2190,9 +2225,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2227,9 +2262,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2255,9 +2290,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2270,9 +2305,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2283,9 +2318,9 @@ export interface operations {
             /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2296,9 +2331,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2309,9 +2344,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2322,9 +2357,9 @@ export interface operations {
             /** @description Well-formed but unprocessable */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2337,9 +2372,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2352,9 +2387,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2409,9 +2444,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2437,9 +2472,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; query-string fields have pointers /querystring/<name>, form fields /body/<name> */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2452,9 +2487,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2465,9 +2500,9 @@ export interface operations {
             /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2478,9 +2513,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2491,9 +2526,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2504,9 +2539,9 @@ export interface operations {
             /** @description Well-formed but unprocessable */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2519,9 +2554,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2534,9 +2569,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2588,9 +2623,9 @@ export interface operations {
             /** @description The check, done: in JSON whether or not it passed; as text (Accept: text/plain) only when it passed */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2654,9 +2689,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2670,9 +2705,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2683,9 +2718,9 @@ export interface operations {
             /** @description The API key lacks the scope checksums (checking files against checksum lists); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2696,9 +2731,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2710,9 +2745,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2724,9 +2759,9 @@ export interface operations {
             /** @description A list with no usable line (the detail names the first bad line), a bad or malformed signature, a signature by another key, or an unsupported signature scheme; with Accept: text/plain, also a check that did not pass (a file FAILED, or none was verified), with the report as its text */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2740,9 +2775,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2755,9 +2790,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2779,9 +2814,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2826,9 +2861,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2841,9 +2876,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2856,9 +2891,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2905,9 +2940,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3037,9 +3072,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; neither or both of hash and hashes; an empty or white-space-only string */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3052,9 +3087,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3065,9 +3100,9 @@ export interface operations {
             /** @description The API key lacks the scope identify (identifying hashes); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3078,9 +3113,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3091,9 +3126,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3104,9 +3139,9 @@ export interface operations {
             /** @description Well-formed but unprocessable */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3119,9 +3154,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3134,9 +3169,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3158,9 +3193,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3198,9 +3233,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3213,9 +3248,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3228,9 +3263,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3258,7 +3293,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
-                        /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
+                        /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
                         /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
                         replayStore: "memory" | "redis" | "degraded";
@@ -3403,9 +3438,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3439,9 +3474,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3454,9 +3489,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3469,9 +3504,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3508,9 +3543,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3537,9 +3572,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3552,9 +3587,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3565,9 +3600,9 @@ export interface operations {
             /** @description The API key lacks the scope calibrate (timing password-hash parameters on this server); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3578,9 +3613,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3591,9 +3626,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3604,9 +3639,9 @@ export interface operations {
             /** @description Well-formed but unprocessable: a maxMemoryKiB, or caps, below the scheme's minimum (below-minimum) */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3619,9 +3654,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3634,9 +3669,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3665,9 +3700,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3693,9 +3728,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3708,9 +3743,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3721,9 +3756,9 @@ export interface operations {
             /** @description The API key lacks the scope pepper:rewrap (moving stored hashes to the current pepper key); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3734,9 +3769,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3747,9 +3782,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3760,9 +3795,9 @@ export interface operations {
             /** @description Well-formed but unprocessable */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3775,9 +3810,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3790,9 +3825,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3814,9 +3849,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3825,6 +3860,11 @@ export interface operations {
                         /** @description Named HMAC keys (HMAC_KEYS_FILE) this caller may use; empty without the file */
                         hmac: {
                             name: string;
+                            /**
+                             * @description What the key is for (its purpose= in HMAC_KEYS_FILE): hmac, POST /api/hmac and /api/hmac/verify; webhooks, POST /api/webhooks/verify and /api/webhooks/sign. Never both
+                             * @enum {string}
+                             */
+                            purpose: "hmac" | "webhooks";
                             /** @description The algorithms it may be used with; the first is the default */
                             algorithms: string[];
                             currentVersion: number;
@@ -3865,9 +3905,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3878,9 +3918,9 @@ export interface operations {
             /** @description The API key lacks the scope keys (listing key names, versions and states (never secrets)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3893,9 +3933,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3908,9 +3948,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3948,9 +3988,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3979,9 +4019,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; a password over 4096 characters; a password or context word that is not well-formed Unicode (/body/password, /body/context/<n>) */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -3994,9 +4034,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4007,9 +4047,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4020,9 +4060,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4033,9 +4073,9 @@ export interface operations {
             /** @description Well-formed but unprocessable */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4048,9 +4088,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4063,9 +4103,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4167,7 +4207,7 @@ export interface operations {
                     headers: {
                         [key: string]: string | string[];
                     };
-                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
                     secret?: string;
@@ -4186,9 +4226,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4217,9 +4257,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4232,9 +4272,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4245,9 +4285,9 @@ export interface operations {
             /** @description The API key lacks the scope webhooks:verify (checking webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4258,9 +4298,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4271,9 +4311,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4281,12 +4321,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4299,9 +4339,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4314,9 +4354,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4341,7 +4381,7 @@ export interface operations {
                     payload?: string;
                     /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
-                    /** @description A named HMAC key of the key ring (HMAC_KEYS_FILE; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>) */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
                     secret?: string;
@@ -4356,9 +4396,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4380,9 +4420,9 @@ export interface operations {
             /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64 */
             400: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4395,9 +4435,9 @@ export interface operations {
                 headers: {
                     /** @description Bearer challenge (RFC 6750 §3) */
                     "WWW-Authenticate": string;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4408,9 +4448,9 @@ export interface operations {
             /** @description The API key lacks the scope webhooks:sign (signing webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4421,9 +4461,9 @@ export interface operations {
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4434,9 +4474,9 @@ export interface operations {
             /** @description Wrong Content-Type */
             415: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4444,12 +4484,12 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
+            /** @description Well-formed but unprocessable: a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key's algorithms= leaves out sha256 (algorithm-not-allowed-for-key) */
             422: {
                 headers: {
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4462,9 +4502,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -4477,9 +4517,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
                     "Retry-After": number;
-                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
                     RateLimit?: string;
-                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
