@@ -85,11 +85,16 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)] ?? 0
 }
 
-/** hashd_rate_limit_local_decisions_total of both instances together. */
+/**
+ * hashd_rate_limit_local_decisions_total of both instances together, read from their metrics ports
+ * (METRICS_PORT=0): a scrape of the main port would itself be a request the limit counts.
+ */
 async function localDecisions(servers: HashdProcess[]): Promise<number> {
   let total = 0
   for (const server of servers) {
-    const text = await (await server.fetch('/metrics')).text()
+    const port = /"metricsPort":(\d+)/.exec(server.stdout())?.[1]
+    assert.ok(port, 'the metrics port is logged')
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
     total += Number(/^hashd_rate_limit_local_decisions_total (\d+)$/m.exec(text)?.[1])
   }
   return total
@@ -199,7 +204,7 @@ function assertClean(servers: HashdProcess[]): void {
 
 async function startPair(url: string, env: Record<string, string> = {}): Promise<HashdProcess[]> {
   // A budget no test reaches: every request is served, and the RateLimit field says whether Redis counted it.
-  env = { ...env, REDIS_URL: url, REDIS_PREFIX: `hashd-faults-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_WINDOW_MS: '600000' }
+  env = { ...env, REDIS_URL: url, REDIS_PREFIX: `hashd-faults-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_WINDOW_MS: '600000', METRICS_PORT: '0' }
   const servers = await Promise.all([startHashd(env), startHashd(env)])
   await waitForStore(servers, 'redis', RECOVERY_MS)
   return servers
