@@ -90,6 +90,9 @@ describe('keys files reload when they change on disk', () => {
       const failing = await apiKeysStatus(hashd, third)
       assert.equal(failing.failures, 1)
       assert.match(failing.lastError?.reason ?? '', /API_KEYS_FILE .* line 2: the second field must be the key's sha256/)
+      // Without a key, health says degraded and nothing more: no file, no line, no reason.
+      const summary = await hashd.get('/api/health')
+      assert.deepEqual(summary.body, { status: 'ok', degraded: true, rateLimitStore: 'off', replayStore: 'memory' })
       assert.ok(!hashd.stdout().includes(fourth), 'the key pasted in the wrong place never reaches the log')
       const metrics = (await hashd.get('/metrics', { authorization: `Bearer ${third}` })).text
       assert.match(metrics, /hashd_file_reload_failing\{source="api-keys"\} 1/)
@@ -100,6 +103,7 @@ describe('keys files reload when they change on disk', () => {
       await until(hashd, fourth, 200)
       const fixed = await apiKeysStatus(hashd, fourth)
       assert.equal(fixed.lastError, undefined)
+      assert.equal((await hashd.get('/api/health')).body.degraded, false)
       assert.equal(fixed.loads, 4)
 
       // Replaced by mv, as editors and config tools do (here the link itself becomes a plain file).

@@ -215,10 +215,13 @@ describe('metrics: METRICS and METRICS_PORT', () => {
     }
   })
 
-  it('needs an API key when keys are on, on the main port and on METRICS_PORT', async () => {
+  it('needs an API key with the metrics scope when keys are on, on the main port and on METRICS_PORT', async () => {
     const key = `hk_${randomUUID()}`
+    const scoped = `hk_${randomUUID()}`
+    const without = `hk_${randomUUID()}`
     const file = join(dir, 'keys')
-    writeFileSync(file, `prometheus ${createHash('sha256').update(key).digest('hex')}\n`)
+    const line = (name: string, secret: string, options = '') => `${name} ${createHash('sha256').update(secret).digest('hex')}${options}\n`
+    writeFileSync(file, line('prometheus', key) + line('scraper', scoped, ' scopes=metrics') + line('app', without, ' scopes=-metrics'))
     const envs: Array<Record<string, string>> = [{}, { METRICS_PORT: '0' }]
     for (const env of envs) {
       const server = await startServer({ API_KEYS_FILE: file, ...env })
@@ -231,6 +234,15 @@ describe('metrics: METRICS and METRICS_PORT', () => {
         assert.equal(wrong.headers.get('www-authenticate'), 'Bearer realm="hashd", error="invalid_token"')
         const { text } = await scrape(url, { authorization: `Bearer ${key}` })
         assert.match(text, /^# TYPE hashd_http_requests_total counter$/m)
+        assert.match((await scrape(url, { authorization: `Bearer ${scoped}` })).text, /^# TYPE hashd_http_requests_total counter$/m)
+        // Every scope but metrics: refused, naming the scope (RFC 6750 §3.1).
+        const outside = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${without}` } })
+        assert.equal(outside.status, 403, env.METRICS_PORT ? 'on METRICS_PORT' : 'on the main port')
+        assert.equal(outside.headers.get('www-authenticate'), 'Bearer realm="hashd", error="insufficient_scope", scope="metrics"')
+        assert.match(outside.headers.get('content-type') ?? '', /^application\/problem\+json/)
+        const problem = await outside.json() as { type: string, scope: string }
+        assert.deepEqual([problem.type, problem.scope], ['urn:hashd:problem:insufficient-scope', 'metrics'])
+        assert.doesNotMatch(JSON.stringify(problem), /hashd_/, 'no metrics in the refusal')
       } finally {
         await server.close()
       }

@@ -112,7 +112,7 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
       const malformed = await verify(server, { ...webhook, headers: { ...webhook.headers, 'webhook-timestamp': 'soon' } })
       assert.deepEqual([malformed.status, malformed.body.reason], [200, 'malformed-header'])
       const health = await server.get('/api/health')
-      assert.deepEqual([health.status, health.body.status, health.body.replayStore, health.body.rateLimitStore], [200, 'ok', 'degraded', 'off'])
+      assert.deepEqual([health.status, health.body.status, health.body.degraded, health.body.replayStore, health.body.rateLimitStore], [200, 'ok', true, 'degraded', 'off'])
       assert.equal(server.stdout().split('\n').filter((line) => line.includes('Redis unavailable')).length, 1, 'one warning')
     } finally {
       await redis.start()

@@ -738,10 +738,13 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
       assert.deepEqual(judged(await verify(request, scoped, bearer(all))), [true, undefined, 'hooks', 3])
       const outside = await scoped.post('/api/webhooks/verify', request, bearer(limited))
       assert.equal(outside.status, 403, outside.text)
-      assert.deepEqual([outside.body.type, outside.body.scope], ['urn:hashd:problem:insufficient-scope', 'hmac-key:hooks'])
-      assert.match(outside.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="hmac-key:hooks"/)
+      // The option at fault, never the name asked for.
+      assert.deepEqual([outside.body.type, outside.body.scope], ['urn:hashd:problem:insufficient-scope', 'hmac-keys'])
+      assert.match(outside.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="hmac-keys"/)
+      assert.ok(!outside.text.includes('hooks'))
       // The same 403 for a name no key has: it tells nothing of which names exist.
-      assert.equal((await scoped.post('/api/webhooks/verify', { ...request, keyName: 'nothing-here' }, bearer(limited))).body.scope, 'hmac-key:nothing-here')
+      const unknown = await scoped.post('/api/webhooks/verify', { ...request, keyName: 'nothing-here' }, bearer(limited))
+      assert.deepEqual([unknown.status, unknown.body.scope, unknown.body.detail], [403, 'hmac-keys', outside.body.detail])
       const inside = { ...request, keyName: 'other', headers: standardHeaders(S.other.whsec, payload) }
       assert.deepEqual(judged(await verify(inside, scoped, bearer(limited))), [true, undefined, 'other', 1])
       // A secret of the caller's own needs no hmac-keys=.

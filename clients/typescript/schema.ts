@@ -228,7 +228,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, where rate-limit counters live, and the worker pool's load */
+        /** Liveness and whether anything is degraded; with a key holding health or metrics, the worker pool, files and screening */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -358,7 +358,7 @@ export interface paths {
         };
         /**
          * Pwned Passwords range API: the hash suffixes under a 5-hex-digit prefix, with their counts
-         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. Needs no API key. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
+         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. With API keys on, needs the passwords:range scope. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
          */
         get: operations["getRangePrefix"];
         put?: never;
@@ -542,7 +542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope metrics (Prometheus metrics); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope metrics (Prometheus metrics; also the details of GET /api/health); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -1789,7 +1789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope hmac (making HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope hmac (making HMACs), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -2105,7 +2105,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope hmac:verify (checking HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope hmac:verify (checking HMACs), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -3236,7 +3236,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files and screening only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3245,12 +3245,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
+                        /** @description true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
+                        degraded: boolean;
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: requests are served without counting until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
                         /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
                         replayStore: "memory" | "redis" | "degraded";
-                        /** @description The worker pool that runs password hashing and large digests */
-                        work: {
+                        /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
+                        work?: {
                             /** @description Worker threads (WORKER_THREADS) */
                             threads: number;
                             /** @description Tasks running on the threads now */
@@ -3264,8 +3266,8 @@ export interface operations {
                             /** @description Tasks handed to a thread since start */
                             started: number;
                         };
-                        /** @description Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix */
-                        files: {
+                        /** @description Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the version in force and does not make the instance unhealthy: the status stays 200, degraded turns true, lastError says what to fix. Only for an API key with the health or metrics scope. */
+                        files?: {
                             /** @description What the file holds: api-keys, pepper-keys, … */
                             source: string;
                             /**
@@ -3285,8 +3287,8 @@ export interface operations {
                                 reason: string;
                             };
                         }[];
-                        /** @description Password screening (docs/passwords.md) */
-                        screening: {
+                        /** @description Password screening (docs/passwords.md). Only for an API key with the health or metrics scope. */
+                        screening?: {
                             /**
                              * @description PASSWORD_SCREENING
                              * @enum {string}
@@ -3991,6 +3993,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope passwords:check (screening prospective passwords); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    RateLimit?: string;
+                    /** @description The quota and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -4101,6 +4116,26 @@ export interface operations {
             };
             /** @description The prefix is not 5 hex digits, or mode is neither sha1 nor ntlm */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope passwords:range (the Pwned Passwords range API of the breached-password store); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4229,7 +4264,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope webhooks:verify (checking webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope webhooks:verify (checking webhooks), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -4392,7 +4427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope webhooks:sign (signing webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope webhooks:sign (signing webhooks), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */

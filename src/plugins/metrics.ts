@@ -5,7 +5,7 @@
  *
  * `GET /metrics` serves the text exposition format on the main port, or, with METRICS_PORT, on a
  * separate listener at METRICS_HOST (loopback by default) that serves nothing else. Either way it
- * needs an API key when API_KEYS_FILE is set. METRICS=off registers nothing at all.
+ * needs an API key with the metrics scope when API_KEYS_FILE is set. METRICS=off registers nothing at all.
  *
  * Label values come only from fixed sets: route templates (never the URL; every unmatched request
  * is "unmatched"), a fixed list of methods, status codes hashd sends, registry names. A client
@@ -148,6 +148,10 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
   new Gauge({
     name: 'hashd_work_memory_in_use_bytes', help: 'Memory declared by the tasks running now (argon2 m KiB, scrypt 128·N·r, …)', registers,
     collect() { this.set(engine.stats().memoryInUseBytes) },
+  })
+  new Counter({
+    name: 'hashd_work_started_total', help: 'Tasks handed to a worker thread since start', registers,
+    collect() { this.reset(); this.inc(engine.stats().started) },
   })
   new Counter({
     name: 'hashd_work_rejected_total', help: 'Tasks refused with 503 because the worker pool and its queue were full', registers,
