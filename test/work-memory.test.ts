@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { spawnHashd, startHashd, type HashdProcess } from './helpers/process.js'
+import { skipBecause } from './helpers/tools.js'
 
 const MiB = 1024 * 1024
 const BUDGET = 512 * MiB
@@ -27,7 +28,7 @@ const argon2 = (server: HashdProcess, memoryCost: number, input: string, timeCos
   body: JSON.stringify({ algorithm: 'argon2id', input, options: { memoryCost, timeCost, parallelism: 1 } }),
 })
 
-describe('memory-aware admission of password work', { skip: process.platform !== 'linux' ? 'reads /proc/PID/status (Linux only)' : false }, () => {
+describe('memory-aware admission of password work', { skip: process.platform !== 'linux' ? skipBecause('reads /proc/PID/status (Linux only)') : false }, () => {
   it('runs 24 concurrent 256 MiB argon2id hashes on 8 threads within a 512 MiB budget', async () => {
     const server = await startHashd({ WORKER_THREADS: '8', MAX_WORK_MEMORY_BYTES: String(BUDGET), WORK_QUEUE_MAX: '64' })
     try {

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { startHashd, type HashdProcess } from './helpers/process.js'
+import { skipBecause } from './helpers/tools.js'
 
 const threadCount = (pid: number): number => readdirSync(`/proc/${pid}/task`).length
 
@@ -31,7 +32,7 @@ async function roundTrip(server: HashdProcess, algorithm: string, input: string,
 
 const health = async (server: HashdProcess) => (await (await server.fetch('/api/health')).json() as { work: { running: number, started: number } }).work
 
-describe('where password work runs', { skip: process.platform !== 'linux' ? 'counts threads in /proc/PID/task (Linux only)' : false }, () => {
+describe('where password work runs', { skip: process.platform !== 'linux' ? skipBecause('counts threads in /proc/PID/task (Linux only)') : false }, () => {
   it('bcrypt and argon2 of UTF-8 input start no worker thread; scrypt and argon2 of binary input do', async () => {
     const server = await startHashd({ WORKER_THREADS: '2' })
     try {
