@@ -96,7 +96,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const lingering = lingerOnClose(app.server)
   if (config.tls !== null && tlsMaterial !== null) {
     app.log.info({ ...describeTls(tlsMaterial), clientCertificates: config.tls.clientCaFile !== null, minVersion: MIN_TLS_VERSION }, 'TLS on')
-    reloadTls(app, config.tls)
+    reloadTls(app, config.tls, config.fileReloadPollMs)
   }
   const plaintext = plaintextWarning(config)
   if (plaintext !== null) app.log.warn({ host: config.host, secretKeyFiles: config.secretKeyFiles }, plaintext)

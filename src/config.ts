@@ -80,6 +80,8 @@ export interface Config {
   screening: ScreeningConfig
   /** Webhooks remembered for replay protection in this process's memory (without REDIS_URL); past it the oldest go first. */
   webhookReplayMemoryMax: number
+  /** The period of the poll that backs up the watch of reloadable files (file-reload.ts); 0: watch only. */
+  fileReloadPollMs: number
   /** HTTPS on the main port (src/tls.ts), or null for plain HTTP. */
   tls: TlsConfig | null
   /** The pages for people, the web page at / and the API browser at /docs: on unless WEB_UI=off. */
@@ -334,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
     screening: readScreening(env),
     webhookReplayMemoryMax: readInt(env, 'WEBHOOK_REPLAY_MEMORY_MAX', 100_000, 1, 10_000_000),
+    fileReloadPollMs: readInt(env, 'FILE_RELOAD_POLL_MS', 5_000, 0, 3_600_000),
     tls: readTls(env),
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
