@@ -328,6 +328,70 @@ describe('POST /api/webhooks/verify and /sign', () => {
     })
   })
 
+  /**
+   * A timestamp exactly the tolerance away is accepted, one second more is not, in the past and in
+   * the future: the libraries compare with `>` (standardwebhooks: `now - timestamp > tolerance`,
+   * `timestamp > now + tolerance`; stripe-node: `timestampAge > tolerance`, and no rule for the
+   * future). The reference time is pinned with receivedAt, so no second turns between signing and
+   * checking; the libraries are run at the same instant (Stripe's receivedAt, a stopped Date.now).
+   */
+  describe('the tolerance boundary, where the providers\' libraries draw it', () => {
+    const reference = nowSeconds() - 1000
+    const OFFSETS = [-301, -300, 300, 301]
+    /** The spec's library at `reference`: its clock is read once, synchronously, by verify. */
+    const standardAcceptsAt = (secret: string, payload: string, headers: Record<string, string>) => {
+      const realNow = Date.now
+      Date.now = () => reference * 1000
+      try {
+        return standardAccepts(secret, payload, headers)
+      } finally {
+        Date.now = realNow
+      }
+    }
+    const judged = (answer: { valid: boolean, reason?: string }) => answer.valid ? 'valid' : answer.reason
+
+    for (const toleranceSeconds of [300, 5]) {
+      const offsets = OFFSETS.map((offset) => Math.sign(offset) * (toleranceSeconds + Math.abs(offset) - 300))
+      it(`standard-webhooks, a tolerance of ${toleranceSeconds} s: ${offsets.join(', ')} s from the reference`, async () => {
+        const secret = newSecret()
+        const payload = body()
+        const answers = []
+        for (const offset of offsets) {
+          const headers = standardHeaders(secret, payload, newId(), reference + offset)
+          answers.push(judged(await verify({ profile: 'standard-webhooks', payload, secret, headers, receivedAt: reference, toleranceSeconds, remember: false })))
+          if (toleranceSeconds === 300) assert.equal(standardAcceptsAt(secret, payload, headers), answers.at(-1) === 'valid', `standardwebhooks at ${offset} s`)
+        }
+        assert.deepEqual(answers, ['timestamp-too-old', 'valid', 'valid', 'timestamp-too-new'])
+      })
+
+      it(`stripe, a tolerance of ${toleranceSeconds} s: ${offsets.join(', ')} s from the reference`, async () => {
+        const secret = `whsec_${randomBytes(24).toString('hex')}`
+        const payload = body()
+        const answers = []
+        for (const offset of offsets) {
+          const header = stripeHeader(secret, payload, reference + offset)
+          answers.push(judged(await verify({ profile: 'stripe', payload, secret, headers: { 'stripe-signature': header }, receivedAt: reference, toleranceSeconds, remember: false })))
+          // stripe-node has no rule for a timestamp ahead of the clock: compared on the past side only.
+          if (offset < 0) {
+            let accepted = true
+            try { stripe.webhooks.constructEvent(payload, header, secret, toleranceSeconds, undefined, reference * 1000) } catch { accepted = false }
+            assert.equal(accepted, answers.at(-1) === 'valid', `constructEvent at ${offset} s`)
+          }
+        }
+        assert.deepEqual(answers, ['timestamp-too-old', 'valid', 'valid', 'timestamp-too-new'])
+      })
+    }
+
+    it('github signs no time, so it has no boundary: a delivery verifies against any reference', async () => {
+      const secret = 'github-boundary-secret'
+      const payload = body()
+      const headers = { 'x-hub-signature-256': await octokitSign(secret, payload) }
+      for (const receivedAt of [0, reference]) {
+        assert.deepEqual(await verify({ profile: 'github', payload, secret, headers, receivedAt, toleranceSeconds: 1, remember: false }), { valid: true, replayed: false })
+      }
+    })
+  })
+
   describe('replays (this process\'s memory; across replicas: webhooks-redis.test.ts)', () => {
     it('a second delivery with the same id is replayed, whatever its timestamp and signature', async () => {
       const secret = newSecret()
