@@ -3,25 +3,40 @@
  * webhook verified by one replica is a replay at the other; with Redis stopped or hung a webhook
  * whose signature is valid gets 503 (fail closed) while bad ones are still refused with their
  * reasons; a check that timed out on a hung Redis does not turn the sender's next delivery into a
- * "replay" when Redis wakes.
+ * "replay" when Redis wakes. A key lives as long as the time rule could accept its webhook again
+ * (receivedAt included); each caller's share is counted across replicas and frees as its keys
+ * expire; a Redis at its maxmemory is a full store (503 replay-store-full), and one whose policy
+ * would evict keys is warned about.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
+import { parseMetrics, valueOf } from './helpers/metrics.js'
 import { startHashd, type HashdProcess } from './helpers/process.js'
 import { startRedis, type TestRedis } from './helpers/redis.js'
+import { postFrom } from './helpers/send.js'
 import { skipUnless } from './helpers/tools.js'
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 
-function signed(secret: string, id = `msg_${randomBytes(12).toString('hex')}`) {
+function signed(secret: string, id = `msg_${randomBytes(12).toString('hex')}`, timestamp = nowSeconds()) {
   const payload = JSON.stringify({ type: 'user.created', data: { id: randomBytes(8).toString('hex') } })
-  const timestamp = nowSeconds()
   const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), payload) }
   return { profile: 'standard-webhooks', payload, secret, headers }
+}
+
+async function refusals(server: HashdProcess, limit: 'store' | 'caller'): Promise<number> {
+  return valueOf(parseMetrics((await server.get('/metrics')).text), 'hashd_webhook_replay_refused_total', { limit })
+}
+
+/** PTTL of the one replay key under `prefix`, in milliseconds. */
+async function replayKeyTtl(redis: TestRedis, prefix: string): Promise<number> {
+  const keys = await redis.command(`KEYS ${prefix}replay:*`)
+  assert.match(keys, /^\*1\r\n/, keys)
+  return Number(/^:(\d+)/.exec(await redis.command(`PTTL ${keys.split('\r\n')[2]}`))?.[1])
 }
 
 async function replayStore(server: HashdProcess): Promise<string> {
@@ -146,5 +161,79 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
     assert.deepEqual([again.status, again.body.valid, again.body.replayed], [200, true, false])
     assert.equal((await verify(server, webhook)).body.reason, 'replayed')
     await server.stop()
+  })
+
+  it('a key lives until the webhook\'s timestamp + tolerance + WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: one checked against a receivedAt an hour old is replayed seconds later', async () => {
+    const keys = `${prefix}received:`
+    const server = await start({ REDIS_PREFIX: keys, WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: '7200' })
+    await waitForReplayStore(server, 'redis')
+    const signedAt = nowSeconds() - 3600
+    const request = { ...signed(newSecret(), undefined, signedAt), receivedAt: signedAt, toleranceSeconds: 1 }
+    assert.equal((await verify(server, request)).body.valid, true)
+    // Accepted again while a receivedAt up to 7200 s old could be given: until signedAt + 1 + 7200 (and the rest of that second).
+    const ttl = await replayKeyTtl(redis, keys)
+    const expected = (signedAt + 1 + 7200 + 1) * 1000 - Date.now()
+    assert.ok(ttl > expected - 5_000 && ttl <= expected + 1_000, `PTTL ${ttl} ms, expected about ${expected}`)
+    await new Promise((resolve) => setTimeout(resolve, 3_100))
+    const later = await verify(server, request)
+    assert.deepEqual([later.status, later.body.valid, later.body.reason], [200, false, 'replayed'])
+    await server.stop()
+  })
+
+  it('a caller\'s share is counted across replicas and comes back as its keys expire; another caller keeps its own', async () => {
+    // Keys that live about two seconds: a tolerance of 1 s, no receivedAt age, signed a second ago.
+    const env = { REDIS_PREFIX: `${prefix}share:`, WEBHOOK_REPLAY_CALLER_MAX: '5', WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: '0' }
+    const [a, b] = await Promise.all([start(env), start(env)])
+    await Promise.all([waitForReplayStore(a, 'redis'), waitForReplayStore(b, 'redis')])
+    const from = (address: string, server: HashdProcess, request: object) => postFrom(address, `${server.url}/api/webhooks/verify`, request, (response) => server.check(response))
+    const shortLived = (secret: string) => ({ ...signed(secret, undefined, nowSeconds() - 1), toleranceSeconds: 1 })
+    const mallory = newSecret()
+    for (let index = 0; index < 5; index++) assert.equal((await from('127.0.0.3', a, shortLived(mallory))).status, 200)
+    const refused = await from('127.0.0.3', b, shortLived(mallory))
+    assert.equal(refused.status, 503)
+    assert.equal(refused.body.type, 'urn:hashd:problem:replay-store-full')
+    assert.match(refused.body.detail, /WEBHOOK_REPLAY_CALLER_MAX/)
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-3]$/)
+    assert.equal((await from('127.0.0.2', b, shortLived(newSecret()))).status, 200)
+    assert.deepEqual([await refusals(a, 'caller'), await refusals(b, 'caller')], [0, 1])
+    // Once Mallory's keys have expired, the share is free again.
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    assert.equal((await from('127.0.0.3', b, shortLived(mallory))).body.valid, true)
+    await Promise.all([a.stop(), b.stop()])
+  })
+
+  it('a Redis at its maxmemory (noeviction) is a full store: 503 replay-store-full, counted; a remembered webhook is still a replay', async () => {
+    const server = await start({ REDIS_PREFIX: `${prefix}oom:` })
+    await waitForReplayStore(server, 'redis')
+    const secret = newSecret()
+    const remembered = signed(secret)
+    assert.equal((await verify(server, remembered)).body.valid, true)
+    assert.match(await redis.command('CONFIG SET maxmemory 1'), /^\+OK/)
+    try {
+      const refused = await verify(server, signed(secret))
+      assert.equal(refused.status, 503)
+      assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+      assert.equal(refused.body.type, 'urn:hashd:problem:replay-store-full')
+      assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
+      assert.equal((await verify(server, remembered)).body.reason, 'replayed')
+      assert.equal(await refusals(server, 'store'), 1)
+      assert.equal(await replayStore(server), 'redis', 'a full Redis is not an unreachable one')
+    } finally {
+      await redis.command('CONFIG SET maxmemory 0')
+    }
+    assert.equal((await verify(server, signed(secret))).body.valid, true)
+    await server.stop()
+  })
+
+  it('a maxmemory-policy that evicts keys is warned about: evicted replay keys would let replays through', async () => {
+    assert.match(await redis.command('CONFIG SET maxmemory-policy allkeys-lru'), /^\+OK/)
+    try {
+      const server = await start({ REDIS_PREFIX: `${prefix}evict:` })
+      await server.logged(/may evict webhook replay keys before they expire/)
+      assert.match(server.stdout(), /"maxmemoryPolicy":"allkeys-lru"/)
+      await server.stop()
+    } finally {
+      await redis.command('CONFIG SET maxmemory-policy noeviction')
+    }
   })
 })

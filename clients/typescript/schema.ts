@@ -380,7 +380,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a webhook's signature, timestamp and freshness (Standard Webhooks, GitHub, Stripe)
-         * @description A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, or for profiles without an id the same signed content, is `replayed`. When Redis cannot be reached, a webhook whose signature is valid gets 503 (urn:hashd:problem:replay-store-unavailable, with Retry-After) rather than an answer that could let a replay through.
+         * @description A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, or for profiles without an id the same signed content, is `replayed` for as long as the first could still pass the time rule. When Redis cannot be reached, or the store (or this client's share of it) is full, a webhook whose signature is valid gets 503 (urn:hashd:problem:replay-store-unavailable or replay-store-full, with Retry-After) rather than an answer that could let a replay through.
          */
         post: operations["postWebhooksVerify"];
         delete?: never;
@@ -4160,9 +4160,9 @@ export interface operations {
                     secret?: string;
                     /** @description standard-webhooks v1a: the sender's Ed25519 public key, whpk_… or PEM */
                     publicKey?: string;
-                    /** @description How far the signed timestamp may be from the reference time; 300 when absent. A verified webhook is remembered for twice this long */
+                    /** @description How far the signed timestamp may be from the reference time, either way; 300 when absent. A verified webhook is remembered until its timestamp plus this tolerance plus WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS has passed; keep one tolerance for one sender */
                     toleranceSeconds?: number;
-                    /** @description Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now */
+                    /** @description Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now. When the webhook is to be remembered, at most WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS (300 by default) before now */
                     receivedAt?: number;
                     /** @description false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent */
                     remember?: boolean;
@@ -4184,7 +4184,7 @@ export interface operations {
                         /** @description true only when a signature matches, the timestamp is within the tolerance and the webhook was not seen before */
                         valid: boolean;
                         /**
-                         * @description Why the webhook is not valid: `missing-header`: A header the profile needs is absent or empty; `malformed-header`: A header is not in the profile's form (a timestamp that is not whole seconds, a signature header with no entry of the profile's shape, a header given twice); `unsupported-signature`: The signature header holds no signature of the kind the key checks (v1 for a secret or named key, v1a for a public key; Stripe's v1); `signature-mismatch`: No signature in the header matches the payload under the key: the body, id or timestamp was changed, or another key signed it; `key-version-retired`: The signature was made with a version of the named key that is retired; `key-version-below-minimum`: The signature was made with a version of the named key below its min-verify-version; `timestamp-too-old`: The signed timestamp is older than the tolerance before the reference time (now, or receivedAt); `timestamp-too-new`: The signed timestamp is further than the tolerance after the reference time; `replayed`: A webhook with this id (or, for profiles without one, this signed content) was already verified within the replay window
+                         * @description Why the webhook is not valid: `missing-header`: A header the profile needs is absent or empty; `malformed-header`: A header is not in the profile's form (a timestamp that is not whole seconds, a signature header with no entry of the profile's shape, a header given twice); `unsupported-signature`: The signature header holds no signature of the kind the key checks (v1 for a secret or named key, v1a for a public key; Stripe's v1); `signature-mismatch`: No signature in the header matches the payload under the key: the body, id or timestamp was changed, or another key signed it; `key-version-retired`: The signature was made with a version of the named key that is retired; `key-version-below-minimum`: The signature was made with a version of the named key below its min-verify-version; `timestamp-too-old`: The signed timestamp is older than the tolerance before the reference time (now, or receivedAt); `timestamp-too-new`: The signed timestamp is further than the tolerance after the reference time; `replayed`: A webhook with this id (or, for profiles without one, this signed content) was already verified, and could still be accepted: it is remembered until then
                          * @enum {string}
                          */
                         reason?: "missing-header" | "malformed-header" | "unsupported-signature" | "signature-mismatch" | "key-version-retired" | "key-version-below-minimum" | "timestamp-too-old" | "timestamp-too-new" | "replayed";
@@ -4201,7 +4201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance */
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance, or (unless remember is false) earlier than now by more than WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS */
             400: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on and counting */
@@ -4296,7 +4296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */

@@ -15,7 +15,8 @@
  *
  * The webhook replay store lives beside the counters (`app.replayStore`): in memory, or in the same
  * Redis, on the same connection. With REDIS_URL set Redis is used for replays even when
- * RATE_LIMIT_MAX=0 turns the limits off, so replicas share replay protection either way.
+ * RATE_LIMIT_MAX=0 turns the limits off, so replicas share replay protection either way. Its
+ * per-caller shares use the limits' buckets (`app.clientBucket`), whether the limits are on or off.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
@@ -35,6 +36,8 @@ declare module 'fastify' {
     limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
     /** Where verified webhooks are remembered (src/webhooks/replay.ts). */
     replayStore: ReplayStore
+    /** The bucket a request counts in (its API key, or its client address): also whose share of the replay store it uses. */
+    clientBucket(request: FastifyRequest): string
     /**
      * Counts `count` more requests against the request's bucket (a batch's items beyond the request
      * itself, which was counted when it arrived); rejects with 429 when that goes over the limit.
@@ -66,7 +69,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     ? undefined
     : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
   if (redis) app.addHook('onClose', redis.close)
-  app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(options.config.webhookReplayMemoryMax))
+  const { webhookReplayMemoryMax, webhookReplayCallerMax } = options.config
+  app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(webhookReplayMemoryMax, webhookReplayCallerMax))
+  app.decorate('clientBucket', bucketOf)
   if (rateLimitMax === 0) {
     app.decorate('rateLimitStoreState', (): RateLimitStoreState => 'off')
     return
