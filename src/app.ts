@@ -110,6 +110,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => {
     closing = true
     lingering.stop()
+    // The listener closes the connections idle now; one whose request is still in flight goes idle
+    // later, and would then be kept KEEP_ALIVE_TIMEOUT_MS, holding the drain open that long. From
+    // here on an idle connection is closed after Node's own grace of a second, in which a request
+    // that still arrives on it is answered 503 (onRequest below) with Connection: close.
+    app.server.keepAliveTimeout = 1
   })
   app.addHook('onRequest', (request, reply, done) => {
     if (closing) {

@@ -47,6 +47,16 @@ class Connection {
   /** Sends GET /api/health and resolves with the whole response's head and body; rejects if the connection ends first. */
   async get(): Promise<{ status: number, headers: string, body: string }> {
     this.socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    return this.response()
+  }
+
+  /** Writes raw bytes, resolving once they are handed to the kernel. */
+  write(data: string): Promise<void> {
+    return new Promise((resolve, reject) => this.socket.write(data, (error) => error ? reject(error) : resolve()))
+  }
+
+  /** Resolves with the first whole response already received or yet to come, without sending anything. */
+  async response(): Promise<{ status: number, headers: string, body: string }> {
     for (;;) {
       const end = this.received.indexOf('\r\n\r\n')
       const length = Number(/\r\ncontent-length: *(\d+)/i.exec(this.received.slice(0, end))?.[1] ?? NaN)
@@ -127,6 +137,33 @@ describe('KEEP_ALIVE_TIMEOUT_MS', () => {
       }
     } finally {
       await server.close()
+    }
+  })
+
+  it('does not hold a shutdown: a connection whose request was in flight closes about a second after its answer, not 65 s', async () => {
+    const server = await startServer()
+    const connection = await Connection.open(server.url)
+    try {
+      // An upload half sent: the request is in flight when the shutdown begins.
+      const half = 'a'.repeat(64 * 1024)
+      await connection.write('POST /api/filehash?algorithms=sha256 HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n' +
+        `Content-Type: application/octet-stream\r\nContent-Length: ${2 * half.length}\r\n\r\n${half}`)
+      await sleep(300)
+      const closed = server.app.close()
+      await sleep(50)
+      await connection.write(half)
+      const answer = await connection.response()
+      const answeredAt = performance.now()
+      assert.equal(answer.status, 200, answer.body)
+      await closed
+      await connection.untilEnded()
+      const afterAnswerMs = performance.now() - answeredAt
+      assert.deepEqual({ ended: connection.ended !== null, error: connection.error }, { ended: true, error: null })
+      // Node's own grace after an answer is a second; a loaded machine's slack on top.
+      assert.ok(afterAnswerMs < 1000 + 4000, `the shutdown waited ${afterAnswerMs.toFixed(0)} ms after the last answer`)
+    } finally {
+      connection.destroy()
+      await server.close().catch(() => undefined)
     }
   })
 
