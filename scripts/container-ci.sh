@@ -287,7 +287,7 @@ expect "pwned:import and pwned:verify in the image" "$pwned" '1 SHA-1 hashes fro
 post "$url/api/hash" '{"input":"pw","algorithm":"argon2id","options":{"memoryCost":131072,"timeCost":10}}' >"$work/slow.json" &
 slow_pid=$!
 for _ in $(seq 1 200); do
-  [[ "$(curl -sS "$url/api/health")" =~ \"running\":[1-9] ]] && break
+  [[ "$(curl -sS "$url/metrics")" =~ hashd_work_in_flight\ [1-9] ]] && break
   sleep 0.05
 done
 timer_start

@@ -100,7 +100,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const lingering = lingerOnClose(app.server)
   if (config.tls !== null && tlsMaterial !== null) {
     app.log.info({ ...describeTls(tlsMaterial), clientCertificates: config.tls.clientCaFile !== null, minVersion: MIN_TLS_VERSION }, 'TLS on')
-    reloadTls(app, config.tls)
+    reloadTls(app, config.tls, config.fileReloadPollMs)
   }
   const plaintext = plaintextWarning(config)
   if (plaintext !== null) app.log.warn({ host: config.host, secretKeyFiles: config.secretKeyFiles }, plaintext)
@@ -161,7 +161,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(passwordsCheckRoute)
   // HIBP's range API, outside /api at the public API's path (routes/range.ts).
   await app.register(rangeRoute)
-  await app.register(webhooksRoute, { engine })
+  await app.register(webhooksRoute, { engine, config })
   // The page at / (built from web/ into dist/web); it speaks only the public API above. WEB_UI=off
   // leaves it out, and the API browser at /docs with it: an instance that serves machines only.
   if (config.webUi) await app.register(webPlugin)

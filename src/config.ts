@@ -84,8 +84,14 @@ export interface Config {
   memoryTuning: boolean
   /** Password screening (src/screening/): the policy, the lists and the breached-password stores. */
   screening: ScreeningConfig
-  /** Webhooks remembered for replay protection in this process's memory (without REDIS_URL); past it the oldest go first. */
+  /** Webhooks remembered for replay protection in this process's memory (without REDIS_URL); when it is full, new ones get 503. */
   webhookReplayMemoryMax: number
+  /** The most webhooks one caller (API key or client address) may have remembered at once, in memory or in Redis; 0: no share. */
+  webhookReplayCallerMax: number
+  /** How far behind now a remembered webhook's receivedAt may be; every remembered webhook is kept this much longer. */
+  webhookReceivedAtMaxAgeSeconds: number
+  /** The period of the poll that backs up the watch of reloadable files (file-reload.ts); 0: watch only. */
+  fileReloadPollMs: number
   /** HTTPS on the main port (src/tls.ts), or null for plain HTTP. */
   tls: TlsConfig | null
   /** The pages for people, the web page at / and the API browser at /docs: on unless WEB_UI=off. */
@@ -283,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // so a short REQUEST_TIMEOUT_MS also shortens the headers deadline rather than failing to start.
   const headersTimeoutMs = Math.min(readInt(env, 'HEADERS_TIMEOUT_MS', 10_000, 100), requestTimeoutMs)
   const bodyLimit = readInt(env, 'BODY_LIMIT', 1 * MiB, 1024)
+  const webhookReplayMemoryMax = readInt(env, 'WEBHOOK_REPLAY_MEMORY_MAX', 100_000, 1, 10_000_000)
   const config: Omit<Config, 'maxWorkMemoryBytes'> = {
     host: env.HOST?.trim() || '127.0.0.1',
     port: readInt(env, 'PORT', 3000, 0, 65535),
@@ -345,7 +352,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     memoryTuning: readBool(env, 'MEMORY_TUNING', true),
     screening: readScreening(env),
-    webhookReplayMemoryMax: readInt(env, 'WEBHOOK_REPLAY_MEMORY_MAX', 100_000, 1, 10_000_000),
+    webhookReplayMemoryMax,
+    // A quarter each by default: a caller cannot fill the store, and four at their share can.
+    webhookReplayCallerMax: readInt(env, 'WEBHOOK_REPLAY_CALLER_MAX', Math.ceil(webhookReplayMemoryMax / 4), 0, 10_000_000),
+    webhookReceivedAtMaxAgeSeconds: readInt(env, 'WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS', 300, 0, 30 * 86_400),
+    fileReloadPollMs: readInt(env, 'FILE_RELOAD_POLL_MS', 5_000, 0, 3_600_000),
     tls: readTls(env),
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),

@@ -70,7 +70,7 @@ export interface ReloadableOptions<T> {
   discarded?: (unused: T) => void
   /** How long a burst of events settles before the files are read (a write in several pieces). */
   settleMs?: number
-  /** The backstop poll's period; 0 turns it off. */
+  /** The backstop poll's period (FILE_RELOAD_POLL_MS, 5 s by default); 0 turns it off. */
   pollMs?: number
 }
 

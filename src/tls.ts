@@ -105,11 +105,11 @@ export function describeTls(material: TlsMaterial): Record<string, unknown> {
  * force; a change on disk or SIGHUP reads them again and, when they make a context, swaps it in
  * for new connections.
  */
-export function reloadTls(app: FastifyInstance, tls: TlsConfig): Reloadable<TlsMaterial> {
+export function reloadTls(app: FastifyInstance, tls: TlsConfig, pollMs?: number): Reloadable<TlsMaterial> {
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile === null ? [] : [tls.clientCaFile])]
   const server = app.server as unknown as TlsServer
   const reloading = reloadable({
-    source: 'tls', what: 'TLS certificate', files, log: app.log, describe: describeTls,
+    source: 'tls', what: 'TLS certificate', files, log: app.log, describe: describeTls, pollMs,
     load: () => readTlsMaterial(tls),
     swapped: (next) => { server.setSecureContext(secureContextOptions(next)) },
   })

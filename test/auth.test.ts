@@ -146,8 +146,10 @@ describe('API keys: 401 and the public paths', () => {
     // A valid key is enough for the descriptions: no scope, no 403.
     assert.deepEqual(spec.paths['/api/algorithms'].get.security, [{ apiKey: [] }])
     assert.equal(spec.paths['/api/algorithms'].get.responses['403'], undefined)
-    // Public: an explicit empty requirement (OpenAPI 3.1 §4.8.10.1: no security needed).
-    assert.deepEqual(spec.paths['/api/health'].get.security, [])
+    // Public: an explicit empty requirement (OpenAPI 3.1 §4.8.10.1: no security needed); health's
+    // is optional, and a key with health or metrics sees its details.
+    assert.deepEqual(spec.paths['/api/ready'].get.security, [])
+    assert.deepEqual(spec.paths['/api/health'].get.security, [{}, { apiKey: ['health'] }, { apiKey: ['metrics'] }])
     assert.equal(spec.paths['/api/health'].get.responses['401'], undefined)
   })
 })

@@ -7,7 +7,12 @@
  * gets.
  */
 import assert from 'node:assert/strict'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import type { FastifyRequest } from 'fastify'
+import { installObserver } from '../src/observe.js'
+import { parseMetrics, valueOf } from './helpers/metrics.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
 
@@ -113,5 +118,94 @@ describe('batches of digests and checks', { skip: skipUnless('python3') }, () =>
     const neither = await server.post('/api/verify', { algorithm: 'md5' })
     assert.equal(neither.status, 400)
     assert.match(neither.body.detail, /must have exactly one of input, hash, items|exactly one/)
+  })
+})
+
+/**
+ * The server runs in this process, so the test watches it on the event loop itself, with no clock:
+ * Fastify's tracing channel (`tracing:fastify.request.handler`) says when each handler starts and
+ * ends, and an observer put in place of the metrics' one (src/observe.ts, where every hashed item is
+ * counted) says when the batch's first and last items are hashed. Items are counted, not timed.
+ */
+describe('the batch runner lets other requests in, and stops for a client that went away', () => {
+  let server: TestServer
+  // 40,000 items of ten bytes: tens of milliseconds of hashing at the least, many slices of SLICE_MS (4 ms).
+  const ITEMS = 40_000
+  const INPUT_BYTES = 10
+  const batchBody = (algorithm: string) => JSON.stringify({ algorithm, items: Array.from({ length: ITEMS }, (_, index) => ({ input: String(index).padStart(INPUT_BYTES, '0') })) })
+  before(async () => { server = await startServer({ MAX_BATCH_ITEMS: String(ITEMS) }) })
+  after(() => server.close())
+
+  const CHANNEL = 'tracing:fastify.request.handler'
+  type Store = { request: FastifyRequest, error?: unknown }
+  const isBatch = (store: Store) => (store.request.body as { items?: unknown } | undefined)?.items !== undefined
+
+  /** Calls `listener` with the store of every handler event `event` (start, asyncEnd…) until the returned function is called. */
+  function onHandler(event: string, listener: (store: Store) => void): () => void {
+    const channel = `${CHANNEL}:${event}`
+    const untyped = (message: unknown) => listener(message as Store)
+    subscribe(channel, untyped)
+    return () => unsubscribe(channel, untyped)
+  }
+
+  it('a large batch does not hold the event loop: other requests are handled between its first and last items', async () => {
+    let othersStarted = 0
+    const stopCounting = onHandler('start', (store) => { if (!isBatch(store)) othersStarted++ })
+    // Other handlers begun by the time the batch's first item was hashed, and by its last.
+    let hashedItems = 0
+    let atFirst = -1
+    let atLast = -1
+    const uninstall = installObserver({
+      hashedBytes(operation, algorithm) {
+        if (operation !== 'hash' || algorithm !== 'sha256') return
+        hashedItems++
+        if (hashedItems === 1) atFirst = othersStarted
+        if (hashedItems === ITEMS) atLast = othersStarted
+      },
+      passwordOperation() {},
+      keyUse() {},
+    })
+    let finished = false
+    try {
+      // Requests one after another on their own connection, for as long as the batch runs.
+      const others = (async () => {
+        while (!finished) await (await fetch(`${server.url}/api/health`)).arrayBuffer()
+      })()
+      const batch = await server.post('/api/hash', batchBody('sha256'))
+      finished = true
+      await others
+      assert.equal(batch.status, 200)
+      assert.equal(batch.body.results.length, ITEMS)
+    } finally {
+      finished = true
+      uninstall()
+      stopCounting()
+    }
+    assert.equal(hashedItems, ITEMS)
+    // Had the batch run its items in one go, no other handler could have begun between its first and last.
+    assert.ok(atLast - atFirst >= 1, `${atLast - atFirst} other requests handled between the batch's first and last items`)
+  })
+
+  it('a client that disconnects mid-batch stops the work: fewer items are hashed than it sent', async () => {
+    const hashed = async () => valueOf(parseMetrics((await server.get('/metrics')).text), 'hashd_hashed_bytes_total', { operation: 'hash', algorithm: 'sha384' })
+    const before = await hashed()
+    const body = batchBody('sha384')
+    const { port } = new URL(server.url)
+    const socket = connect(Number(port), '127.0.0.1')
+    socket.on('error', () => {})
+    // The client hangs up as soon as the batch's handler begins: every item is still to run.
+    const stopWatching = onHandler('start', (store) => { if (isBatch(store)) socket.destroy() })
+    const ended = new Promise<Store>((resolve) => {
+      const stop = onHandler('asyncEnd', (store) => { if (isBatch(store)) { stop(); resolve(store) } })
+    })
+    try {
+      socket.write(`POST /api/hash HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+      const store = await ended
+      assert.equal((store.error as { status?: number } | undefined)?.status, 499, 'the batch ended as Client Closed Request')
+    } finally {
+      stopWatching()
+    }
+    const bytes = (await hashed()) - before
+    assert.ok(bytes > 0 && bytes < ITEMS * INPUT_BYTES, `${bytes / INPUT_BYTES} of ${ITEMS} items hashed after the client left`)
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startServer, tasksStarted, type TestServer } from './helpers/server.js'
+import { metricValue, startServer, tasksStarted, type TestServer } from './helpers/server.js'
 
 describe('contract: password work for a client that went away is dropped', () => {
   let server: TestServer
@@ -19,7 +19,7 @@ describe('contract: password work for a client that went away is dropped', () =>
     const tasksBefore = await tasksStarted(server)
     const running = bcrypt(13)
     // The six arrive only once the first holds the thread, so they are the ones queued.
-    while ((await server.get('/api/health')).body.work.running === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    while (await metricValue(server, 'hashd_work_in_flight') === 0) await new Promise((resolve) => setTimeout(resolve, 5))
     const abandoned = Array.from({ length: 6 }, () => {
       const controller = new AbortController()
       setTimeout(() => controller.abort(), 50)

@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
-import { newClientOutcome, rawResponse, startHashd, untilRefused, type HashdProcess } from './helpers/process.js'
+import { newClientOutcome, rawResponse, startHashd, untilRefused } from './helpers/process.js'
+import { metricValue } from './helpers/server.js'
 
 /** FIPS 180-2 appendix B.3: SHA-256 of 1,000,000 repetitions of "a". */
 const SHA256_MILLION_A = 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'
@@ -35,11 +36,6 @@ const uploadHead = 'POST /api/filehash?algorithms=sha256 HTTP/1.1\r\nHost: local
 
 const write = (socket: Socket, data: string) => new Promise<void>((resolve, reject) => socket.write(data, (error) => error ? reject(error) : resolve()))
 
-async function health(server: HashdProcess): Promise<{ work: { running: number } }> {
-  const response = await server.fetch('/api/health')
-  assert.equal(response.status, 200)
-  return await response.json() as { work: { running: number } }
-}
 
 describe('graceful drain of the process', () => {
   it('GET /api/ready is 200 while serving, and needs no API key', async () => {
@@ -73,7 +69,7 @@ describe('graceful drain of the process', () => {
     const upload = await rawConnection(server.url)
     await write(upload.socket, uploadHead + 'a'.repeat(HALF))
     // The hash is on a thread (the pool reports it running) before the signal.
-    for (let tries = 0; (await health(server)).work.running < 1; tries++) {
+    for (let tries = 0; await metricValue(server, 'hashd_work_in_flight') < 1; tries++) {
       assert.ok(tries < 500, 'the argon2id task never started')
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
@@ -110,7 +106,7 @@ describe('graceful drain of the process', () => {
     const server = await startHashd({ SHUTDOWN_TIMEOUT_MS: '300' })
     const upload = await rawConnection(server.url)
     await write(upload.socket, uploadHead + 'a'.repeat(HALF))
-    await health(server)
+    assert.equal((await server.get('/api/health')).status, 200)
     server.child.kill('SIGTERM')
     // The second half never comes: the drain cannot finish, the deadline ends it.
     assert.deepEqual(await server.exited, { code: 1, signal: null })

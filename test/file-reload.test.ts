@@ -2,7 +2,10 @@
  * Files read again while the server runs (src/file-reload.ts), through the real process: a keys
  * file edited in place, replaced by `mv`, and swapped the way the kubelet updates a Secret volume
  * (a new timestamped folder, then the `..data` symlink renamed over the old one); a bad file keeps
- * the keys in force and shows in /api/health and /metrics until it is fixed; no SIGHUP is sent.
+ * the keys in force and shows in /api/health and /metrics until it is fixed; no SIGHUP is sent,
+ * and the backstop poll is off (FILE_RELOAD_POLL_MS=0), so the folder watch is the only thing that
+ * can see a change: a watch that failed to start, or that missed the swapped `..data` folder, fails
+ * the test instead of being covered by the poll.
  */
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
@@ -61,7 +64,7 @@ describe('keys files reload when they change on disk', () => {
     symlinkSync('..2026_01_01_00_00_00.1', join(volume, '..data'))
     symlinkSync('..data/api-keys', join(volume, 'api-keys'))
 
-    const hashd = await startHashd({ API_KEYS_FILE: join(volume, 'api-keys') })
+    const hashd = await startHashd({ API_KEYS_FILE: join(volume, 'api-keys'), FILE_RELOAD_POLL_MS: '0' })
     try {
       assert.equal(await status(hashd, first), 200)
       assert.equal(await status(hashd, second), 401)
@@ -90,6 +93,9 @@ describe('keys files reload when they change on disk', () => {
       const failing = await apiKeysStatus(hashd, third)
       assert.equal(failing.failures, 1)
       assert.match(failing.lastError?.reason ?? '', /API_KEYS_FILE .* line 2, field 2: the key's sha256 must be here as 64 hex digits/)
+      // Without a key, health says degraded and nothing more: no file, no line, no reason.
+      const summary = await hashd.get('/api/health')
+      assert.deepEqual(summary.body, { status: 'ok', degraded: true, rateLimitStore: 'off', replayStore: 'memory' })
       assert.ok(!hashd.stdout().includes(fourth), 'the key pasted in the wrong place never reaches the log')
       const metrics = (await hashd.get('/metrics', { authorization: `Bearer ${third}` })).text
       assert.match(metrics, /hashd_file_reload_failing\{source="api-keys"\} 1/)
@@ -100,6 +106,7 @@ describe('keys files reload when they change on disk', () => {
       await until(hashd, fourth, 200)
       const fixed = await apiKeysStatus(hashd, fourth)
       assert.equal(fixed.lastError, undefined)
+      assert.equal((await hashd.get('/api/health')).body.degraded, false)
       assert.equal(fixed.loads, 4)
 
       // Replaced by mv, as editors and config tools do (here the link itself becomes a plain file).

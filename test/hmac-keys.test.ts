@@ -131,7 +131,8 @@ describe('named HMAC keys against Python\'s hmac', { skip: skipUnless('python3')
     const gone = await server.post('/api/hmac/verify', { message, hmac: `hashd:v6:${v1.base64}`, keyName: 'orders' })
     problemJson(gone, 422)
     assert.equal(gone.body.type, 'urn:hashd:problem:unknown-key-version')
-    assert.deepEqual([gone.body.keyName, gone.body.keyVersion], ['orders', 6])
+    // The version, not the name: no problem repeats a key name (the client knows which it sent).
+    assert.deepEqual([gone.body.keyName, gone.body.keyVersion], [undefined, 6])
     // Making new HMACs with them is refused.
     const make = await server.post('/api/hmac', { message, keyName: 'orders', keyVersion: 5 })
     problemJson(make, 422)
@@ -143,8 +144,8 @@ describe('named HMAC keys against Python\'s hmac', { skip: skipUnless('python3')
       ['/api/hmac', { message: 'm', key: 'k', keyName: 'orders' }, 400, /either key .* or keyName .*, not both/],
       ['/api/hmac', { message: 'm' }, 400, /Send key .* or keyName/],
       ['/api/hmac', { message: 'm', keyName: 'nope' }, 422, /keyName names no key of this server/],
-      ['/api/hmac', { message: 'm', keyName: 'orders', keyVersion: 8 }, 422, /Key orders has no version 8 \(it has 1, 2, 3, 4, 5\)/],
-      ['/api/hmac', { message: 'm', keyName: 'orders', algorithm: 'md5' }, 422, /Key orders may be used with sha256, sha512, sha3-256 .*not md5/],
+      ['/api/hmac', { message: 'm', keyName: 'orders', keyVersion: 8 }, 422, /^The key has no version 8 \(it has 1, 2, 3, 4, 5\)/],
+      ['/api/hmac', { message: 'm', keyName: 'orders', algorithm: 'md5' }, 422, /^This key may be used with sha256, sha512, sha3-256 .*not md5/],
       ['/api/hmac', { message: 'm', keyName: 'orders', algorithm: 'bcrypt' }, 400, /bcrypt cannot be used with \/api\/hmac/],
       ['/api/hmac', { message: 'm', key: 'k', keyVersion: 2 }, 400, /keyVersion applies to keyName only/],
       ['/api/hmac', { message: 'm', key: 'k', format: 'tagged' }, 400, /format "tagged" needs a named key/],
@@ -407,15 +408,29 @@ describe('batches against the rate limit: a budget of items beside the one of re
 describe('scoped API keys with named HMAC keys', () => {
   const front = `hk_${randomBytes(32).toString('base64url')}`
   const backend = `hk_${randomBytes(32).toString('base64url')}`
+  /** Every HMAC and webhook scope, and only the key users. */
+  const signer = `hk_${randomBytes(32).toString('base64url')}`
   let server: TestServer
   before(async () => {
     server = await startServer({
       HMAC_KEYS_FILE: file(HMAC_KEYS),
-      API_KEYS_FILE: file(`front ${hashKey(front)} scopes=hmac:verify,verify hmac-keys=users\nbackend ${hashKey(backend)} scopes=-pepper:rewrap,-metrics\n`),
+      API_KEYS_FILE: file([
+        `front ${hashKey(front)} scopes=hmac:verify,verify hmac-keys=users`,
+        `backend ${hashKey(backend)} scopes=-pepper:rewrap,-metrics`,
+        `signer ${hashKey(signer)} scopes=hmac,hmac:verify,webhooks:sign,webhooks:verify hmac-keys=users`,
+      ].join('\n')),
     })
   })
   after(() => server.close())
   const as = (key: string, path: string, body: unknown) => server.post(path, body, { authorization: `Bearer ${key}` })
+  /** A 403 for a named key outside hmac-keys=: scope hmac-keys, the field at fault, and neither the name nor whether it exists. */
+  const outsideHmacKeys = (answer: { status: number, headers: Headers, body: { status: number, type: string, scope: string, errors?: Array<{ pointer: string }> } }, pointer = '/body/keyName') => {
+    problemJson(answer, 403)
+    assert.equal(answer.body.type, 'urn:hashd:problem:insufficient-scope')
+    assert.equal(answer.body.scope, 'hmac-keys')
+    assert.deepEqual(answer.body.errors?.map((error) => error.pointer), [pointer])
+    assert.equal(answer.headers.get('www-authenticate'), 'Bearer realm="hashd", error="insufficient_scope", scope="hmac-keys"')
+  }
 
   it('a call outside the key\'s scopes is 403 insufficient-scope naming the scope (RFC 6750 §3.1), before its body is read', async () => {
     const hmac = await as(front, '/api/hmac', { message: 'm', keyName: 'users' })
@@ -434,24 +449,75 @@ describe('scoped API keys with named HMAC keys', () => {
     assert.equal((await as(front, '/api/verify', { input: 'abc', hash: '900150983cd24fb0d6963f7d28e17f72' })).status, 200)
   })
 
-  it('a named key outside hmac-keys= is 403 with scope hmac-key:<name>; in a batch, for that item only, or the whole batch when named at the top', async () => {
+  it('a named key outside hmac-keys= is 403 scope hmac-keys when checking an HMAC, whether or not it exists; in a batch, for that item only, or the whole batch when named at the top', async () => {
     const made = await as(backend, '/api/hmac', { message: 'm', keyName: 'users' })
-    const outside = await as(front, '/api/hmac/verify', { message: 'm', hmac: made.body.hmac, keyName: 'orders' })
-    problemJson(outside, 403)
-    assert.equal(outside.body.scope, 'hmac-key:orders')
-    assert.equal(outside.headers.get('www-authenticate'), 'Bearer realm="hashd", error="insufficient_scope", scope="hmac-key:orders"')
+    outsideHmacKeys(await as(front, '/api/hmac/verify', { message: 'm', hmac: made.body.hmac, keyName: 'orders' }))
     // A name the server does not have is refused the same way: no telling which names exist.
-    assert.equal((await as(front, '/api/hmac/verify', { message: 'm', hmac: made.body.hmac, keyName: 'no-such-key' })).body.scope, 'hmac-key:no-such-key')
+    outsideHmacKeys(await as(front, '/api/hmac/verify', { message: 'm', hmac: made.body.hmac, keyName: 'no-such-key' }))
     const batch = await as(front, '/api/hmac/verify', { items: [{ message: 'm', hmac: made.body.hmac, keyName: 'users' }, { message: 'm', hmac: made.body.hmac, keyName: 'orders' }] })
     assert.equal(batch.status, 200)
     assert.equal(batch.body.results[0].valid, true)
-    assert.deepEqual([batch.body.results[1].problem.status, batch.body.results[1].problem.scope], [403, 'hmac-key:orders'])
+    assert.deepEqual([batch.body.results[1].problem.status, batch.body.results[1].problem.scope], [403, 'hmac-keys'])
     // Named at the top, the key is every item's: the whole batch is 403, whether or not the key exists.
     for (const keyName of ['orders', 'no-such-key']) {
       const whole = await as(front, '/api/hmac/verify', { keyName, items: [{ message: 'm', hmac: made.body.hmac, keyName: 'users' }, { message: 'm', hmac: made.body.hmac }] })
-      problemJson(whole, 403)
-      assert.equal(whole.body.scope, `hmac-key:${keyName}`)
+      outsideHmacKeys(whole)
     }
+  })
+
+  it('a named key outside hmac-keys= is 403 when making an HMAC: single, batch items, and a batch\'s own keyName', { skip: skipUnless('python3') }, async () => {
+    // Python makes the HMAC that users' current version must give, so the allowed calls are checked too.
+    const expected = pythonHmac<PyMade>([{ op: 'make', secret: S.u9, message: 'm' }])[0]!.hex
+    const allowed = await as(signer, '/api/hmac', { message: 'm', keyName: 'users' })
+    assert.deepEqual([allowed.status, allowed.body.hmac], [200, expected])
+    outsideHmacKeys(await as(signer, '/api/hmac', { message: 'm', keyName: 'orders' }))
+    outsideHmacKeys(await as(signer, '/api/hmac', { message: 'm', keyName: 'orders', format: 'tagged', keyVersion: 3 }))
+    outsideHmacKeys(await as(signer, '/api/hmac', { message: 'm', keyName: 'no-such-key' }))
+    // Items naming users, then orders, then users again: the allowed key's answer is not reused for the other name.
+    const batch = await as(signer, '/api/hmac', { items: [{ message: 'm', keyName: 'users' }, { message: 'm', keyName: 'orders' }, { message: 'm', keyName: 'users' }, { message: 'm', keyName: 'orders', keyVersion: 2 }] })
+    assert.equal(batch.status, 200, batch.text)
+    const results = batch.body.results as Array<{ hmac?: string, problem?: { status: number, scope: string, errors: Array<{ pointer: string }> } }>
+    assert.deepEqual(results.map((result) => result.hmac ?? result.problem?.status), [expected, 403, expected, 403])
+    assert.deepEqual(results.map((result) => result.problem?.errors[0]?.pointer), [undefined, '/body/items/1/keyName', undefined, '/body/items/3/keyName'])
+    // The batch's own keyName is every item's: the whole batch is refused, none made.
+    outsideHmacKeys(await as(signer, '/api/hmac', { keyName: 'orders', items: [{ message: 'a' }, { message: 'b' }] }))
+  })
+
+  it('a named key outside hmac-keys= is 403 when signing or verifying a webhook', async () => {
+    const payload = '{"type":"order.paid"}'
+    const signed = await as(signer, '/api/webhooks/sign', { payload, keyName: 'users' })
+    assert.equal(signed.status, 200, signed.text)
+    const headers = signed.body.headers as Record<string, string>
+    assert.equal((await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers, keyName: 'users' })).body.valid, true)
+    outsideHmacKeys(await as(signer, '/api/webhooks/sign', { payload, keyName: 'orders' }))
+    outsideHmacKeys(await as(signer, '/api/webhooks/sign', { payload, keyName: 'no-such-key' }))
+    outsideHmacKeys(await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers, keyName: 'orders' }))
+    outsideHmacKeys(await as(signer, '/api/webhooks/verify', { profile: 'github', payload, headers: { 'x-hub-signature-256': 'sha256=00' }, keyName: 'no-such-key' }))
+  })
+
+  it('no refusal repeats a key name the client sent: not in the problem, its headers or the log', async () => {
+    // Names as a secret pasted into the wrong field would look (the schema takes 1 to 64 of [A-Za-z0-9._-]).
+    const pasted = [`whsec-${randomBytes(12).toString('hex')}`, `hk_${randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9._-]/g, 'x')}`]
+    const answers = []
+    for (const name of pasted) {
+      answers.push(
+        await as(signer, '/api/hmac', { message: 'm', keyName: name }),
+        await as(signer, '/api/hmac', { items: [{ message: 'm', keyName: name }] }),
+        await as(signer, '/api/hmac/verify', { message: 'm', hmac: 'aa'.repeat(32), keyName: name }),
+        await as(signer, '/api/webhooks/sign', { payload: 'p', keyName: name }),
+        await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload: 'p', headers: {}, keyName: name }),
+        // And a key this API key may use but not as asked (422s): the name, though found, is not repeated either.
+        await as(backend, '/api/hmac', { message: 'm', keyName: 'orders', algorithm: 'md5' }),
+        await as(backend, '/api/hmac', { message: 'm', keyName: 'orders', keyVersion: 8 }),
+        await as(backend, '/api/hmac', { message: 'm', keyName: 'orders', keyVersion: 5 }),
+      )
+    }
+    for (const answer of answers) {
+      assert.ok([200, 403, 422].includes(answer.status), answer.text)
+      const everything = `${answer.text}\n${[...answer.headers].map(([name, value]) => `${name}: ${value}`).join('\n')}`
+      for (const name of [...pasted, 'orders']) assert.ok(!everything.includes(name), `${name} in ${everything}`)
+    }
+    for (const name of pasted) assert.ok(!server.logs().includes(name), `${name} reached the log`)
   })
 })
 

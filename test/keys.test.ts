@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { ConfigError } from '../src/config.js'
 import { hashKey, parseKeysFile } from '../src/keys/api-keys.js'
-import { startServer, type TestServer } from './helpers/server.js'
+import { metricValue, startServer, type TestServer } from './helpers/server.js'
 import { pythonPepper } from './helpers/pepper.js'
 import { skipUnless } from './helpers/tools.js'
 
@@ -97,7 +97,7 @@ describe('API_KEYS_FILE scopes= and hmac-keys=', () => {
   })
 
   it('refuses an unknown scope or a bad key name, naming the line', async () => {
-    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, metrics or \*/)
+    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, passwords:check, passwords:range, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, metrics, health or \*/)
     await refused('API_KEYS_FILE', `a ${hash} 10 hmac-keys=orders,\n`, 1, /hmac-keys= takes \* or HMAC key names/)
     await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /field 4: expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", then options scopes=, hmac-keys=, items=; got 4 fields/)
   })
@@ -221,9 +221,10 @@ describe('HMAC_KEYS_FILE reloaded when it changes; a bad version keeps the keys 
       writeFileSync(path, `orders 1 ${v1}\norders 2 ${v2}\n`)
       await until(async () => await current() === 2)
       writeFileSync(path, `orders 1 ${v1}\norders 2 ${v2}\norders 3 ${short}\n`)
-      await until(async () => ((await server.get('/api/health')).body.files as Array<{ source: string, lastError?: unknown }>).some((entry) => entry.source === 'hmac-keys' && entry.lastError))
-      const health = (await server.get('/api/health')).body.files.find((entry: { source: string }) => entry.source === 'hmac-keys')
-      assert.match(health.lastError.reason, /HMAC_KEYS_FILE .* line 3, field 3: the secret must be base64 or base64url of at least 32 bytes/)
+      await until(async () => (await server.get('/api/health')).body.degraded === true)
+      assert.equal(await metricValue(server, 'hashd_file_reload_failing{source="hmac-keys"}'), 1)
+      const warning = server.logs().split('\n').find((line) => line.includes('"source":"hmac-keys"') && line.includes('not reloaded')) ?? '{}'
+      assert.match((JSON.parse(warning) as { reason: string }).reason, /HMAC_KEYS_FILE .* line 3, field 3: the secret must be base64 or base64url of at least 32 bytes/)
       assert.equal(await current(), 2, 'the keys in force stay')
       assert.equal((await server.post('/api/hmac', { message: 'm', keyName: 'orders' })).body.keyVersion, 2)
       for (const value of [v1, v2, short]) assert.ok(!server.logs().includes(value), 'a secret in the log')

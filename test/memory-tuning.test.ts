@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 import { startHashd, type HashdProcess } from './helpers/process.js'
+import { skipBecause } from './helpers/tools.js'
 
 /** The C library is glibc when Node's report names its version. */
 function glibc(): boolean {
@@ -35,7 +36,7 @@ function logLines<T>(server: HashdProcess, message: string): T[] {
     .filter((entry): entry is T & { msg?: string } => entry?.msg === message)
 }
 
-describe('glibc malloc settings at start', { skip: glibc() ? false : 'not glibc: hashd leaves other C libraries alone' }, () => {
+describe('glibc malloc settings at start', { skip: glibc() ? false : skipBecause('not glibc: hashd leaves other C libraries alone') }, () => {
   const settings = async (env: Record<string, string>, nodeFlags: string[] = []): Promise<TuningLine> => {
     const server = await startHashd({ LOG_LEVEL: 'debug', ...env }, nodeFlags)
     try {
@@ -69,7 +70,7 @@ describe('glibc malloc settings at start', { skip: glibc() ? false : 'not glibc:
   })
 })
 
-describe('memory given back when quiet', { skip: glibc() ? false : 'not glibc: the trim is glibc\'s' }, () => {
+describe('memory given back when quiet', { skip: glibc() ? false : skipBecause('not glibc: the trim is glibc\'s') }, () => {
   /** V8's --trace-gc lines for collections asked for through the gc function. */
   const askedCollections = (server: HashdProcess): string[] => server.stdout().split('\n').filter((line) => /Mark-Compact.* testing;/.test(line))
 

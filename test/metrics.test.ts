@@ -8,34 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { parseMetrics, valueOf, type Sample } from './helpers/metrics.js'
 import { startServer, toTestResponse, type TestServer } from './helpers/server.js'
 import { promtoolCheckMetrics } from './helpers/promtool.js'
 import { skipUnless } from './helpers/tools.js'
-
-interface Sample { name: string, labels: Record<string, string>, value: number }
-
-/** The text exposition format, read back: one sample per line that is not a comment. */
-function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = []
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
-    assert.ok(match, `not a sample line: ${line}`)
-    const labels: Record<string, string> = {}
-    for (const [, name, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[name as string] = value as string
-    samples.push({ name: match[1] as string, labels, value: Number(match[3]) })
-  }
-  return samples
-}
-
-/** The value of the one sample with this name and exactly these labels (0 when absent). */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  const found = samples.filter((sample) => sample.name === name &&
-    Object.keys(sample.labels).length === Object.keys(labels).length &&
-    Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
-  assert.ok(found.length <= 1, `${name} ${JSON.stringify(labels)} appears ${found.length} times`)
-  return found[0]?.value ?? 0
-}
 
 async function scrape(url: string, headers: Record<string, string> = {}): Promise<{ text: string, samples: Sample[], contentType: string }> {
   const response = await fetch(`${url}/metrics`, { headers })
@@ -215,10 +191,13 @@ describe('metrics: METRICS and METRICS_PORT', () => {
     }
   })
 
-  it('needs an API key when keys are on, on the main port and on METRICS_PORT', async () => {
+  it('needs an API key with the metrics scope when keys are on, on the main port and on METRICS_PORT', async () => {
     const key = `hk_${randomUUID()}`
+    const scoped = `hk_${randomUUID()}`
+    const without = `hk_${randomUUID()}`
     const file = join(dir, 'keys')
-    writeFileSync(file, `prometheus ${createHash('sha256').update(key).digest('hex')}\n`)
+    const line = (name: string, secret: string, options = '') => `${name} ${createHash('sha256').update(secret).digest('hex')}${options}\n`
+    writeFileSync(file, line('prometheus', key) + line('scraper', scoped, ' scopes=metrics') + line('app', without, ' scopes=-metrics'))
     const envs: Array<Record<string, string>> = [{}, { METRICS_PORT: '0' }]
     for (const env of envs) {
       const server = await startServer({ API_KEYS_FILE: file, ...env })
@@ -231,6 +210,15 @@ describe('metrics: METRICS and METRICS_PORT', () => {
         assert.equal(wrong.headers.get('www-authenticate'), 'Bearer realm="hashd", error="invalid_token"')
         const { text } = await scrape(url, { authorization: `Bearer ${key}` })
         assert.match(text, /^# TYPE hashd_http_requests_total counter$/m)
+        assert.match((await scrape(url, { authorization: `Bearer ${scoped}` })).text, /^# TYPE hashd_http_requests_total counter$/m)
+        // Every scope but metrics: refused, naming the scope (RFC 6750 §3.1).
+        const outside = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${without}` } })
+        assert.equal(outside.status, 403, env.METRICS_PORT ? 'on METRICS_PORT' : 'on the main port')
+        assert.equal(outside.headers.get('www-authenticate'), 'Bearer realm="hashd", error="insufficient_scope", scope="metrics"')
+        assert.match(outside.headers.get('content-type') ?? '', /^application\/problem\+json/)
+        const problem = await outside.json() as { type: string, scope: string }
+        assert.deepEqual([problem.type, problem.scope], ['urn:hashd:problem:insufficient-scope', 'metrics'])
+        assert.doesNotMatch(JSON.stringify(problem), /hashd_/, 'no metrics in the refusal')
       } finally {
         await server.close()
       }

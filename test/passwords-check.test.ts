@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test'
 import { dictionary } from '@zxcvbn-ts/language-common'
 import { count } from '../src/screening/screen.js'
 import { corpus, store } from './helpers/pwned.js'
-import { startServer, type TestServer } from './helpers/server.js'
+import { metricValue, startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'hashd-check-'))
@@ -113,9 +113,7 @@ describe('POST /api/passwords/check', () => {
       if (Date.now() > deadline) assert.fail('the blocklist was not reloaded')
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    const health = (await server.get('/api/health')).body
-    assert.equal(health.screening.blocklist, 3)
-    assert.ok(health.files.some((file: { source: string, loads: number }) => file.source === 'password-blocklist' && file.loads >= 2))
+    assert.ok(await metricValue(server, 'hashd_file_loads_total{source="password-blocklist",outcome="ok"}') >= 2)
   })
 
   it('reports breached passwords with their count, never echoing the password in the answer or the logs', async () => {
@@ -151,7 +149,6 @@ describe('PASSWORD_MIN_LENGTH and PASSWORD_MAX_LENGTH', () => {
     try {
       assert.equal((await server.post('/api/passwords/check', { password: 'zq7-vbnx' })).body.acceptable, true)
       assert.deepEqual(codes((await server.post('/api/passwords/check', { password: 'k'.repeat(65) })).body), ['too-long'])
-      assert.deepEqual((await server.get('/api/health')).body.screening.commonPasswords, 49233)
     } finally {
       await server.close()
     }

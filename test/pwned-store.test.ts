@@ -23,8 +23,8 @@ import { rangeText } from '../src/screening/range.js'
 import { storeReads } from '../src/screening/status.js'
 import { corpus, corpusInput, store, type Corpus } from './helpers/pwned.js'
 import { spawnHashd, startHashd } from './helpers/process.js'
-import { startServer, type TestServer } from './helpers/server.js'
-import { python, skipUnless } from './helpers/tools.js'
+import { metricValue, startServer, toTestResponse, type TestServer } from './helpers/server.js'
+import { python, skipBecause, skipUnless } from './helpers/tools.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'hashd-store-'))
 const cleanups: string[] = [dir]
@@ -54,6 +54,22 @@ const cachedReads = (): number => storeReads().find((reads) => reads.kind === 's
 
 /** statfs(2) f_type of tmpfs, whose pages are the file: they cannot be dropped from the page cache. */
 const TMPFS_MAGIC = 0x01021994
+
+/**
+ * A fresh folder (removed after the file's tests) on a file system whose pages can be dropped: the
+ * temporary folder, or /var/tmp where that is tmpfs (as on many CI runners); undefined when both are.
+ */
+function droppableFolder(): string | undefined {
+  for (const base of [tmpdir(), '/var/tmp']) {
+    try {
+      if (statfsSync(base).type === TMPFS_MAGIC) continue
+      const folder = mkdtempSync(join(base, 'hashd-uncached-'))
+      cleanups.push(folder)
+      return folder
+    } catch { /* not there, or not writable: the next */ }
+  }
+  return undefined
+}
 
 /**
  * Drops a file's pages from the page cache (fdatasync, then posix_fadvise POSIX_FADV_DONTNEED,
@@ -155,11 +171,14 @@ describe('pwned:import', () => {
   })
 
   it('answers a prefix from the page cache on the event loop when it holds the records, and through the thread pool when not', async (t) => {
-    if (pageCacheReader() === null) return t.skip('reads that never wait (preadv2 RWF_NOWAIT) are Linux and glibc only: every read goes through the pool')
-    const file = join(dir, 'folder.store')
+    if (pageCacheReader() === null) return t.skip(skipBecause('reads that never wait (preadv2 RWF_NOWAIT) are Linux and glibc only: every read goes through the pool'))
+    const folder = droppableFolder()
+    if (folder === undefined) return t.skip(skipBecause(`${tmpdir()} and /var/tmp are on tmpfs, whose pages cannot be dropped from the page cache`))
+    const file = join(folder, 'folder.store')
+    copyFileSync(join(dir, 'folder.store'), file)
     const opened = PwnedStore.open(file, 'PWNED_STORE', 'sha1')
     try {
-      if (!evicted(file)) return t.skip(`${dir} is on tmpfs, whose pages cannot be dropped from the page cache`)
+      assert.ok(evicted(file), `${file}: its pages were not dropped`)
       // Not cached: the read never waits, and is left to the pool. The kernel starts the readahead
       // before it refuses, and a disk that answers within the call (a virtual disk over the host's
       // cache can) makes the read succeed instead: so drop the pages again until a read is refused.
@@ -321,18 +340,27 @@ describe('GET /range/{prefix}', () => {
     }
   })
 
-  it('needs no API key when API keys are on, while /api/passwords/check does; it is rate-limited like every route', async () => {
+  it('with API keys on, needs a key with passwords:range, as /api/passwords/check needs passwords:check; rate-limited per key like every route', async () => {
     const keys = join(dir, 'api-keys')
-    writeFileSync(keys, `someone ${createHash('sha256').update('hk_0123456789abcdefghij').digest('hex')}\n`)
-    const keyed = await startServer({ PWNED_STORE: storeFile, API_KEYS_FILE: keys, RATE_LIMIT_MAX: '4' })
+    const sha256 = (key: string) => createHash('sha256').update(key).digest('hex')
+    const [all, checker, ranger] = ['hk_0123456789abcdefghij', 'hk_checker-0123456789', 'hk_ranger-0123456789a']
+    writeFileSync(keys, `someone ${sha256(all)}\nchecker ${sha256(checker)} scopes=passwords:check\nranger ${sha256(ranger)} 4 scopes=passwords:range\n`)
+    const keyed = await startServer({ PWNED_STORE: storeFile, API_KEYS_FILE: keys, RATE_LIMIT_MAX: '100' })
+    const as = (key: string, path: string) => keyed.fetch(path, { headers: { authorization: `Bearer ${key}` } }).then(toTestResponse)
     try {
-      assert.equal((await keyed.get('/range/5BAA6')).status, 200)
+      assert.equal((await keyed.get('/range/5BAA6')).status, 401)
+      assert.equal((await as(all, '/range/5BAA6')).text, grepRange(sorted, '5BAA6'))
+      const refused = await as(checker, '/range/5BAA6')
+      assert.deepEqual([refused.status, refused.body.scope], [403, 'passwords:range'])
       assert.equal((await keyed.post('/api/passwords/check', { password: 'x' })).status, 401)
+      assert.deepEqual([(await keyed.post('/api/passwords/check', { password: 'x' }, { authorization: `Bearer ${ranger}` })).body.scope], ['passwords:check'])
+      assert.equal((await keyed.post('/api/passwords/check', { password: 'correct horse battery staple' }, { authorization: `Bearer ${checker}` })).status, 200)
       const document = (await keyed.get('/api/openapi.json')).body
-      assert.deepEqual(document.paths['/range/{prefix}'].get.security, [])
-      assert.deepEqual(document.paths['/api/passwords/check'].post.security, [{ apiKey: [] }])
-      assert.equal((await keyed.get('/range/5BAA6')).status, 200)
-      const limited = await keyed.get('/range/5BAA6')
+      assert.deepEqual(document.paths['/range/{prefix}'].get.security, [{ apiKey: ['passwords:range'] }])
+      assert.deepEqual(document.paths['/api/passwords/check'].post.security, [{ apiKey: ['passwords:check'] }])
+      // The ranger's own limit, 4 a window: its refused check above counts, three answers, then 429.
+      for (let index = 0; index < 3; index++) assert.equal((await as(ranger, '/range/5BAA6')).status, 200)
+      const limited = await as(ranger, '/range/5BAA6')
       assert.equal(limited.status, 429)
       assert.ok(limited.headers.get('retry-after'))
     } finally {
@@ -409,35 +437,28 @@ describe('a store refused at start, and replaced while running', () => {
     }
   })
 
-  it('keeps the store in force when a bad one replaces it, and swaps in a good one, with its count and date in /api/health and the metrics', async () => {
+  it('keeps the store in force when a bad one replaces it, and swaps in a good one, with its count and date in the metrics; /api/health says degraded meanwhile', async () => {
     const live = join(dir, 'live.store')
     copyFileSync(good, live)
     const hashd = await startHashd({ PWNED_STORE: live })
     try {
-      const before = (await hashd.get('/api/health')).body
-      assert.equal(before.screening.stores[0].hashes, goodHashes)
+      assert.equal(await metricValue(hashd, 'hashd_pwned_store_hashes{kind="sha1"}'), goodHashes)
       const firstRange = await (await hashd.fetch('/range/5BAA6')).text()
       // A truncated copy moved into place: refused, the old store answers on.
       const bad = join(dir, 'live.store.new')
       writeFileSync(bad, readFileSync(good).subarray(0, 4000))
       renameSync(bad, live)
-      await until(async () => {
-        const health = (await hashd.get('/api/health')).body
-        return health.files.find((file: { source: string }) => file.source === 'pwned-store')?.lastError !== undefined
-      })
-      const failing = (await hashd.get('/api/health')).body.files.find((file: { source: string }) => file.source === 'pwned-store')
-      assert.match(failing.lastError.reason, /PWNED_STORE .*live\.store: it is 4000 bytes and its header says \d+: the file is truncated/)
+      await until(async () => (await hashd.get('/api/health')).body.degraded === true)
+      const warning = hashd.stdout().split('\n').find((line) => line.includes('"source":"pwned-store"') && line.includes('not reloaded')) ?? '{}'
+      assert.match((JSON.parse(warning) as { reason: string }).reason, /PWNED_STORE .*live\.store: it is 4000 bytes and its header says \d+: the file is truncated/)
       assert.equal(await (await hashd.fetch('/range/5BAA6')).text(), firstRange)
       assert.match(await (await hashd.fetch('/metrics')).text(), /hashd_file_reload_failing\{source="pwned-store"\} 1/)
       // A new import written over it (as pwned:import does: a temporary file renamed into place).
       const next = await corpus({ hashes: 3000, seed: 31 })
       cleanups.push(next.dir)
       const summary = store(next.dir, live)
-      await until(async () => (await hashd.get('/api/health')).body.screening.stores[0].hashes === summary.hashes)
-      const health = (await hashd.get('/api/health')).body
-      assert.equal(health.screening.stores[0].kind, 'sha1')
-      assert.equal(health.screening.stores[0].dataDate, summary.dataDate)
-      assert.equal(health.files.find((file: { source: string }) => file.source === 'pwned-store').lastError, undefined)
+      await until(async () => await metricValue(hashd, 'hashd_pwned_store_hashes{kind="sha1"}') === summary.hashes)
+      assert.equal((await hashd.get('/api/health')).body.degraded, false)
       const metrics = await (await hashd.fetch('/metrics')).text()
       assert.match(metrics, new RegExp(`hashd_pwned_store_hashes\\{kind="sha1"\\} ${summary.hashes}`))
       assert.match(metrics, new RegExp(`hashd_pwned_store_data_timestamp_seconds\\{kind="sha1"\\} ${Date.parse(summary.dataDate) / 1000}`))

@@ -141,7 +141,9 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await waitForStore(server, 'degraded')
     const healthResponse = await server.fetch('/api/health')
     assert.equal(healthResponse.status, 200)
-    assert.deepEqual((await healthResponse.json() as { status: string }).status, 'ok')
+    // Alive (status ok, so no restart), and degraded: an alert, with the store's state word.
+    const { status, degraded, rateLimitStore } = await healthResponse.json() as { status: string, degraded: boolean, rateLimitStore: string }
+    assert.deepEqual([status, degraded, rateLimitStore], ['ok', true, 'degraded'])
     const statuses: number[] = []
     for (let index = 0; index < 8; index++) {
       const response = await hash(server)

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
 import { inventory, type Inventory } from './helpers/regexes.js'
 import { NATIVE_PACKAGE, RedosChecker, openRepetitions, recheckBackend, type Verdict } from './helpers/redos.js'
+import { skipBecause } from './helpers/tools.js'
 
 /**
  * recheck's native binary ships in the optional package for this platform (npm installs it with
@@ -24,9 +25,7 @@ import { NATIVE_PACKAGE, RedosChecker, openRepetitions, recheckBackend, type Ver
  */
 function skipWithoutBackend(): false | string {
   if (recheckBackend() !== 'pure' || /^(?:worker|pure)$/.test(process.env.RECHECK_BACKEND ?? '')) return false
-  const reason = `recheck has no native binary here (npm: ${NATIVE_PACKAGE}, an optional dependency of recheck) and no java for its jar; RECHECK_BACKEND=worker runs the gate on its slow pure-JavaScript backend`
-  if (process.env.HASHD_REQUIRE_TOOLS === '1') throw new Error(`HASHD_REQUIRE_TOOLS=1 and ${reason}`)
-  return reason
+  return skipBecause(`recheck has no native binary here (npm: ${NATIVE_PACKAGE}, an optional dependency of recheck) and no java for its jar; RECHECK_BACKEND=worker runs the gate on its slow pure-JavaScript backend`)
 }
 
 /**

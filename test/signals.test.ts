@@ -20,14 +20,14 @@ import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { findNpmParent, procStat } from '../src/npm-parent.js'
 import { startHashd } from './helpers/process.js'
-import { run, skipUnless } from './helpers/tools.js'
+import { run, skipBecause, skipUnless } from './helpers/tools.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 const dir = mkdtempSync(join(tmpdir(), 'hashd-signals-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 const SERVER = fileURLToPath(new URL('../src/server.js', import.meta.url))
-const linux = existsSync('/proc/self/stat') ? false : 'needs /proc (Linux)'
+const linux = existsSync('/proc/self/stat') ? false : skipBecause('needs /proc (Linux)')
 
 const keysFile = (name: string) => {
   const path = join(dir, name)

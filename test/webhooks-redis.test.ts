@@ -3,25 +3,37 @@
  * webhook verified by one replica is a replay at the other; with Redis stopped or hung a webhook
  * whose signature is valid gets 503 (fail closed) while bad ones are still refused with their
  * reasons; a check that timed out on a hung Redis does not turn the sender's next delivery into a
- * "replay" when Redis wakes.
+ * "replay" when Redis wakes. A key lives as long as the time rule could accept its webhook again
+ * (receivedAt included); each caller's share is counted across replicas and frees as its keys
+ * expire; a Redis at its maxmemory is a full store (503 replay-store-full), and one whose policy
+ * would evict keys is warned about.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
+import { parseMetrics, valueOf } from './helpers/metrics.js'
 import { startHashd, type HashdProcess } from './helpers/process.js'
 import { startRedis, type TestRedis } from './helpers/redis.js'
+import { postFrom } from './helpers/send.js'
+import { startServer, type TestServer } from './helpers/server.js'
 import { skipUnless } from './helpers/tools.js'
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 
-function signed(secret: string, id = `msg_${randomBytes(12).toString('hex')}`) {
+function signed(secret: string, id = `msg_${randomBytes(12).toString('hex')}`, timestamp = nowSeconds()) {
   const payload = JSON.stringify({ type: 'user.created', data: { id: randomBytes(8).toString('hex') } })
-  const timestamp = nowSeconds()
   const headers = { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), payload) }
   return { profile: 'standard-webhooks', payload, secret, headers }
+}
+
+/** PTTL of the one replay key under `prefix`, in milliseconds. */
+async function replayKeyTtl(redis: TestRedis, prefix: string): Promise<number> {
+  const keys = await redis.command(`KEYS ${prefix}replay:*`)
+  assert.match(keys, /^\*1\r\n/, keys)
+  return Number(/^:(\d+)/.exec(await redis.command(`PTTL ${keys.split('\r\n')[2]}`))?.[1])
 }
 
 async function replayStore(server: HashdProcess): Promise<string> {
@@ -112,7 +124,7 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
       const malformed = await verify(server, { ...webhook, headers: { ...webhook.headers, 'webhook-timestamp': 'soon' } })
       assert.deepEqual([malformed.status, malformed.body.reason], [200, 'malformed-header'])
       const health = await server.get('/api/health')
-      assert.deepEqual([health.status, health.body.status, health.body.replayStore, health.body.rateLimitStore], [200, 'ok', 'degraded', 'off'])
+      assert.deepEqual([health.status, health.body.status, health.body.degraded, health.body.replayStore, health.body.rateLimitStore], [200, 'ok', true, 'degraded', 'off'])
       assert.equal(server.stdout().split('\n').filter((line) => line.includes('Redis unavailable')).length, 1, 'one warning')
     } finally {
       await redis.start()
@@ -146,5 +158,98 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
     assert.deepEqual([again.status, again.body.valid, again.body.replayed], [200, true, false])
     assert.equal((await verify(server, webhook)).body.reason, 'replayed')
     await server.stop()
+  })
+
+  // The tests below run their replicas in this process (each its own app and Redis connection), which start in a fraction of a child's time.
+  const inProcess: TestServer[] = []
+  const startHere = async (env: Record<string, string>) => {
+    const server = await startServer({ REDIS_URL: redis.url, ...env })
+    inProcess.push(server)
+    const deadline = Date.now() + 15_000
+    while ((await server.get('/api/health')).body.replayStore !== 'redis') {
+      if (Date.now() > deadline) assert.fail('the replay store did not reach Redis')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return server
+  }
+  after(async () => { await Promise.all(inProcess.splice(0).map((server) => server.close())) })
+  const refusedHere = async (server: TestServer, limit: 'store' | 'caller') =>
+    valueOf(parseMetrics((await server.get('/metrics')).text), 'hashd_webhook_replay_refused_total', { limit })
+
+  it('a key lives until the webhook\'s timestamp + tolerance + WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: one checked against a receivedAt an hour old is replayed seconds later', async () => {
+    const keys = `${prefix}received:`
+    const server = await startHere({ REDIS_PREFIX: keys, WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: '7200' })
+    const signedAt = nowSeconds() - 3600
+    const request = { ...signed(newSecret(), undefined, signedAt), receivedAt: signedAt, toleranceSeconds: 1 }
+    assert.equal((await server.post('/api/webhooks/verify', request)).body.valid, true)
+    // Accepted again while a receivedAt up to 7200 s old could be given: until signedAt + 1 + 7200 (and the rest of that second).
+    const ttl = await replayKeyTtl(redis, keys)
+    const expected = (signedAt + 1 + 7200 + 1) * 1000 - Date.now()
+    assert.ok(ttl > expected - 5_000 && ttl <= expected + 1_000, `PTTL ${ttl} ms, expected about ${expected}`)
+    await new Promise((resolve) => setTimeout(resolve, 3_100))
+    const later = await server.post('/api/webhooks/verify', request)
+    assert.deepEqual([later.status, later.body.valid, later.body.reason], [200, false, 'replayed'])
+  })
+
+  it('a caller\'s share is counted across replicas and comes back as its keys expire; another caller keeps its own', async () => {
+    const env = { REDIS_PREFIX: `${prefix}share:`, WEBHOOK_REPLAY_CALLER_MAX: '5', WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS: '0' }
+    const [a, b] = await Promise.all([startHere(env), startHere(env)])
+    const from = (address: string, server: TestServer, request: object) => postFrom(address, `${server.url}/api/webhooks/verify`, request)
+    const mallory = newSecret()
+    for (let index = 0; index < 5; index++) assert.equal((await from('127.0.0.3', a, signed(mallory))).status, 200)
+    const refused = await from('127.0.0.3', b, signed(mallory))
+    assert.equal(refused.status, 503)
+    assert.equal(refused.body.type, 'urn:hashd:problem:replay-store-full')
+    assert.match(refused.body.detail, /WEBHOOK_REPLAY_CALLER_MAX/)
+    // Until the soonest of Mallory's keys expires: its timestamp + the 300 s tolerance + 1 s.
+    assert.ok(Number(refused.headers.get('retry-after')) > 290 && Number(refused.headers.get('retry-after')) <= 302, `Retry-After ${refused.headers.get('retry-after')}`)
+    assert.equal((await from('127.0.0.2', b, signed(newSecret()))).status, 200)
+    assert.deepEqual([await refusedHere(a, 'caller'), await refusedHere(b, 'caller')], [0, 1])
+    // Keys that live a few seconds (a tolerance of 2 s, signed 2 s ahead): once they expire, the share is free again.
+    const shortLived = () => ({ ...signed(newSecret(), undefined, nowSeconds() + 2), toleranceSeconds: 2 })
+    for (let index = 0; index < 5; index++) assert.equal((await from('127.0.0.4', a, shortLived())).status, 200)
+    assert.equal((await from('127.0.0.4', b, shortLived())).status, 503)
+    const deadline = Date.now() + 15_000
+    let again = await from('127.0.0.4', b, shortLived())
+    while (again.status === 503 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      again = await from('127.0.0.4', b, shortLived())
+    }
+    assert.equal(again.body.valid, true, 'the share came back as its keys expired')
+  })
+
+  it('a Redis at its maxmemory (noeviction) is a full store: 503 replay-store-full, counted; a remembered webhook is still a replay', async () => {
+    const server = await startHere({ REDIS_PREFIX: `${prefix}oom:` })
+    const verifyHere = (request: object) => server.post('/api/webhooks/verify', request)
+    const secret = newSecret()
+    const remembered = signed(secret)
+    assert.equal((await verifyHere(remembered)).body.valid, true)
+    assert.match(await redis.command('CONFIG SET maxmemory 1'), /^\+OK/)
+    try {
+      const refused = await verifyHere(signed(secret))
+      assert.equal(refused.status, 503)
+      assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+      assert.equal(refused.body.type, 'urn:hashd:problem:replay-store-full')
+      assert.match(refused.body.detail, /Redis's maxmemory/)
+      assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
+      assert.equal((await verifyHere(remembered)).body.reason, 'replayed')
+      assert.equal(await refusedHere(server, 'store'), 1)
+      assert.equal((await server.get('/api/health')).body.replayStore, 'redis', 'a full Redis is not an unreachable one')
+    } finally {
+      await redis.command('CONFIG SET maxmemory 0')
+    }
+    assert.equal((await verifyHere(signed(secret))).body.valid, true)
+  })
+
+  it('a maxmemory-policy that evicts keys is warned about: evicted replay keys would let replays through', async () => {
+    assert.match(await redis.command('CONFIG SET maxmemory-policy allkeys-lru'), /^\+OK/)
+    try {
+      const server = await startHere({ REDIS_PREFIX: `${prefix}evict:` })
+      const deadline = Date.now() + 10_000
+      while (!server.logs().includes('may evict webhook replay keys before they expire') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.match(server.logs(), /"maxmemoryPolicy":"allkeys-lru".*may evict webhook replay keys before they expire/)
+    } finally {
+      await redis.command('CONFIG SET maxmemory-policy noeviction')
+    }
   })
 })

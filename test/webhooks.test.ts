@@ -23,7 +23,7 @@ import fc from 'fast-check'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
 import { hashKey } from '../src/keys/api-keys.js'
-import { MemoryReplayStore, WEBHOOK_REASONS } from '../src/webhooks/index.js'
+import { MemoryReplayStore, ReplayStoreFull, WEBHOOK_REASONS } from '../src/webhooks/index.js'
 import { assertCleanAnswer, fuzzParameters } from './helpers/fuzz.js'
 import { startServer, type TestServer } from './helpers/server.js'
 import { python, skipUnless } from './helpers/tools.js'
@@ -112,7 +112,7 @@ describe('POST /api/webhooks/verify and /sign', () => {
       }
       // A secret checks the v1 entry of the same header.
       assert.equal((await verify({ profile: 'standard-webhooks', payload: VECTOR.payload, secret: VECTOR.secret, headers, receivedAt: VECTOR.timestamp, remember: false })).valid, true)
-      const changed = await verify({ profile: 'standard-webhooks', payload: VECTOR.payload.replace('4', '5'), publicKey: whpk, headers, receivedAt: VECTOR.timestamp })
+      const changed = await verify({ profile: 'standard-webhooks', payload: VECTOR.payload.replace('4', '5'), publicKey: whpk, headers, receivedAt: VECTOR.timestamp, remember: false })
       assert.equal(changed.reason, 'signature-mismatch')
     })
 
@@ -328,6 +328,70 @@ describe('POST /api/webhooks/verify and /sign', () => {
     })
   })
 
+  /**
+   * A timestamp exactly the tolerance away is accepted, one second more is not, in the past and in
+   * the future: the libraries compare with `>` (standardwebhooks: `now - timestamp > tolerance`,
+   * `timestamp > now + tolerance`; stripe-node: `timestampAge > tolerance`, and no rule for the
+   * future). The reference time is pinned with receivedAt, so no second turns between signing and
+   * checking; the libraries are run at the same instant (Stripe's receivedAt, a stopped Date.now).
+   */
+  describe('the tolerance boundary, where the providers\' libraries draw it', () => {
+    const reference = nowSeconds() - 1000
+    const OFFSETS = [-301, -300, 300, 301]
+    /** The spec's library at `reference`: its clock is read once, synchronously, by verify. */
+    const standardAcceptsAt = (secret: string, payload: string, headers: Record<string, string>) => {
+      const realNow = Date.now
+      Date.now = () => reference * 1000
+      try {
+        return standardAccepts(secret, payload, headers)
+      } finally {
+        Date.now = realNow
+      }
+    }
+    const judged = (answer: { valid: boolean, reason?: string }) => answer.valid ? 'valid' : answer.reason
+
+    for (const toleranceSeconds of [300, 5]) {
+      const offsets = OFFSETS.map((offset) => Math.sign(offset) * (toleranceSeconds + Math.abs(offset) - 300))
+      it(`standard-webhooks, a tolerance of ${toleranceSeconds} s: ${offsets.join(', ')} s from the reference`, async () => {
+        const secret = newSecret()
+        const payload = body()
+        const answers = []
+        for (const offset of offsets) {
+          const headers = standardHeaders(secret, payload, newId(), reference + offset)
+          answers.push(judged(await verify({ profile: 'standard-webhooks', payload, secret, headers, receivedAt: reference, toleranceSeconds, remember: false })))
+          if (toleranceSeconds === 300) assert.equal(standardAcceptsAt(secret, payload, headers), answers.at(-1) === 'valid', `standardwebhooks at ${offset} s`)
+        }
+        assert.deepEqual(answers, ['timestamp-too-old', 'valid', 'valid', 'timestamp-too-new'])
+      })
+
+      it(`stripe, a tolerance of ${toleranceSeconds} s: ${offsets.join(', ')} s from the reference`, async () => {
+        const secret = `whsec_${randomBytes(24).toString('hex')}`
+        const payload = body()
+        const answers = []
+        for (const offset of offsets) {
+          const header = stripeHeader(secret, payload, reference + offset)
+          answers.push(judged(await verify({ profile: 'stripe', payload, secret, headers: { 'stripe-signature': header }, receivedAt: reference, toleranceSeconds, remember: false })))
+          // stripe-node has no rule for a timestamp ahead of the clock: compared on the past side only.
+          if (offset < 0) {
+            let accepted = true
+            try { stripe.webhooks.constructEvent(payload, header, secret, toleranceSeconds, undefined, reference * 1000) } catch { accepted = false }
+            assert.equal(accepted, answers.at(-1) === 'valid', `constructEvent at ${offset} s`)
+          }
+        }
+        assert.deepEqual(answers, ['timestamp-too-old', 'valid', 'valid', 'timestamp-too-new'])
+      })
+    }
+
+    it('github signs no time, so it has no boundary: a delivery verifies against any reference', async () => {
+      const secret = 'github-boundary-secret'
+      const payload = body()
+      const headers = { 'x-hub-signature-256': await octokitSign(secret, payload) }
+      for (const receivedAt of [0, reference]) {
+        assert.deepEqual(await verify({ profile: 'github', payload, secret, headers, receivedAt, toleranceSeconds: 1, remember: false }), { valid: true, replayed: false })
+      }
+    })
+  })
+
   describe('replays (this process\'s memory; across replicas: webhooks-redis.test.ts)', () => {
     it('a second delivery with the same id is replayed, whatever its timestamp and signature', async () => {
       const secret = newSecret()
@@ -497,27 +561,63 @@ describe('v1a with a fresh key pair', () => {
 })
 
 describe('the in-memory replay store', () => {
-  it('remembers for the time to live, forgets expired keys, and past its bound forgets the oldest first', async () => {
+  it('remembers each key until its expiry, forgets expired keys, and when full refuses rather than forgets', () => {
     let now = 0
-    const store = new MemoryReplayStore(3, () => now)
-    assert.equal(await store.seen('a', 1000, true), false)
-    assert.equal(await store.seen('a', 1000, true), true)
+    const store = new MemoryReplayStore(3, 0, () => now)
+    assert.equal(store.seen('a', 1000, true, 'x'), false)
+    assert.equal(store.seen('a', 1000, true, 'x'), true)
     now = 999
-    assert.equal(await store.seen('a', 1000, false), true)
+    assert.equal(store.seen('a', 1000, false, 'x'), true)
     now = 1000
-    assert.equal(await store.seen('a', 1000, false), false, 'expired at its time to live')
-    assert.equal(await store.seen('a', 5000, true), false, 'remembered again once expired')
-    await store.seen('b', 5000, true)
-    await store.seen('c', 5000, true)
-    await store.seen('d', 5000, true)
-    assert.equal(store.size, 3)
-    assert.deepEqual(await Promise.all(['a', 'b', 'c', 'd'].map((key) => store.seen(key, 1, false))), [false, true, true, true], 'the oldest went first')
-    now = 10_000
-    await store.seen('e', 1000, true)
-    assert.equal(store.size, 1, 'expired keys leave as new ones come')
-    for (let index = 0; index < 5000; index++) await store.seen(`k${index}`, 1_000_000, true)
-    assert.equal(store.size, 3)
-    assert.deepEqual(await Promise.all(['k4997', 'k4998', 'k4999', 'k4996'].map((key) => store.seen(key, 1, false))), [true, true, true, false])
+    assert.equal(store.seen('a', 1000, false, 'x'), false, 'expired at its expiry')
+    assert.equal(store.seen('a', 6000, true, 'x'), false, 'remembered again once expired')
+    store.seen('b', 6000, true, 'x')
+    store.seen('c', 6000, true, 'x')
+    assert.equal(store.size(), 3)
+    // Full, and nothing has expired: the fourth is refused, with the time until the soonest expiry, and no key is forgotten.
+    assert.throws(() => store.seen('d', 6000, true, 'x'), (error: unknown) => error instanceof ReplayStoreFull && error.limit === 'store' && error.retryAfterSeconds === 5)
+    assert.deepEqual(['a', 'b', 'c', 'd'].map((key) => store.seen(key, 1, false, 'x')), [true, true, true, false])
+    assert.deepEqual(store.refusals(), { store: 1, caller: 0 })
+    // A look (remember: false) is answered even when full, and a replay of a remembered key is still a replay.
+    assert.equal(store.seen('b', 6000, true, 'x'), true)
+    now = 6000
+    store.seen('e', 7000, true, 'x')
+    assert.equal(store.size(), 1, 'expired keys leave when a new one needs the room')
+  })
+
+  it('expiries in any order: the soonest leaves first, however the keys came in', () => {
+    let now = 0
+    const store = new MemoryReplayStore(1000, 0, () => now)
+    const expiries = Array.from({ length: 500 }, (_, index) => ((index * 7919) % 500) + 1)
+    expiries.forEach((expiry, index) => store.seen(`k${index}`, expiry, true, 'x'))
+    for (const at of [0, 100, 250, 499]) {
+      now = at
+      assert.deepEqual(expiries.map((_, index) => store.seen(`k${index}`, 1, false, 'x')), expiries.map((expiry) => expiry > at), `at ${at}`)
+    }
+    now = 250
+    store.seen('new', 10_000, true, 'x')
+    for (let index = 0; index < 40; index++) store.seen(`more${index}`, 10_000, true, 'x')
+    // 250 had expired; eight leave at each insert, so 41 inserts have let all of them go.
+    assert.equal(store.size(), 250 + 41, 'a few expired keys leave at each insert')
+    assert.deepEqual(expiries.map((_, index) => store.seen(`k${index}`, 1, false, 'x')), expiries.map((expiry) => expiry > 250))
+  })
+
+  it('a caller\'s share: one caller cannot take another\'s room; its Retry-After is its own soonest expiry', () => {
+    let now = 0
+    const store = new MemoryReplayStore(10, 4, () => now)
+    for (let index = 0; index < 4; index++) assert.equal(store.seen(`m${index}`, 1000 * (index + 2), true, 'mallory'), false)
+    assert.throws(() => store.seen('m4', 9000, true, 'mallory'), (error: unknown) => error instanceof ReplayStoreFull && error.limit === 'caller' && error.retryAfterSeconds === 2)
+    for (let index = 0; index < 4; index++) assert.equal(store.seen(`a${index}`, 9000, true, 'alice'), false)
+    assert.deepEqual(store.refusals(), { store: 0, caller: 1 })
+    // Mallory's soonest expires: one place comes back to Mallory, and to no one else.
+    now = 2000
+    assert.equal(store.seen('m4', 9000, true, 'mallory'), false)
+    assert.throws(() => store.seen('m5', 9000, true, 'mallory'), ReplayStoreFull)
+    assert.throws(() => store.seen('a4', 9000, true, 'alice'), ReplayStoreFull)
+    // Past the store's own bound (10), a third caller is refused for the store, not for its share.
+    store.seen('b0', 9000, true, 'bob')
+    store.seen('b1', 9000, true, 'bob')
+    assert.throws(() => store.seen('b2', 9000, true, 'bob'), (error: unknown) => error instanceof ReplayStoreFull && error.limit === 'store' && error.retryAfterSeconds === 1)
   })
 })
 
@@ -739,10 +839,13 @@ describe('keyName: the key ring\'s named keys, with the providers\' libraries si
       assert.deepEqual(judged(await verify(request, scoped, bearer(all))), [true, undefined, 'hooks', 3])
       const outside = await scoped.post('/api/webhooks/verify', request, bearer(limited))
       assert.equal(outside.status, 403, outside.text)
-      assert.deepEqual([outside.body.type, outside.body.scope], ['urn:hashd:problem:insufficient-scope', 'hmac-key:hooks'])
-      assert.match(outside.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="hmac-key:hooks"/)
+      // The option at fault, never the name asked for.
+      assert.deepEqual([outside.body.type, outside.body.scope], ['urn:hashd:problem:insufficient-scope', 'hmac-keys'])
+      assert.match(outside.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="hmac-keys"/)
+      assert.ok(!outside.text.includes('hooks'))
       // The same 403 for a name no key has: it tells nothing of which names exist.
-      assert.equal((await scoped.post('/api/webhooks/verify', { ...request, keyName: 'nothing-here' }, bearer(limited))).body.scope, 'hmac-key:nothing-here')
+      const unknown = await scoped.post('/api/webhooks/verify', { ...request, keyName: 'nothing-here' }, bearer(limited))
+      assert.deepEqual([unknown.status, unknown.body.scope, unknown.body.detail], [403, 'hmac-keys', outside.body.detail])
       const inside = { ...request, keyName: 'other', headers: standardHeaders(S.other.whsec, payload) }
       assert.deepEqual(judged(await verify(inside, scoped, bearer(limited))), [true, undefined, 'other', 1])
       // A secret of the caller's own needs no hmac-keys=.

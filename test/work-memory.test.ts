@@ -2,12 +2,14 @@
  * Memory-aware admission of pool work (MAX_WORK_MEMORY_BYTES): with 8 threads and a 512 MiB budget,
  * 24 concurrent argon2id hashes at m = 262144 KiB (256 MiB each) all succeed, while at most two run
  * at once, so the process's peak resident memory (VmHWM in /proc/PID/status) grows by about the
- * budget rather than the 2 GiB eight threads would take. GET /api/health shows the budget and its use.
+ * budget rather than the 2 GiB eight threads would take. The metrics show the budget and its use.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { spawnHashd, startHashd, type HashdProcess } from './helpers/process.js'
+import { readMetrics } from './helpers/server.js'
+import { skipBecause } from './helpers/tools.js'
 
 const MiB = 1024 * 1024
 const BUDGET = 512 * MiB
@@ -19,7 +21,16 @@ function peakRss(pid: number): number {
   return Number(match[1]) * 1024
 }
 
-interface Work { threads: number, running: number, queued: number, memoryBudgetBytes: number, memoryInUseBytes: number }
+interface Work { running: number, queued: number, memoryBudgetBytes: number, memoryInUseBytes: number, started: number }
+
+/** The pool's load from one scrape of /metrics, as an operator's Prometheus reads it. */
+async function work(server: HashdProcess): Promise<Work> {
+  const sample = await readMetrics(server)
+  return {
+    running: sample('hashd_work_in_flight'), queued: sample('hashd_work_queued'), memoryBudgetBytes: sample('hashd_work_memory_budget_bytes'),
+    memoryInUseBytes: sample('hashd_work_memory_in_use_bytes'), started: sample('hashd_work_started_total'),
+  }
+}
 
 const argon2 = (server: HashdProcess, memoryCost: number, input: string, timeCost = 1) => server.fetch('/api/hash', {
   method: 'POST',
@@ -27,7 +38,7 @@ const argon2 = (server: HashdProcess, memoryCost: number, input: string, timeCos
   body: JSON.stringify({ algorithm: 'argon2id', input, options: { memoryCost, timeCost, parallelism: 1 } }),
 })
 
-describe('memory-aware admission of password work', { skip: process.platform !== 'linux' ? 'reads /proc/PID/status (Linux only)' : false }, () => {
+describe('memory-aware admission of password work', { skip: process.platform !== 'linux' ? skipBecause('reads /proc/PID/status (Linux only)') : false }, () => {
   it('runs 24 concurrent 256 MiB argon2id hashes on 8 threads within a 512 MiB budget', async () => {
     const server = await startHashd({ WORKER_THREADS: '8', MAX_WORK_MEMORY_BYTES: String(BUDGET), WORK_QUEUE_MAX: '64' })
     try {
@@ -42,7 +53,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
       let sampling = true
       const sampler = (async () => {
         while (sampling) {
-          samples.push((await (await server.fetch('/api/health')).json() as { work: Work }).work)
+          samples.push(await work(server))
           await new Promise((resolve) => setTimeout(resolve, 25))
         }
       })()
@@ -68,9 +79,8 @@ describe('memory-aware admission of password work', { skip: process.platform !==
         assert.ok(work.running <= 2, `running ${work.running}`)
       }
       assert.ok(samples.some((work) => work.queued > 0), 'some hashes waited for memory')
-      const idle = (await (await server.fetch('/api/health')).json() as { work: Work }).work
-      const { started, ...rest } = idle as Work & { started: number }
-      assert.deepEqual(rest, { threads: 8, running: 0, queued: 0, memoryBudgetBytes: BUDGET, memoryInUseBytes: 0 })
+      const { started, ...rest } = await work(server)
+      assert.deepEqual(rest, { running: 0, queued: 0, memoryBudgetBytes: BUDGET, memoryInUseBytes: 0 })
       assert.ok(started >= 24, `every hash ran on a thread (${started} tasks started)`)
     } finally {
       await server.stop()
@@ -82,10 +92,9 @@ describe('memory-aware admission of password work', { skip: process.platform !==
     // and the bcrypt hashes behind it wait too, although a thread is free and 1 MiB would fit.
     const server = await startHashd({ WORKER_THREADS: '2', MAX_WORK_MEMORY_BYTES: String(256 * MiB) })
     try {
-      const work = async () => (await (await server.fetch('/api/health')).json() as { work: Work }).work
       const until = async (test: (work: Work) => boolean, what: string) => {
         for (let attempt = 0; attempt < 2_000; attempt++) {
-          if (test(await work())) return
+          if (test(await work(server))) return
           await new Promise((resolve) => setTimeout(resolve, 5))
         }
         assert.fail(`the pool never showed ${what}`)
@@ -105,7 +114,7 @@ describe('memory-aware admission of password work', { skip: process.platform !==
         body: JSON.stringify({ algorithm: 'bcrypt', input: `small ${index}`, options: { cost: 4 } }),
       })))
       await until((state) => state.queued === 5, 'the bcrypt hashes waiting behind it')
-      const stuck = await work()
+      const stuck = await work(server)
       assert.deepEqual([stuck.running, stuck.memoryInUseBytes], [1, 128 * MiB], 'a thread is free, yet nothing overtakes the large hash')
       await Promise.all([medium, large, ...small])
       assert.deepEqual(finished.slice(0, 2), ['medium', 'large'])

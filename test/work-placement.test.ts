@@ -10,6 +10,8 @@ import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { startHashd, type HashdProcess } from './helpers/process.js'
+import { readMetrics } from './helpers/server.js'
+import { skipBecause } from './helpers/tools.js'
 
 const threadCount = (pid: number): number => readdirSync(`/proc/${pid}/task`).length
 
@@ -29,9 +31,13 @@ async function roundTrip(server: HashdProcess, algorithm: string, input: string,
   return hash
 }
 
-const health = async (server: HashdProcess) => (await (await server.fetch('/api/health')).json() as { work: { running: number, started: number } }).work
+/** The pool's load from /metrics, as an operator's Prometheus reads it. */
+async function work(server: HashdProcess): Promise<{ running: number, started: number }> {
+  const sample = await readMetrics(server)
+  return { running: sample('hashd_work_in_flight'), started: sample('hashd_work_started_total') }
+}
 
-describe('where password work runs', { skip: process.platform !== 'linux' ? 'counts threads in /proc/PID/task (Linux only)' : false }, () => {
+describe('where password work runs', { skip: process.platform !== 'linux' ? skipBecause('counts threads in /proc/PID/task (Linux only)') : false }, () => {
   it('bcrypt and argon2 of UTF-8 input start no worker thread; scrypt and argon2 of binary input do', async () => {
     const server = await startHashd({ WORKER_THREADS: '2' })
     try {
@@ -39,7 +45,7 @@ describe('where password work runs', { skip: process.platform !== 'linux' ? 'cou
       // The first native call starts libuv's pool (4 threads); count from there.
       await roundTrip(server, 'bcrypt', 'warm', { cost: 4 })
       const before = threadCount(pid)
-      const startedBefore = (await health(server)).started
+      const startedBefore = (await work(server)).started
       const made = await Promise.all([
         ...Array.from({ length: 6 }, (_, index) => roundTrip(server, 'bcrypt', `pässword ${index}`, { cost: 6 })),
         ...Array.from({ length: 4 }, (_, index) => roundTrip(server, 'argon2id', `pässword ${index}`, { memoryCost: 1024, timeCost: 1 })),
@@ -47,7 +53,7 @@ describe('where password work runs', { skip: process.platform !== 'linux' ? 'cou
       assert.equal(new Set(made).size, 10)
       assert.equal(threadCount(pid), before, 'no thread was started for bcrypt or argon2 of UTF-8 input')
       // Every one of them went through the pool's admission all the same (hash and verify: 20 tasks).
-      assert.equal((await health(server)).started, startedBefore + 20)
+      assert.equal((await work(server)).started, startedBefore + 20)
 
       await roundTrip(server, 'scrypt', 'password', {})
       assert.equal(threadCount(pid), before + 1, 'scrypt runs on a worker thread')
@@ -85,13 +91,13 @@ describe('where password work runs', { skip: process.platform !== 'linux' ? 'cou
         body: JSON.stringify({ algorithm: 'bcrypt', input: 'password', options: { cost: 12 } }),
         signal: controller.signal,
       }).then(() => 'answered', () => 'aborted')
-      while ((await health(server)).running === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      while ((await work(server)).running === 0) await new Promise((resolve) => setTimeout(resolve, 5))
       controller.abort()
       assert.equal(await abandoned, 'aborted')
       // The native work cannot be stopped: the place stays taken until it ends, then is freed.
-      while ((await health(server)).running !== 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      while ((await work(server)).running !== 0) await new Promise((resolve) => setTimeout(resolve, 10))
       await roundTrip(server, 'bcrypt', 'after', { cost: 4 })
-      assert.equal((await health(server)).running, 0)
+      assert.equal((await work(server)).running, 0)
     } finally {
       await server.stop()
     }

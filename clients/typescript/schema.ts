@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * HMAC (RFC 2104) of a message, under your key or a key the server holds
-         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
+         * @description Any digest with a defined HMAC; XOFs, checksums and password hashes are 400 urn:hashd:problem:algorithm-not-allowed. With `keyName` the server uses its own key (the current version, or `keyVersion`) and names the key and version in the answer; `format: "tagged"` writes `hashd:v<version>:<base64>` so that POST /api/hmac/verify needs no version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A `keyVersion` the key does not have is 422 unknown-key-version; a retired one (or below min-verify-version) 422 key-version-retired. format "tagged" needs keyName (400 with key); its payload is always base64, whatever `encoding` says. A `key` or `message` not valid in its encoding (keyEncoding, inputEncoding; the body's `allOf` states the pattern for hex and base64) is 400 with the pointer /body/key or /body/message; a key that decodes to no bytes is 400 too. **Batches:** instead of one HMAC, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmac"];
         delete?: never;
@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Check an HMAC of a message, under your key or a key the server holds
-         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
+         * @description The comparison is constant-time. With `keyName`, a tagged HMAC (`hashd:v<version>:<base64>`, as POST /api/hmac makes with format "tagged") is checked under its version; an untagged one (hex, base64 or base64url) under `keyVersion`, or else under each version that verifies, newest first. `rotateRecommended` is true when it is valid under a version older than the current one. Under a retired version, or one below the key's min-verify-version, it is `valid: false` with a `reason`; a version the key no longer has is 422 unknown-key-version. Rules the schema cannot state: Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). A named key outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a name the server does not hold is 422 unknown-key; a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys. A tagged HMAC with `key`, a keyVersion that disagrees with the tag, or an hmac that is neither hex, base64 nor a tag is 400. **Batches:** instead of one check, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. An item that gives `key` or `keyName` takes none of `key`, `keyName`, `keyVersion` and `keyEncoding` from the top: its own key replaces the batch's. A key chosen at the top that no item could use is the whole batch's 4xx, before any item runs: key and keyName both, or keyVersion without keyName (400; the body's batch branch states them), a keyName outside the API key's hmac-keys= (403), unknown or on a server without HMAC keys (422), a keyVersion the key does not have (422). An algorithm or format at the top that the key does not allow is each item's problem, since an item may give its own.
          */
         post: operations["postHmacVerify"];
         delete?: never;
@@ -228,7 +228,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness, where rate-limit counters live, and the worker pool's load */
+        /** Liveness and whether anything is degraded; with a key holding health or metrics, the worker pool, files and screening */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -358,7 +358,7 @@ export interface paths {
         };
         /**
          * Pwned Passwords range API: the hash suffixes under a 5-hex-digit prefix, with their counts
-         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. Needs no API key. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
+         * @description Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store's data and the prefix) and are cacheable for 31 days. With API keys on, needs the passwords:range scope. A prefix that is not 5 hex digits is 400 with the public API's message; a mode whose store this server does not have is 404.
          */
         get: operations["getRangePrefix"];
         put?: never;
@@ -380,7 +380,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a webhook's signature, timestamp and freshness (Standard Webhooks, GitHub, Stripe)
-         * @description A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, or for profiles without an id the same signed content, is `replayed`. When Redis cannot be reached, a webhook whose signature is valid gets 503 (urn:hashd:problem:replay-store-unavailable, with Retry-After) rather than an answer that could let a replay through.
+         * @description A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, or for profiles without an id the same signed content, is `replayed` for as long as the first could still pass the time rule. When Redis cannot be reached, or the store (or this client's share of it) is full, a webhook whose signature is valid gets 503 (urn:hashd:problem:replay-store-unavailable or replay-store-full, with Retry-After) rather than an answer that could let a replay through.
          */
         post: operations["postWebhooksVerify"];
         delete?: never;
@@ -549,7 +549,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope metrics (Prometheus metrics); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope metrics (Prometheus metrics; also the details of GET /api/health); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -1828,7 +1828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope hmac (making HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope hmac (making HMACs), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2153,7 +2153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope hmac:verify (checking HMACs (with a named key, also within hmac-keys=)), or the named HMAC key is not in its hmac-keys= (scope hmac-key:<name>); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope hmac:verify (checking HMACs), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -3284,7 +3284,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files and screening only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3293,12 +3293,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
+                        /** @description true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
+                        degraded: boolean;
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
                         /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
                         replayStore: "memory" | "redis" | "degraded";
-                        /** @description The worker pool that runs password hashing and large digests */
-                        work: {
+                        /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
+                        work?: {
                             /** @description Worker threads (WORKER_THREADS) */
                             threads: number;
                             /** @description Tasks running on the threads now */
@@ -3312,8 +3314,8 @@ export interface operations {
                             /** @description Tasks handed to a thread since start */
                             started: number;
                         };
-                        /** @description Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix */
-                        files: {
+                        /** @description Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the version in force and does not make the instance unhealthy: the status stays 200, degraded turns true, lastError says what to fix. Only for an API key with the health or metrics scope. */
+                        files?: {
                             /** @description What the file holds: api-keys, pepper-keys, … */
                             source: string;
                             /**
@@ -3333,8 +3335,8 @@ export interface operations {
                                 reason: string;
                             };
                         }[];
-                        /** @description Password screening (docs/passwords.md) */
-                        screening: {
+                        /** @description Password screening (docs/passwords.md). Only for an API key with the health or metrics scope. */
+                        screening?: {
                             /**
                              * @description PASSWORD_SCREENING
                              * @enum {string}
@@ -4044,6 +4046,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The API key lacks the scope passwords:check (screening prospective passwords); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
             413: {
                 headers: {
@@ -4161,6 +4176,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope passwords:range (the Pwned Passwords range API of the breached-password store); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description This server has no store for the mode asked (PWNED_STORE, PWNED_NTLM_STORE) */
             404: {
                 headers: {
@@ -4207,15 +4242,15 @@ export interface operations {
                     headers: {
                         [key: string]: string | string[];
                     };
-                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description The secret in the provider's own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged */
                     secret?: string;
                     /** @description standard-webhooks v1a: the sender's Ed25519 public key, whpk_… or PEM */
                     publicKey?: string;
-                    /** @description How far the signed timestamp may be from the reference time; 300 when absent. A verified webhook is remembered for twice this long */
+                    /** @description How far the signed timestamp may be from the reference time, either way; 300 when absent. A verified webhook is remembered until its timestamp plus this tolerance plus WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS has passed; keep one tolerance for one sender */
                     toleranceSeconds?: number;
-                    /** @description Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now */
+                    /** @description Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now. When the webhook is to be remembered, at most WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS (300 by default) before now */
                     receivedAt?: number;
                     /** @description false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent */
                     remember?: boolean;
@@ -4237,7 +4272,7 @@ export interface operations {
                         /** @description true only when a signature matches, the timestamp is within the tolerance and the webhook was not seen before */
                         valid: boolean;
                         /**
-                         * @description Why the webhook is not valid: `missing-header`: A header the profile needs is absent or empty; `malformed-header`: A header is not in the profile's form (a timestamp that is not whole seconds, a signature header with no entry of the profile's shape, a header given twice); `unsupported-signature`: The signature header holds no signature of the kind the key checks (v1 for a secret or named key, v1a for a public key; Stripe's v1); `signature-mismatch`: No signature in the header matches the payload under the key: the body, id or timestamp was changed, or another key signed it; `key-version-retired`: The signature was made with a version of the named key that is retired; `key-version-below-minimum`: The signature was made with a version of the named key below its min-verify-version; `timestamp-too-old`: The signed timestamp is older than the tolerance before the reference time (now, or receivedAt); `timestamp-too-new`: The signed timestamp is further than the tolerance after the reference time; `replayed`: A webhook with this id (or, for profiles without one, this signed content) was already verified within the replay window
+                         * @description Why the webhook is not valid: `missing-header`: A header the profile needs is absent or empty; `malformed-header`: A header is not in the profile's form (a timestamp that is not whole seconds, a signature header with no entry of the profile's shape, a header given twice); `unsupported-signature`: The signature header holds no signature of the kind the key checks (v1 for a secret or named key, v1a for a public key; Stripe's v1); `signature-mismatch`: No signature in the header matches the payload under the key: the body, id or timestamp was changed, or another key signed it; `key-version-retired`: The signature was made with a version of the named key that is retired; `key-version-below-minimum`: The signature was made with a version of the named key below its min-verify-version; `timestamp-too-old`: The signed timestamp is older than the tolerance before the reference time (now, or receivedAt); `timestamp-too-new`: The signed timestamp is further than the tolerance after the reference time; `replayed`: A webhook with this id (or, for profiles without one, this signed content) was already verified, and could still be accepted: it is remembered until then
                          * @enum {string}
                          */
                         reason?: "missing-header" | "malformed-header" | "unsupported-signature" | "signature-mismatch" | "key-version-retired" | "key-version-below-minimum" | "timestamp-too-old" | "timestamp-too-new" | "replayed";
@@ -4254,7 +4289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance */
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider's form, a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance, or (unless remember is false) earlier than now by more than WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS */
             400: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -4282,7 +4317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope webhooks:verify (checking webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope webhooks:verify (checking webhooks), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -4349,7 +4384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -4381,7 +4416,7 @@ export interface operations {
                     payload?: string;
                     /** @description The webhook's body as base64 (padding optional), for bodies that are not UTF-8 text or whose bytes must not pass through a JSON string; never logged */
                     payloadBase64?: string;
-                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose */
+                    /** @description A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions' raw secret bytes are the HMAC-SHA256 key, as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. A name outside the API key's hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a key of another purpose is 422 key-purpose */
                     keyName?: string;
                     /** @description A Standard Webhooks secret, whsec_ followed by base64. Never logged */
                     secret?: string;
@@ -4445,7 +4480,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope webhooks:sign (signing webhooks (with a named key, also within hmac-keys=)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope webhooks:sign (signing webhooks), or keyName names an HMAC key outside its hmac-keys= (scope hmac-keys; the name is not repeated); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

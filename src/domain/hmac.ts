@@ -157,7 +157,9 @@ function wrongPurpose(needed: KeyPurpose, has: KeyPurpose) {
 
 /**
  * The named key, checked against the caller's scope first (so a name outside it says nothing about
- * whether it exists), then that it is kept for `purpose`.
+ * whether it exists). No problem about a named key repeats its name, found or not: the caller knows
+ * which it sent and the pointer says which field, and a secret pasted into keyName by mistake must
+ * never come back in a problem, a header or a log. Then it must be kept for `purpose`.
  */
 export function namedKey(name: string, context: KeyContext, purpose: KeyPurpose): HmacKey {
   context.mayUse(name)
@@ -185,16 +187,16 @@ export function keyAlgorithm(key: HmacKey, requested: string | undefined, pointe
   const algorithm = algorithmFor(requested ?? key.algorithms[0]!, 'hmac') as DigestAlgorithm
   if (!key.algorithms.includes(algorithm.name)) {
     throw problems.unprocessable('algorithm-not-allowed-for-key', 'Algorithm not allowed for this key',
-      `Key ${key.name} may be used with ${key.algorithms.join(', ')} (its algorithms= in HMAC_KEYS_FILE), not ${algorithm.name}`,
-      { keyName: key.name, algorithms: [...key.algorithms], errors: [{ pointer, message: 'not allowed for this key' }] })
+      `This key may be used with ${key.algorithms.join(', ')} (its algorithms= in HMAC_KEYS_FILE), not ${algorithm.name}`,
+      { algorithms: [...key.algorithms], errors: [{ pointer, message: 'not allowed for this key' }] })
   }
   return algorithm
 }
 
 function unknownVersion(key: HmacKey, version: string): never {
   throw problems.unprocessable('unknown-key-version', 'Unknown key version',
-    `Key ${key.name} has no version ${version} (it has ${key.ring.versions.map((each) => each.id).join(', ')}); a version removed from HMAC_KEYS_FILE cannot be used or verified until it is configured again`,
-    { keyName: key.name, keyVersion: Number(version) })
+    `The key has no version ${version} (it has ${key.ring.versions.map((each) => each.id).join(', ')}); a version removed from HMAC_KEYS_FILE cannot be used or verified until it is configured again`,
+    { keyVersion: Number(version) })
 }
 
 /**
@@ -302,10 +304,10 @@ function resolveNamed(request: { keyName?: string, keyVersion?: number, algorith
 function usableVersion(key: HmacKey, id: string): KeyVersion<HmacSecret> {
   const version = key.ring.version(id)
   if (!version) return unknownVersion(key, id)
-  const why = key.ring.refusal(version)
-  if (why !== null) {
-    throw problems.unprocessable('key-version-retired', 'Key version retired', `${why}: new HMACs are not made with it`,
-      { keyName: key.name, keyVersion: version.ordinal, errors: [{ pointer: '/body/keyVersion', message: 'retired' }] })
+  if (key.ring.refusal(version) !== null) {
+    const why = version.state === 'retired' ? 'is retired' : `is below the key's min-verify-version ${key.ring.minVerify}`
+    throw problems.unprocessable('key-version-retired', 'Key version retired', `Version ${version.id} of this key ${why}: new HMACs are not made with it`,
+      { keyVersion: version.ordinal, errors: [{ pointer: '/body/keyVersion', message: 'retired' }] })
   }
   return version
 }

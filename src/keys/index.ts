@@ -48,22 +48,22 @@ export class KeyRing {
    * Loads every configured file now: a file that cannot be read or parsed at start is a
    * ConfigError naming the variable, file and line (the server does not start).
    */
-  constructor(config: Pick<Config, 'pepperKeysFile' | 'hmacKeysFile' | 'apiKeysFile'>, log: FastifyBaseLogger) {
+  constructor(config: Pick<Config, 'pepperKeysFile' | 'hmacKeysFile' | 'apiKeysFile' | 'fileReloadPollMs'>, log: FastifyBaseLogger) {
     const opened: Reloadable<unknown>[] = []
     try {
-      const { pepperKeysFile, hmacKeysFile, apiKeysFile } = config
+      const { pepperKeysFile, hmacKeysFile, apiKeysFile, fileReloadPollMs: pollMs } = config
       this.apiKeys = apiKeysFile === null ? null : reloadable({
-        source: 'api-keys', what: 'API keys', files: [apiKeysFile], log,
+        source: 'api-keys', what: 'API keys', files: [apiKeysFile], log, pollMs,
         load: () => readKeysFile(apiKeysFile), describe: (value) => ({ keysFile: apiKeysFile, keys: value.size }),
       })
       if (this.apiKeys) opened.push(this.apiKeys)
       this.pepper = pepperKeysFile === null ? null : reloadable({
-        source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log,
+        source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log, pollMs,
         load: () => readPepperKeysFile(pepperKeysFile), describe: describePepper(pepperKeysFile),
       })
       if (this.pepper) opened.push(this.pepper)
       this.hmac = hmacKeysFile === null ? null : reloadable({
-        source: 'hmac-keys', what: 'HMAC keys', files: [hmacKeysFile], log,
+        source: 'hmac-keys', what: 'HMAC keys', files: [hmacKeysFile], log, pollMs,
         load: () => readHmacKeysFile(hmacKeysFile), describe: describeHmac(hmacKeysFile),
       })
     } catch (error) {

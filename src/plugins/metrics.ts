@@ -5,7 +5,7 @@
  *
  * `GET /metrics` serves the text exposition format on the main port, or, with METRICS_PORT, on a
  * separate listener at METRICS_HOST (loopback by default) that serves nothing else. Either way it
- * needs an API key when API_KEYS_FILE is set. METRICS=off registers nothing at all.
+ * needs an API key with the metrics scope when API_KEYS_FILE is set. METRICS=off registers nothing at all.
  *
  * Label values come only from fixed sets: route templates (never the URL; every unmatched request
  * is "unmatched"), a fixed list of methods, status codes hashd sends, registry names. A client
@@ -19,6 +19,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { Engine } from '../domain/engine.js'
+import type { ReplayStore } from '../webhooks/replay.js'
 import { reloadStatuses } from '../file-reload.js'
 import { installObserver, type Observer } from '../observe.js'
 import { storeReads, storesInForce } from '../screening/status.js'
@@ -107,7 +108,7 @@ class TalliedHistogram {
  * prom-client when Prometheus scrapes (`collect`), so a request costs a few Map lookups and
  * additions rather than prom-client's label validation and key building for each.
  */
-export function buildRegistry(engine: Pick<Engine, 'stats'>) {
+export function buildRegistry(engine: Pick<Engine, 'stats'>, replays?: Pick<ReplayStore, 'refusals' | 'size'>) {
   const registry = new Registry()
   /** route → method → series. */
   const httpTally = new Map<string, Map<string, RouteSeries>>()
@@ -148,6 +149,10 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
   new Gauge({
     name: 'hashd_work_memory_in_use_bytes', help: 'Memory declared by the tasks running now (argon2 m KiB, scrypt 128·N·r, …)', registers,
     collect() { this.set(engine.stats().memoryInUseBytes) },
+  })
+  new Counter({
+    name: 'hashd_work_started_total', help: 'Tasks handed to a worker thread since start', registers,
+    collect() { this.reset(); this.inc(engine.stats().started) },
   })
   new Counter({
     name: 'hashd_work_rejected_total', help: 'Tasks refused with 503 because the worker pool and its queue were full', registers,
@@ -244,6 +249,26 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>) {
       for (const { kind, cached } of storeReads()) this.labels(kind).inc(cached)
     },
   })
+  // The webhook replay store (src/webhooks/replay.ts): what a full store refused, and what memory holds.
+  new Counter({
+    name: 'hashd_webhook_replay_refused_total',
+    help: 'Valid webhooks answered 503 replay-store-full because the replay store (limit="store": WEBHOOK_REPLAY_MEMORY_MAX or Redis\'s maxmemory) ' +
+      'or the caller\'s share of it (limit="caller": WEBHOOK_REPLAY_CALLER_MAX) was full',
+    labelNames: ['limit'] as const, registers,
+    collect() {
+      this.reset()
+      const refused = replays?.refusals()
+      this.labels('store').inc(refused?.store ?? 0)
+      this.labels('caller').inc(refused?.caller ?? 0)
+    },
+  })
+  const replaySize = replays?.size?.bind(replays)
+  if (replaySize !== undefined) {
+    new Gauge({
+      name: 'hashd_webhook_replay_entries', help: 'Webhooks remembered for replay protection in this process\'s memory (of WEBHOOK_REPLAY_MEMORY_MAX; expired ones not yet dropped included)',
+      registers, collect() { this.set(replaySize()) },
+    })
+  }
   const passwordOperations = new Counter({
     name: 'hashd_password_operations_total', help: 'Password hashes and verifications, by operation, canonical scheme and outcome',
     labelNames: ['operation', 'scheme', 'outcome'] as const, registers,
@@ -349,7 +374,7 @@ function rateLimitMetrics(app: FastifyInstance, registry: Registry): void {
 async function metricsPlugin(app: FastifyInstance, options: { config: Config, engine: Engine }): Promise<void> {
   const { config, engine } = options
   if (!config.metrics) return
-  const metrics = buildRegistry(engine)
+  const metrics = buildRegistry(engine, app.replayStore)
   const { registry } = metrics
   rateLimitMetrics(app, registry)
 

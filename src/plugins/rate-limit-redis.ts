@@ -16,15 +16,20 @@
  *
  * The same connection keeps the webhook replay store (src/webhooks/replay.ts): a verified webhook's
  * key is set with NX and a time to live, so every replica sees it; the checks of one event-loop
- * turn go as one script call. Replay protection fails closed: a check Redis cannot answer rejects
- * (the route answers 503), since a webhook let through unchecked may be a replay.
+ * turn go as one script call. Replay protection fails closed: a check Redis
+ * cannot answer rejects (the route answers 503), since a webhook let through unchecked may be a
+ * replay. A Redis at its maxmemory refuses the SET (with maxmemory-policy noeviction), which is a
+ * full store (503 replay-store-full); a policy that evicts keys would forget webhooks before their
+ * time, so hashd warns about it at every connection. Each caller's share is a sorted set of its
+ * replay keys by expiry (`<prefix>replay-share:<bucket>`), trimmed of expired members and counted
+ * in the same script, by Redis's clock.
  */
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import type { SharedCounter } from './rate-limit-windows.js'
-import { ReplayStoreUnavailable, type ReplayStore } from '../webhooks/replay.js'
+import { ReplayStoreFull, ReplayStoreUnavailable, secondsUntil, type ReplayLimit, type ReplayStore } from '../webhooks/replay.js'
 
 /** What GET /api/health reports as `rateLimitStore`. */
 export type RateLimitStoreState = 'memory' | 'redis' | 'degraded' | 'off'
@@ -52,30 +57,73 @@ export interface RedisRateLimitStore {
 }
 
 /**
- * Deletes a replay key only if it still holds this check's token: a SET that timed out may still
- * run when a hung Redis wakes (its command is on the connection), and would otherwise make the
- * sender's next delivery of that webhook look like a replay of one that was never accepted.
+ * Deletes a replay key (and its place in its caller's share) only if it still holds this check's
+ * token: a SET that timed out may still run when a hung Redis wakes (its command is on the
+ * connection), and would otherwise make the sender's next delivery of that webhook look like a
+ * replay of one that was never accepted.
  */
-const UNDO_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+const UNDO_SCRIPT = `
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('zrem', KEYS[2], KEYS[1])
+  return redis.call('del', KEYS[1])
+end
+return 0`
+
+/** What a check's answer from CHECK_SCRIPT means. */
+const ANSWER = { unseen: 0, seen: 1, storeFull: 2, callerFull: 3 } as const
 
 /**
- * A batch of replay checks: KEYS are the replay keys, ARGV a time to live and a token for each. A
- * check with a token sets its key if absent (seen: 0) or finds it (seen: 1); one without a token
- * only looks. Redis runs a script whole, so each check is as atomic as a SET NX of its own.
+ * A batch of replay checks: KEYS are a replay key and its caller's share for each check, ARGV the
+ * share's size (0: none), then a time to live and a token for each. A check with a token sets its
+ * key if absent and its caller has room ({0}), finds it ({1}), or is refused: Redis at its
+ * maxmemory ({2}), or the caller's share full ({3, milliseconds until its soonest member expires}).
+ * One without a token only looks. Redis runs a script whole, so each check is as atomic as a SET NX
+ * of its own. The share's members are scored by their expiry on Redis's clock (TIME; Redis
+ * replicates a script's effects, so a script may read the clock and write).
+ *
+ * The SET is the script's first write, and is made before the share is trimmed and counted (and
+ * deleted again when the share is full): Redis refuses a script's write for maxmemory only while the
+ * script has written nothing (a script is not stopped halfway), so a later SET in the same call
+ * would go through. Once one is refused, the rest of the batch is refused without trying.
  */
 const CHECK_SCRIPT = `
-local seen = {}
-for i, key in ipairs(KEYS) do
-  local ttl, token = ARGV[2 * i - 1], ARGV[2 * i]
-  if token == '' then
-    seen[i] = redis.call('EXISTS', key)
-  elseif redis.call('SET', key, token, 'PX', ttl, 'NX') then
-    seen[i] = 0
+local share = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local full = false
+local answers = {}
+for i = 1, #KEYS / 2 do
+  local key, owner = KEYS[2 * i - 1], KEYS[2 * i]
+  local ttl, token = tonumber(ARGV[2 * i]), ARGV[2 * i + 1]
+  if redis.call('EXISTS', key) == 1 then
+    answers[i] = {1}
+  elseif token == '' then
+    answers[i] = {0}
+  elseif full then
+    answers[i] = {2}
   else
-    seen[i] = 1
+    local set = redis.pcall('SET', key, token, 'PX', ttl, 'NX')
+    if type(set) == 'table' and set.err then
+      if string.find(set.err, 'OOM', 1, true) == nil then return redis.error_reply(set.err) end
+      full = true
+      answers[i] = {2}
+    elseif share > 0 then
+      redis.call('ZREMRANGEBYSCORE', owner, '-inf', now)
+      if redis.call('ZCARD', owner) >= share then
+        redis.call('DEL', key)
+        local soonest = redis.call('ZRANGE', owner, 0, 0, 'WITHSCORES')
+        answers[i] = {3, tonumber(soonest[2]) - now}
+      else
+        redis.call('ZADD', owner, now + ttl, key)
+        if redis.call('PTTL', owner) < ttl then redis.call('PEXPIRE', owner, ttl) end
+        answers[i] = {0}
+      end
+    else
+      answers[i] = {0}
+    end
   end
 end
-return seen`
+return answers`
 
 /**
  * A batch of rate-limit takes: KEYS are client keys, ARGV an amount, a maximum and a window (ms)
@@ -118,8 +166,12 @@ interface Take {
 /** At most this many checks or takes in one script call. */
 const MAX_BATCH = 256
 
+/** The Retry-After of a Redis at its maxmemory: keys expire at their own pace, which hashd cannot see. */
+const FULL_RETRY_SECONDS = 60
+
 interface ReplayCheck {
   key: string
+  owner: string
   ttlMs: number
   token: string
   resolve(seen: boolean): void
@@ -166,6 +218,17 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   }
 
   client.on('ready', noteSuccess)
+  // A Redis that evicts keys at its maxmemory may drop a replay key before its time, and its replay
+  // would then pass: checked at every connection (the setting can change while hashd runs).
+  client.on('ready', () => {
+    client.info('memory').then((text) => {
+      const policy = /^maxmemory_policy:(\S+)/m.exec(text)?.[1]
+      if (policy !== undefined && policy !== 'noeviction') {
+        log.warn({ maxmemoryPolicy: policy }, 'Redis may evict webhook replay keys before they expire (its maxmemory-policy is not noeviction), ' +
+          'and a replayed webhook would then be accepted: set maxmemory-policy noeviction')
+      }
+    }, () => { /* INFO not allowed here: nothing to say */ })
+  })
   // ioredis emits 'error' for each failed (re)connection; without a listener it would print to stderr.
   client.on('error', (error: Error) => { noteFailure(error.message) })
   client.on('close', () => { if (healthy) noteFailure('connection closed') })
@@ -176,38 +239,58 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
   client.defineCommand('hashdReplayCheck', { lua: CHECK_SCRIPT })
   const replayScripted = client as unknown as { hashdReplayCheck(...args: [...Array<string | number>, (error: Error | null, seen?: unknown) => void]): void }
   const tokenPrefix = randomBytes(9).toString('base64url')
+  const refusals: Record<ReplayLimit, number> = { store: 0, caller: 0 }
+  const refuse = (check: ReplayCheck, limit: ReplayLimit, retryAfterSeconds: number): void => {
+    refusals[limit]++
+    check.reject(new ReplayStoreFull(limit, retryAfterSeconds, 'Redis\'s maxmemory'))
+  }
   let tokens = 0
   let batch: ReplayCheck[] = []
   const flush = (): void => {
     const checks = batch
     batch = []
     if (checks.length === 0) return
-    const keys = checks.map((check) => check.key)
+    const keys = checks.flatMap((check) => [check.key, check.owner])
     const args = checks.flatMap((check) => [check.ttlMs, check.token])
-    replayScripted.hashdReplayCheck(checks.length, ...keys, ...args, (error, seen) => {
-      if (error !== null || !Array.isArray(seen) || seen.length !== checks.length) {
+    replayScripted.hashdReplayCheck(keys.length, ...keys, config.webhookReplayCallerMax, ...args, (error, answers) => {
+      // A Redis at its maxmemory may refuse the whole script before it runs: every check is then a full store.
+      if (error !== null && error.message.startsWith('OOM')) {
+        noteSuccess()
+        for (const check of checks) refuse(check, 'store', FULL_RETRY_SECONDS)
+        return
+      }
+      if (error !== null || !Array.isArray(answers) || answers.length !== checks.length) {
         noteFailure('a replay-store call failed or timed out')
         for (const check of checks) {
-          if (check.token !== '') client.eval(UNDO_SCRIPT, 1, check.key, check.token).catch(() => {})
+          if (check.token !== '') client.eval(UNDO_SCRIPT, 2, check.key, check.owner, check.token).catch(() => {})
           check.reject(new ReplayStoreUnavailable())
         }
         return
       }
       noteSuccess()
-      checks.forEach((check, index) => check.resolve(seen[index] === 1))
+      checks.forEach((check, index) => {
+        const [answer, soonestMs] = answers[index] as [number, number?]
+        if (answer === ANSWER.storeFull) refuse(check, 'store', FULL_RETRY_SECONDS)
+        else if (answer === ANSWER.callerFull) refuse(check, 'caller', secondsUntil(soonestMs ?? 0, 0))
+        else check.resolve(answer === ANSWER.seen)
+      })
     })
   }
   const replays: ReplayStore = {
-    seen(key, ttlMs, remember) {
+    seen(key, expiresAtMs, remember, caller) {
       return new Promise((resolve, reject) => {
         if (batch.length === 0) setImmediate(flush)
         // Unique to this check: the process's random prefix and a counter; '' asks only whether it exists.
         const token = remember ? `${tokenPrefix}${(tokens++).toString(36)}` : ''
-        batch.push({ key: `${config.redisPrefix}replay:${key}`, ttlMs, token, resolve, reject })
+        batch.push({
+          key: `${config.redisPrefix}replay:${key}`, owner: `${config.redisPrefix}replay-share:${caller}`,
+          ttlMs: Math.max(1, expiresAtMs - Date.now()), token, resolve, reject,
+        })
         if (batch.length >= MAX_BATCH) flush()
       })
     },
     state: () => (healthy ? 'redis' : 'degraded'),
+    refusals: () => refusals,
   }
 
   // Rate-limit takes, batched per turn like the replay checks (TAKE_SCRIPT).

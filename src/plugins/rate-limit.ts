@@ -21,7 +21,8 @@
  *
  * The webhook replay store lives beside the counters (`app.replayStore`): in memory, or in the same
  * Redis, on the same connection. With REDIS_URL set Redis is used for replays even when
- * RATE_LIMIT_MAX=0 turns the limits off, so replicas share replay protection either way.
+ * RATE_LIMIT_MAX=0 turns the limits off, so replicas share replay protection either way. Its
+ * per-caller shares use the limits' buckets (`app.clientBucket`), whether the limits are on or off.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
@@ -42,6 +43,8 @@ declare module 'fastify' {
     limitRequest?: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
     /** Where verified webhooks are remembered (src/webhooks/replay.ts). */
     replayStore: ReplayStore
+    /** The bucket a request counts in (its API key, or its client address): also whose share of the replay store it uses. */
+    clientBucket(request: FastifyRequest): string
     /**
      * Counts a batch's `count` items against the request's items budget; rejects with 429 (and
      * gives back the request itself) when they do not fit. Absent when limiting is off.
@@ -78,7 +81,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
     ? undefined
     : (await import('./rate-limit-redis.js')).redisRateLimitStore({ ...options.config, redisUrl }, app.log)
   if (redis) app.addHook('onClose', redis.close)
-  app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(options.config.webhookReplayMemoryMax))
+  const { webhookReplayMemoryMax, webhookReplayCallerMax } = options.config
+  app.decorate('replayStore', redis ? redis.replays : new MemoryReplayStore(webhookReplayMemoryMax, webhookReplayCallerMax))
+  app.decorate('clientBucket', bucketOf)
   let localDecisions = 0
   app.decorate('rateLimitLocalDecisions', () => localDecisions)
   if (rateLimitMax === 0) {

@@ -30,7 +30,7 @@ async function screeningPlugin(app: FastifyInstance, options: { config: Config }
 
   const blocklistFile = config.blocklistFile
   const blocklist = blocklistFile === null ? null : reloadable({
-    source: 'password-blocklist', what: 'password blocklist', files: [blocklistFile], log: app.log,
+    source: 'password-blocklist', what: 'password blocklist', files: [blocklistFile], log: app.log, pollMs: options.config.fileReloadPollMs,
     load: () => readBlocklistFile(blocklistFile), describe: (list) => ({ blocklistFile, entries: list.size }),
   })
   if (blocklist) closers.push(() => blocklist.close())
@@ -39,7 +39,7 @@ async function screeningPlugin(app: FastifyInstance, options: { config: Config }
     if (file === null) return null
     const variable = kind === 'sha1' ? 'PWNED_STORE' : 'PWNED_NTLM_STORE'
     const store = reloadable({
-      source: kind === 'sha1' ? 'pwned-store' : 'pwned-ntlm-store', what: `breached-password store (${variable})`, files: [file], log: app.log,
+      source: kind === 'sha1' ? 'pwned-store' : 'pwned-ntlm-store', what: `breached-password store (${variable})`, files: [file], log: app.log, pollMs: options.config.fileReloadPollMs,
       load: () => PwnedStore.open(file, variable, kind),
       loadAsync: () => PwnedStore.openAsync(file, variable, kind),
       describe: (opened) => ({ store: file, hashes: opened.header.hashes, dataDate: opened.header.dataDate.toISOString(), id: opened.id }),

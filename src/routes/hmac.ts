@@ -11,7 +11,7 @@ const KeyVersion = Type.Integer({ minimum: 1, maximum: 999_999_999, description:
 const Key = Type.String({ minLength: 1, description: 'Your own secret key, instead of `keyName`; never logged' })
 
 const KEY_RULES = 'Exactly one of `key` and `keyName` (both, or neither, is 400 with the pointers at fault); `keyVersion` goes with `keyName` only (400 with key); `keyEncoding` applies to `key` (ignored with keyName). '
-  + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a name the server does not hold is 422 unknown-key; '
+  + 'A named key outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a name the server does not hold is 422 unknown-key; '
   + 'a key written purpose=webhooks (kept for /api/webhooks/*) is 422 key-purpose, the name not echoed; '
   + 'an algorithm the key does not allow (its algorithms=, default sha256) is 422 algorithm-not-allowed-for-key; without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys.'
 

@@ -2,9 +2,14 @@
  * GET /api/algorithms, GET /api/health (liveness) and GET /api/ready (readiness), with the meaning
  * Kubernetes gives its probes: liveness says "the process works, do not restart it"; readiness says
  * "send this instance traffic". Readiness turns false while draining, Redis does not enter it.
+ *
+ * Health answers anyone what a load balancer needs (status, degraded, the two store states: words
+ * from fixed sets, no paths or reasons); the details (the pool's load, the files with their last
+ * errors, screening) only a request whose API key has a detail scope (src/keys/scopes.ts), so an
+ * instance without API_KEYS_FILE never serves them over HTTP: the log and the metrics hold them.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { problems } from '../problem.js'
 import { Problem } from './schemas.js'
 import type { Config } from '../config.js'
@@ -13,6 +18,7 @@ import type { Algorithm, OptionSpec } from '../algorithms/types.js'
 import { digestOptionSpecs } from '../domain/options.js'
 import type { Engine } from '../domain/engine.js'
 import { reloadStatuses } from '../file-reload.js'
+import { HEALTH_DETAIL_SCOPES } from '../keys/scopes.js'
 import { storesInForce } from '../screening/status.js'
 
 function describeOptions(specs: Record<string, OptionSpec>, config: Config) {
@@ -48,26 +54,42 @@ const AlgorithmInfo = Type.Object({
   implementation: Type.String(),
 })
 
+/**
+ * The rate-limit store's state: its schema and which states count as degraded, in one place (the
+ * summary that anyone may read carries it).
+ */
+const RateLimitStore = Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded'), Type.Literal('off')], {
+  description: 'Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), ' +
+    '"degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; ' +
+    'the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0)',
+})
+const rateLimitStoreDegraded = (state: Static<typeof RateLimitStore>): boolean => state === 'degraded'
+
+const ReplayStore = Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded')], {
+  description: 'Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, ' +
+    'also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200)',
+})
+
+/** Present only for an API key with a detail scope (src/keys/scopes.ts HEALTH_DETAIL_SCOPES). */
+const detailOnly = ' Only for an API key with the health or metrics scope.'
+
 const Health = Type.Object({
   status: Type.Literal('ok'),
-  rateLimitStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded'), Type.Literal('off')], {
-    description: 'Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), ' +
-      '"degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; ' +
-      'the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0)',
+  degraded: Type.Boolean({
+    description: 'true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays ' +
+      'in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic',
   }),
-  replayStore: Type.Union([Type.Literal('memory'), Type.Literal('redis'), Type.Literal('degraded')], {
-    description: 'Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, ' +
-      'also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200)',
-  }),
-  work: Type.Object({
+  rateLimitStore: RateLimitStore,
+  replayStore: ReplayStore,
+  work: Type.Optional(Type.Object({
     threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
     running: Type.Integer({ description: 'Tasks running on the threads now' }),
     queued: Type.Integer({ description: 'Tasks waiting for a thread or for memory, in arrival order' }),
     memoryBudgetBytes: Type.Integer({ description: 'MAX_WORK_MEMORY_BYTES: the memory running tasks may declare together' }),
     memoryInUseBytes: Type.Integer({ description: 'Memory the running tasks declare (argon2 m KiB, scrypt and yescrypt 128·N·r, others 1 MiB)' }),
     started: Type.Integer({ description: 'Tasks handed to a thread since start' }),
-  }, { description: 'The worker pool that runs password hashing and large digests' }),
-  files: Type.Array(Type.Object({
+  }, { description: `The worker pool that runs password hashing and large digests.${detailOnly}` })),
+  files: Type.Optional(Type.Array(Type.Object({
     source: Type.String({ description: 'What the file holds: api-keys, pepper-keys, …' }),
     loadedAt: Type.String({ format: 'date-time', description: 'When the version in force was loaded' }),
     loads: Type.Integer({ description: 'Successful loads since start, the first one included' }),
@@ -78,9 +100,9 @@ const Health = Type.Object({
     }, { description: 'Present while the last reload failed: the version loaded at loadedAt stays in force' })),
   }), {
     description: 'Files read again when they change and on SIGHUP (keys files, certificates, stores). A failed reload keeps the ' +
-      'version in force and does not make the instance unhealthy: the status stays 200, lastError says what to fix',
-  }),
-  screening: Type.Object({
+      `version in force and does not make the instance unhealthy: the status stays 200, degraded turns true, lastError says what to fix.${detailOnly}`,
+  })),
+  screening: Type.Optional(Type.Object({
     mode: Type.Unsafe<string>({ type: 'string', enum: ['off', 'warn', 'reject'], description: 'PASSWORD_SCREENING' }),
     fail: Type.Unsafe<string>({ type: 'string', enum: ['open', 'closed'], description: 'PASSWORD_SCREENING_FAIL' }),
     commonPasswords: Type.Integer({ description: 'Entries of the built-in common-password list' }),
@@ -94,7 +116,10 @@ const Health = Type.Object({
       importedAt: Type.String({ format: 'date-time', description: 'When npm run pwned:import made the store' }),
       id: Type.String({ description: 'The first 16 hex digits of the data\'s SHA-256 (part of /range ETags)' }),
     }), { description: 'The breached-password stores in force; their loads and reload failures are under files (pwned-store, pwned-ntlm-store)' }),
-  }, { description: 'Password screening (docs/passwords.md)' }),
+  }, { description: `Password screening (docs/passwords.md).${detailOnly}` })),
+}, {
+  description: 'Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files and screening '
+    + 'only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics)',
 })
 
 const Ready = Type.Object({ status: Type.Literal('ready') })
@@ -122,18 +147,29 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
 
   app.get('/api/health', {
     config: { rateLimit: false },
-    schema: { tags: ['meta'], summary: 'Liveness, where rate-limit counters live, and the worker pool\'s load', response: { 200: Health } },
-  }, async () => ({
-    status: 'ok' as const,
-    rateLimitStore: app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const,
-    replayStore: app.replayStore.state(),
-    work: engine.stats(),
-    files: reloadStatuses(),
-    screening: {
-      mode: app.screening.policy.mode, fail: app.screening.policy.fail, commonPasswords: app.screening.commonPasswords, blocklist: app.screening.blocklistEntries,
-      stores: storesInForce().map(({ file: _file, ...facts }) => facts),
-    },
-  }))
+    schema: { tags: ['meta'], summary: 'Liveness and whether anything is degraded; with a key holding health or metrics, the worker pool, files and screening', response: { 200: Health } },
+  }, async (request) => {
+    const rateLimitStore = app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const
+    const replayStore = app.replayStore.state()
+    const files = reloadStatuses()
+    const summary = {
+      status: 'ok' as const,
+      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || files.some((file) => file.lastError !== undefined),
+      rateLimitStore,
+      replayStore,
+    }
+    const key = request.apiKey
+    if (key === null || !HEALTH_DETAIL_SCOPES.some((scope) => key.scopes.has(scope))) return summary
+    return {
+      ...summary,
+      work: engine.stats(),
+      files,
+      screening: {
+        mode: app.screening.policy.mode, fail: app.screening.policy.fail, commonPasswords: app.screening.commonPasswords, blocklist: app.screening.blocklistEntries,
+        stores: storesInForce().map(({ file: _file, ...facts }) => facts),
+      },
+    }
+  })
 
   app.get('/api/ready', {
     config: { rateLimit: false },

@@ -1,9 +1,9 @@
 /**
  * GET /range/{prefix}: the breached-password store through HIBP's range API, at the same path and
  * with the same answers (https://haveibeenpwned.com/API/v3#SearchingPwnedPasswordsByRange), so an
- * existing client works by changing its base URL. Outside /api, as at api.pwnedpasswords.com: like
- * the public API it needs no API key (the data is Pwned Passwords, public already; plugins/auth.ts
- * lets GET outside /api through), and it is rate-limited like every route.
+ * existing client works by changing its base URL. Outside /api, as at api.pwnedpasswords.com. With
+ * API_KEYS_FILE it needs a key with the passwords:range scope like every operation (scopes deny by
+ * default: src/keys/scopes.ts), and it is rate-limited like every route.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
@@ -24,7 +24,7 @@ export const rangeRoute: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Answers as api.pwnedpasswords.com does: `SUFFIX:COUNT` lines (uppercase hex, 35 digits for SHA-1, 27 for NTLM) separated by CRLF, '
         + 'sorted by suffix. `?mode=ntlm` reads PWNED_NTLM_STORE; the default, `sha1`, PWNED_STORE. The request header `Add-Padding: true` mixes in random suffixes with the count 0 '
         + 'up to 800–1,000 lines, drawn anew for each answer (not cached). Unpadded answers carry an ETag (the store\'s data and the prefix) and are cacheable for 31 days. '
-        + 'Needs no API key. A prefix that is not 5 hex digits is 400 with the public API\'s message; a mode whose store this server does not have is 404.',
+        + 'With API keys on, needs the passwords:range scope. A prefix that is not 5 hex digits is 400 with the public API\'s message; a mode whose store this server does not have is 404.',
       params: Type.Object({
         prefix: documentedAs(Type.String({ minLength: 1, maxLength: 100, description: 'The first 5 hex digits of the SHA-1 (or NTLM) hash, in either case' }), { pattern: '^[0-9A-Fa-f]{5}$' }),
       }),

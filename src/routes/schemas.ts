@@ -187,6 +187,7 @@ const DEFAULT_ERRORS = {
   413: 'Body too large (BODY_LIMIT, MAX_FILE_SIZE)',
   415: 'Wrong Content-Type',
   422: 'Well-formed but unprocessable',
+  503: 'Overloaded or shutting down; see Retry-After',
 }
 
 /**
@@ -194,7 +195,7 @@ const DEFAULT_ERRORS = {
  * the 400 and 422 descriptions (rules a schema cannot state: a key that is not valid base64, options
  * to an algorithm that takes none, a malformed hash…).
  */
-export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: string } = {}) {
+export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: string, 503?: string } = {}) {
   return {
     ...(rules[501] ? { 501: problemResponse(rules[501]) } : {}),
     400: problemResponse(rules[400] ? `${DEFAULT_ERRORS[400]}; ${rules[400]}` : DEFAULT_ERRORS[400]),
@@ -202,7 +203,7 @@ export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: st
     415: problemResponse(DEFAULT_ERRORS[415]),
     422: problemResponse(rules[422] ? `${DEFAULT_ERRORS[422]}: ${rules[422]}` : DEFAULT_ERRORS[422]),
     429: problemResponse('Rate limited; see Retry-After'),
-    503: problemResponse('Overloaded or shutting down; see Retry-After'),
+    503: problemResponse(rules[503] ? `${DEFAULT_ERRORS[503]}; ${rules[503]}` : DEFAULT_ERRORS[503]),
   }
 }
 

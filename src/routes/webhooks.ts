@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
 import type { Engine } from '../domain/engine.js'
 import {
   DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, noNamedKeys, ringKeySource, signWebhook, verifyWebhook,
@@ -28,7 +29,7 @@ const KeyName = Type.Optional(Type.String({
   minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
   description: 'A named key of the key ring kept for webhooks (HMAC_KEYS_FILE, purpose=webhooks; GET /api/keys lists them), whose versions\' raw secret bytes are the HMAC-SHA256 key, ' +
     'as Standard Webhooks uses the bytes of whsec_<base64>. Verify tries every version and says which matched; sign uses the current one. ' +
-    'A name outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-key:<name>); a key of another purpose is 422 key-purpose',
+    'A name outside the API key\'s hmac-keys= is 403 insufficient-scope (scope hmac-keys, never the name); a key of another purpose is 422 key-purpose',
 }))
 const HeaderValue = Type.String({ maxLength: 16_384 })
 
@@ -49,8 +50,10 @@ const VerifyBody = Type.Object({
   keyName: KeyName,
   secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The secret in the provider\'s own form: whsec_… for Standard Webhooks, the text as set for GitHub, the whole whsec_… signing secret for Stripe. Never logged' })),
   publicKey: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'standard-webhooks v1a: the sender\'s Ed25519 public key, whpk_… or PEM' })),
-  toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOLERANCE_SECONDS, description: `How far the signed timestamp may be from the reference time; ${DEFAULT_TOLERANCE_SECONDS} when absent. A verified webhook is remembered for twice this long` })),
-  receivedAt: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now' })),
+  toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOLERANCE_SECONDS, description: `How far the signed timestamp may be from the reference time, either way; ${DEFAULT_TOLERANCE_SECONDS} when absent. ` +
+    'A verified webhook is remembered until its timestamp plus this tolerance plus WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS has passed; keep one tolerance for one sender' })),
+  receivedAt: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds when the webhook reached the receiver, for one read later from a queue: the timestamp is checked against it instead of now. ' +
+    'When the webhook is to be remembered, at most WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS (300 by default) before now' })),
   remember: Type.Optional(Type.Boolean({ description: 'false: look for a replay without remembering this webhook (to check one by hand without spending its id); true when absent' })),
 }, { additionalProperties: false, description: 'Exactly one of payload and payloadBase64; exactly one of keyName, secret and publicKey' })
 documentedAs(VerifyBody, { allOf: [exactlyOne('payload', 'payloadBase64'), exactlyOne('keyName', 'secret', 'publicKey')] })
@@ -94,8 +97,8 @@ const SignAnswer = Type.Object({
  * `keys`: where keyName is looked up; the key ring by default, read at each request (so a reload of
  * HMAC_KEYS_FILE applies at once) within the request's API key's hmac-keys= (webhooks/ring.ts).
  */
-export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: NamedKeySource }> = async (app, { engine, keys }) => {
-  const shared = { replays: app.replayStore, crypto: engineCrypto(engine) }
+export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config, keys?: NamedKeySource }> = async (app, { engine, config, keys }) => {
+  const shared = { replays: app.replayStore, crypto: engineCrypto(engine), receivedAtMaxAgeSeconds: config.webhookReceivedAtMaxAgeSeconds }
   // The key ring is consulted only for a keyName: a request with a secret or a public key gets
   // services made once, rather than a key context and a key source of its own.
   const withoutKeyName: WebhookServices = { ...shared, keys: keys ?? noNamedKeys }
@@ -110,19 +113,24 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, keys?: N
       summary: 'Verify a webhook\'s signature, timestamp and freshness (Standard Webhooks, GitHub, Stripe)',
       description: 'A receiver forwards the body and headers it got. The answer is 200 whether or not the webhook is valid: `valid` and `reason` say. ' +
         'A webhook with a valid signature is remembered (the rate-limit store: memory, or Redis shared by every instance) and a second one with the same id, ' +
-        'or for profiles without an id the same signed content, is `replayed`. When Redis cannot be reached, a webhook whose signature is valid gets 503 ' +
-        '(urn:hashd:problem:replay-store-unavailable, with Retry-After) rather than an answer that could let a replay through.',
+        'or for profiles without an id the same signed content, is `replayed` for as long as the first could still pass the time rule. ' +
+        'When Redis cannot be reached, or the store (or this client\'s share of it) is full, a webhook whose signature is valid gets 503 ' +
+        '(urn:hashd:problem:replay-store-unavailable or replay-store-full, with Retry-After) rather than an answer that could let a replay through.',
       body: VerifyBody,
       response: {
         200: VerifyAnswer,
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret/publicKey, a payloadBase64 that is not base64, a secret not in the provider\'s form, ' +
-            'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance',
+            'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance, ' +
+            'or (unless remember is false) earlier than now by more than WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS',
           422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
+          503: 'for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full ' +
+            '(urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis\'s maxmemory reached, or this client\'s share, WEBHOOK_REPLAY_CALLER_MAX); ' +
+            'nothing was remembered, and the sender\'s next delivery is checked afresh',
         }),
       },
     },
-  }, (request) => verifyWebhook(request.body, services(request, request.body.keyName)))
+  }, (request) => verifyWebhook(request.body, services(request, request.body.keyName), app.clientBucket(request)))
 
   app.post('/api/webhooks/sign', {
     config: { accepts: 'application/json' },

@@ -12,22 +12,24 @@ import { strictBase64 } from './headers.js'
 import type { ForwardedHeaders } from './headers.js'
 import { exactlyOne, resolveKey, type KeyChoice, type NamedKeySource } from './keys.js'
 import { webhookProfile, WEBHOOK_PROFILE_NAMES, type WebhookProfile } from './profiles.js'
-import { replayKey, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
+import { replayKey, ReplayStoreFull, ReplayStoreUnavailable, type ReplayStore } from './replay.js'
 import { v1Signature } from './standard-webhooks.js'
 import type { HmacKeyVersion, Verification, WebhookKey, WebhookReason } from './types.js'
 import { ed25519Inline, hmacInline, inlineCrypto, verify, type WebhookCrypto } from './verify.js'
 
 export { WEBHOOK_PROFILES, WEBHOOK_PROFILE_NAMES, webhookProfile } from './profiles.js'
 export { WEBHOOK_REASONS, type WebhookReason } from './types.js'
-export { MemoryReplayStore, ReplayStoreUnavailable, type ReplayStore, type ReplayStoreState } from './replay.js'
+export { MemoryReplayStore, ReplayStoreFull, ReplayStoreUnavailable, type ReplayLimit, type ReplayStore, type ReplayStoreState } from './replay.js'
 export { noNamedKeys, type NamedKey, type NamedKeySource } from './keys.js'
 export { ringKeySource } from './ring.js'
 export { inlineCrypto, type WebhookCrypto } from './verify.js'
 
 /** The timestamp tolerance without `toleranceSeconds`: five minutes, as Standard Webhooks' and Stripe's libraries. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
-/** The largest `toleranceSeconds`: a day. Every verified webhook is remembered for twice the tolerance. */
+/** The largest `toleranceSeconds`: a day. */
 export const MAX_TOLERANCE_SECONDS = 86_400
+/** How far behind the clock `receivedAt` may be when the webhook is remembered, without WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS. */
+export const DEFAULT_RECEIVED_AT_MAX_AGE_SECONDS = 300
 
 export interface WebhookServices {
   keys: NamedKeySource
@@ -35,6 +37,11 @@ export interface WebhookServices {
   crypto?: WebhookCrypto
   /** Milliseconds since the epoch (tests move the clock). */
   now?: () => number
+  /**
+   * How far behind now a `receivedAt` may be when the webhook is to be remembered
+   * (WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS); DEFAULT_RECEIVED_AT_MAX_AGE_SECONDS when absent.
+   */
+  receivedAtMaxAgeSeconds?: number
 }
 
 export interface PayloadChoice {
@@ -95,45 +102,80 @@ export const replayStoreUnavailable = () => new Problem(503, 'urn:hashd:problem:
   'The signature is valid, but the replay store (Redis) cannot be reached to check that this webhook was not seen before; ' +
   'answer the sender with a 5xx so that it delivers again, and hashd will check it then', { headers: { 'retry-after': '1' } })
 
+export const replayStoreFull = (full: ReplayStoreFull) => new Problem(503, 'urn:hashd:problem:replay-store-full', 'Replay store full',
+  `The signature is valid, but ${full.limit === 'caller'
+    ? 'this client already has as many webhooks remembered as its share of the replay store allows (WEBHOOK_REPLAY_CALLER_MAX)'
+    : `the replay store is full (${full.storeBound})`}, and hashd does not forget a webhook that could still be accepted; ` +
+  'answer the sender with a 5xx so that it delivers again, and hashd will check it then', { headers: { 'retry-after': String(full.retryAfterSeconds) } })
+
+/**
+ * Until when (milliseconds, this server's clock) a verified webhook must be remembered: until no
+ * request for it could pass the time rule again, so that a replay is refused for as long as the
+ * original could be accepted. A request passes while its reference (receivedAt, or now) is at most
+ * the tolerance after the signed timestamp; a remembering request's receivedAt may be at most
+ * `receivedAtMaxAgeSeconds` behind now, so the last second at which any such request can pass is
+ * timestamp + tolerance + that age. Whole seconds, as the rule compares them (the second ends one
+ * millisecond before the next). This covers every later request with the same tolerance or a
+ * smaller one; a receiver keeps one tolerance per sender (docs/webhooks.md).
+ *
+ * A profile that signs no time (GitHub) can always be accepted, at any time: it is remembered as
+ * if signed when it was received (its reference time).
+ */
+function rememberUntil(timestamp: number | undefined, referenceSeconds: number, toleranceSeconds: number, receivedAtMaxAgeSeconds: number): number {
+  return ((timestamp ?? referenceSeconds) + toleranceSeconds + receivedAtMaxAgeSeconds + 1) * 1000
+}
+
 /**
  * Synchronous when the HMAC runs on the event loop (a payload under INLINE_DIGEST_MAX_BYTES) and
  * the replay store is this process's memory: the common request then makes no promise. A payload
  * hashed on the pool, an Ed25519 check above that size, or a replay check in Redis makes it a promise.
+ *
+ * `caller` names whose share of the replay store a remembered webhook counts against (the rate
+ * limit's bucket: an API key, or a client address).
  */
-export function verifyWebhook(request: VerifyWebhookRequest, services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
+export function verifyWebhook(request: VerifyWebhookRequest, services: WebhookServices, caller = ''): MaybePromise<VerifyWebhookAnswer> {
   const profile = profileNamed(request.profile)
   const payload = payloadBytes(request)
   const key = resolveKey(profile, request, services.keys)
   const now = services.now?.() ?? Date.now()
   const nowSeconds = Math.floor(now / 1000)
   const toleranceSeconds = request.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS
+  const maxAgeSeconds = services.receivedAtMaxAgeSeconds ?? DEFAULT_RECEIVED_AT_MAX_AGE_SECONDS
   if (request.receivedAt !== undefined && request.receivedAt > nowSeconds + toleranceSeconds) {
     throw problems.validation('receivedAt is later than now by more than the tolerance: it must be when the webhook was received, in Unix seconds',
       [{ pointer: '/body/receivedAt', message: 'in the future' }])
   }
-  const verification = verify(profile, payload, request.headers, key,
-    { toleranceSeconds, referenceSeconds: request.receivedAt ?? nowSeconds }, services.crypto ?? inlineCrypto)
-  return andThen(verification, (verified) => judged(verified, profile, key, request, toleranceSeconds, services))
+  // A receivedAt may be chosen freely, and with it any old webhook would pass the time rule at any
+  // time: remembered webhooks could then never be forgotten. So a webhook to be remembered may
+  // have been received at most WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS ago; a look (remember: false)
+  // spends nothing, and may check a webhook of any age (a published vector, an event kept for years).
+  if (request.receivedAt !== undefined && (request.remember ?? true) && request.receivedAt < nowSeconds - maxAgeSeconds) {
+    throw problems.validation(`receivedAt is more than ${maxAgeSeconds} s before now (WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS): hashd remembers a webhook only for as long as ` +
+      'such a receivedAt could let it pass again; verify it sooner after it arrives, ask the operator for a longer age, or check it with remember: false',
+    [{ pointer: '/body/receivedAt', message: 'too far in the past to remember' }])
+  }
+  const referenceSeconds = request.receivedAt ?? nowSeconds
+  const verification = verify(profile, payload, request.headers, key, { toleranceSeconds, referenceSeconds }, services.crypto ?? inlineCrypto)
+  return andThen(verification, (verified) => judged(verified, profile, key, request,
+    rememberUntil(verified.timestamp, referenceSeconds, toleranceSeconds, maxAgeSeconds), caller, services))
 }
 
 /** The answer to a verification: refused as it stands, or checked against the replay store. */
-function judged(verification: Verification, profile: WebhookProfile, key: WebhookKey, request: VerifyWebhookRequest, toleranceSeconds: number,
-  services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
+function judged(verification: Verification, profile: WebhookProfile, key: WebhookKey, request: VerifyWebhookRequest, expiresAtMs: number,
+  caller: string, services: WebhookServices): MaybePromise<VerifyWebhookAnswer> {
   const keyName = key.kind === 'hmac' ? key.keyName : undefined
   if (keyName !== undefined) noteUse(services.keys, keyName, verification)
   if (!verification.valid || verification.replayToken === undefined) {
     return answerOf(false, verification.reason, verification.detail, keyName, verification, false)
   }
-  // Remembered for twice the tolerance: a timestamp may be up to the tolerance ahead of the
-  // reference, and is accepted until it is the tolerance behind.
   const storeKey = replayKey(profile.name, key.scope, verification.replayToken)
   const fresh = (replayed: boolean): VerifyWebhookAnswer => replayed
-    ? answerOf(false, 'replayed', `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was verified in the last ${2 * toleranceSeconds} s`,
+    ? answerOf(false, 'replayed', `a webhook with this ${profile.replayBy === 'id' ? 'id' : 'signed content'} was already verified, and is remembered while it could be accepted again`,
       keyName, verification, true)
     : answerOf(true, undefined, undefined, keyName, verification, false)
   let seen: MaybePromise<boolean>
   try {
-    seen = services.replays.seen(storeKey, 2 * toleranceSeconds * 1000, request.remember ?? true)
+    seen = services.replays.seen(storeKey, expiresAtMs, request.remember ?? true, caller)
   } catch (error) {
     throw storeProblem(error)
   }
@@ -153,9 +195,11 @@ function answerOf(valid: boolean, reason: WebhookReason | undefined, detail: str
   return answer
 }
 
-/** A replay store that cannot answer is a 503 (fail closed); anything else is the error it was. */
+/** A replay store that cannot answer, or is full, is a 503 (fail closed); anything else is the error it was. */
 function storeProblem(error: unknown): unknown {
-  return error instanceof ReplayStoreUnavailable ? replayStoreUnavailable() : error
+  if (error instanceof ReplayStoreUnavailable) return replayStoreUnavailable()
+  if (error instanceof ReplayStoreFull) return replayStoreFull(error)
+  return error
 }
 
 /**

@@ -19,7 +19,7 @@ export const WEBHOOK_REASONS = {
   'key-version-below-minimum': 'The signature was made with a version of the named key below its min-verify-version',
   'timestamp-too-old': 'The signed timestamp is older than the tolerance before the reference time (now, or receivedAt)',
   'timestamp-too-new': 'The signed timestamp is further than the tolerance after the reference time',
-  replayed: 'A webhook with this id (or, for profiles without one, this signed content) was already verified within the replay window',
+  replayed: 'A webhook with this id (or, for profiles without one, this signed content) was already verified, and could still be accepted: it is remembered until then',
 } as const
 
 export type WebhookReason = keyof typeof WEBHOOK_REASONS

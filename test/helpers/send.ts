@@ -5,6 +5,7 @@
  */
 import { request as httpRequest, type Agent } from 'node:http'
 import { whichever } from './events.js'
+import type { CheckedResponse } from './openapi.js'
 
 export interface SentAnswer { status: number, /** Content-Type */ type: string, /** The body as text. */ text: string }
 
@@ -34,5 +35,46 @@ export function sendInPieces(url: string, method: string, headers: Record<string
       }
       request.end()
     })().catch(() => { /* the server may close the connection after answering early */ })
+  })
+}
+
+export interface AnswerFrom {
+  status: number
+  headers: Headers
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any
+  text: string
+}
+
+/**
+ * POSTs JSON to `url` from the loopback address `localAddress` (127.0.0.2, 127.0.0.3, …: the
+ * kernel routes all of 127.0.0.0/8 to this machine), so that a server on 127.0.0.1 sees several
+ * clients with addresses of their own, as it would see several hosts. `check` is given the
+ * response as the OpenAPI checker takes it (HashdProcess.check); a server started in this process
+ * checks every response itself.
+ */
+export function postFrom(localAddress: string, url: string, body: unknown, check?: (response: CheckedResponse) => void): Promise<AnswerFrom> {
+  const json = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, {
+      method: 'POST', localAddress, agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) },
+    }, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => { text += chunk })
+      response.on('end', () => {
+        const status = response.statusCode ?? 0
+        check?.({ method: 'POST', url: new URL(url).pathname, status, headers: response.headers, body: text })
+        let parsed: unknown = text
+        try { parsed = JSON.parse(text) } catch { /* not JSON */ }
+        const headers = new Headers()
+        for (const [name, value] of Object.entries(response.headers)) for (const each of [value ?? []].flat()) headers.append(name, each)
+        resolve({ status, headers, body: parsed, text })
+      })
+      response.on('error', reject)
+    })
+    request.on('error', reject)
+    request.end(json)
   })
 }

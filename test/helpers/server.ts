@@ -120,12 +120,33 @@ export function watchResponses(app: FastifyInstance): { assertDescribed(requestI
 }
 
 /**
- * How many tasks the server's worker pool has handed to a thread since it started (GET
- * /api/health). A request refused at a cost cap must leave it unchanged: proof that no work began,
- * without timing anything.
+ * One scrape of GET /metrics, as Prometheus reads it, and a function giving a sample's value by
+ * name (`hashd_work_in_flight`) or name and labels (`hashd_file_reload_failing{source="tls"}`):
+ * the pool's load and the files' state, which GET /api/health shows only to a key with the health
+ * scope. For a server without API_KEYS_FILE, in this process or spawned (helpers/process.ts).
+ */
+export async function readMetrics(server: { fetch(path: string, init?: RequestInit): Promise<Response> }): Promise<(sample: string) => number> {
+  const response = await server.fetch('/metrics')
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`)
+  const lines = text.split('\n')
+  return (sample) => {
+    const line = lines.find((each) => each.startsWith(`${sample} `))
+    if (line === undefined) throw new Error(`GET /metrics has no ${sample}`)
+    return Number(line.slice(sample.length + 1))
+  }
+}
+
+/** One sample of GET /metrics (readMetrics). */
+export async function metricValue(server: { fetch(path: string, init?: RequestInit): Promise<Response> }, sample: string): Promise<number> {
+  return (await readMetrics(server))(sample)
+}
+
+/**
+ * How many tasks the server's worker pool has handed to a thread since it started
+ * (`hashd_work_started_total`). A request refused at a cost cap must leave it unchanged: proof
+ * that no work began, without timing anything.
  */
 export async function tasksStarted(server: TestServer): Promise<number> {
-  const started = (await server.get('/api/health')).body?.work?.started
-  if (typeof started !== 'number') throw new Error('GET /api/health has no work.started')
-  return started
+  return await metricValue(server, 'hashd_work_started_total')
 }
