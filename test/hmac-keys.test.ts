@@ -408,16 +408,17 @@ describe('batches against the rate limit: a budget of items beside the one of re
 describe('scoped API keys with named HMAC keys', () => {
   const front = `hk_${randomBytes(32).toString('base64url')}`
   const backend = `hk_${randomBytes(32).toString('base64url')}`
-  /** Every HMAC and webhook scope, and only the key users. */
+  /** Every HMAC and webhook scope, and only the keys users (for HMACs) and hooks (for webhooks). */
   const signer = `hk_${randomBytes(32).toString('base64url')}`
+  const hooksSecret = secret()
   let server: TestServer
   before(async () => {
     server = await startServer({
-      HMAC_KEYS_FILE: file(HMAC_KEYS),
+      HMAC_KEYS_FILE: file(`${HMAC_KEYS}\nhooks 1 ${hooksSecret} purpose=webhooks`),
       API_KEYS_FILE: file([
         `front ${hashKey(front)} scopes=hmac:verify,verify hmac-keys=users`,
         `backend ${hashKey(backend)} scopes=-pepper:rewrap,-metrics`,
-        `signer ${hashKey(signer)} scopes=hmac,hmac:verify,webhooks:sign,webhooks:verify hmac-keys=users`,
+        `signer ${hashKey(signer)} scopes=hmac,hmac:verify,webhooks:sign,webhooks:verify hmac-keys=users,hooks`,
       ].join('\n')),
     })
   })
@@ -485,10 +486,10 @@ describe('scoped API keys with named HMAC keys', () => {
 
   it('a named key outside hmac-keys= is 403 when signing or verifying a webhook', async () => {
     const payload = '{"type":"order.paid"}'
-    const signed = await as(signer, '/api/webhooks/sign', { payload, keyName: 'users' })
+    const signed = await as(signer, '/api/webhooks/sign', { payload, keyName: 'hooks' })
     assert.equal(signed.status, 200, signed.text)
     const headers = signed.body.headers as Record<string, string>
-    assert.equal((await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers, keyName: 'users' })).body.valid, true)
+    assert.equal((await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers, keyName: 'hooks' })).body.valid, true)
     outsideHmacKeys(await as(signer, '/api/webhooks/sign', { payload, keyName: 'orders' }))
     outsideHmacKeys(await as(signer, '/api/webhooks/sign', { payload, keyName: 'no-such-key' }))
     outsideHmacKeys(await as(signer, '/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers, keyName: 'orders' }))
