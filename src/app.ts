@@ -36,6 +36,7 @@ import { pepperRoute } from './routes/pepper.js'
 import { rangeRoute } from './routes/range.js'
 import { verifyRoute } from './routes/verify.js'
 import { webhooksRoute } from './routes/webhooks.js'
+import { sharedCompilers } from './schema-compilers.js'
 
 export interface BuildOptions {
   /** Where logs go (tests capture them); defaults to stdout. */
@@ -90,6 +91,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // maxParamLength: above every path parameter's maxLength, so that a long one is the route's 400
     // problem rather than find-my-way's plain-JSON 414 (the request line is bounded by Node anyway).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
+    // Validators and serializers compiled once per process, however many apps it builds (schema-compilers.ts).
+    schemaController: { compilersFactory: sharedCompilers },
     ajv: {
       // No coercion ("input": 123 is 400, not "123") and no silent removal of unknown keys.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, strict: true },
