@@ -24,6 +24,8 @@ RUN --mount=type=secret,id=npm_ca \
 COPY tsconfig.json ./
 COPY src src
 COPY scripts scripts
+# scripts/figures.ts (npm run figures) renders the pages with bench/figures.ts; no other bench file is built here.
+COPY bench/figures.ts bench/
 COPY web web
 RUN npm run build
 # The software bill of materials of what the runtime stage ships: CycloneDX JSON of the production

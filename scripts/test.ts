@@ -132,7 +132,9 @@ for (const candidate of [durationsFile, committedDurations]) {
     break
   } catch { /* not there: the next, else names in order */ }
 }
-const lastTime = (task: Task): number => durations[task.run.mode]?.[basename(task.file)] ?? Number.POSITIVE_INFINITY
+// A run with no time for a file (another Node's first run) takes the first run's: the same work.
+const lastTime = (task: Task): number =>
+  durations[task.run.mode]?.[basename(task.file)] ?? durations[first.mode]?.[basename(task.file)] ?? Number.POSITIVE_INFINITY
 const alone = new Map(files.map((file) => [file, runsAlone(file)]))
 
 interface Task { run: Run, file: string, index: number }
