@@ -34,10 +34,11 @@
  *
  *   node=/path/to/bin/node   every file again under another Node (its folder first on PATH, so
  *                            the `node` and `npm` the tests start are that one's too)
- *   tools=none               the run a bare machine sees (HASHD_TEST_TOOLS=none, missing tools
- *                            skip): only the files that asked for a tool in this run's first
- *                            pass, each once its first pass has ended. A file that never asks
- *                            runs exactly as it did, so running it again would prove nothing.
+ *   tools=none[@/path/node]  the run a bare machine sees (HASHD_TEST_TOOLS=none, missing tools
+ *                            skip), under this Node or the one named: only the files that asked
+ *                            for a tool in this run's first pass, each once its first pass has
+ *                            ended. A file that never asks runs exactly as it did, so running it
+ *                            again would prove nothing.
  *
  * Every run's files that run alone go first, one at a time; then every run's other files share
  * one pool of HASHD_TEST_JOBS, longest first, so that the runs overlap instead of queueing. With
@@ -92,10 +93,14 @@ for (const spec of (process.env.HASHD_TEST_ALSO ?? '').split(',').map((each) => 
     }
     const env = { ...process.env, PATH: `${dirname(value)}${delimiter}${process.env.PATH ?? ''}` }
     runs.push({ label: `node ${version}`, node: value, env, mode: `tools@${version.split('.')[0]}`, onlyToolUsers: false })
-  } else if (name === 'tools' && value === 'none' && !withoutTools(process.env)) {
-    runs.push({ label: 'no tools', node: process.execPath, env: { ...process.env, HASHD_TEST_TOOLS: 'none' }, mode: 'no-tools', onlyToolUsers: true })
+  } else if (name === 'tools' && /^none(@.+)?$/.test(value) && !withoutTools(process.env)) {
+    // tools=none@<node>: the bare machine's run under that Node (a new user's is likely the current LTS).
+    const node = value.startsWith('none@') ? value.slice('none@'.length) : process.execPath
+    const version = node === process.execPath ? process.version : (await collect(node, ['--version'])).trim()
+    const env = { ...process.env, HASHD_TEST_TOOLS: 'none', PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` }
+    runs.push({ label: `no tools${node === process.execPath ? '' : `, node ${version}`}`, node, env, mode: 'no-tools', onlyToolUsers: true })
   } else {
-    console.error(`HASHD_TEST_ALSO: ${JSON.stringify(spec)} is neither node=<path to a node binary> nor tools=none`)
+    console.error(`HASHD_TEST_ALSO: ${JSON.stringify(spec)} is neither node=<path to a node binary> nor tools=none[@<path to a node binary>]`)
     process.exit(2)
   }
 }
@@ -280,7 +285,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const aloneTasks = runs.flatMap((run) => files.filter((file) => alone.get(file) !== null).map((file) => task(run, file)))
 const sharedTasks = runs.flatMap((run) => files.filter((file) => alone.get(file) === null).map((file) => task(run, file)))
 console.log(`test: ${files.length} files, ${sharedTasks.length / runs.length} of them up to ${jobs} at once, ${aloneTasks.length / runs.length} alone`
-  + (runs.length > 1 ? `; runs: ${runs.map((run) => run.label || `node ${process.version}`).join(', ')}` : ''))
+  + (runs.length > 1 ? `; runs: ${runs.map((run) => run.label || `node ${process.version}`).join('; ')}` : ''))
 // Alone: one at a time, each run's in turn (a tools=none one after its first pass, which came before it).
 await runPool(aloneTasks.filter((job) => !job.run.onlyToolUsers), 1, (job) => `, alone: ${alone.get(job.file)}`)
 for (const result of results) if (result.askedForTools) toolUsersBefore.add(basename(result.task.file))

@@ -57,7 +57,9 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
   const prefix = `hashd-test-${randomBytes(4).toString('hex')}:`
   const start = async (env: Record<string, string> = {}) => {
     // RATE_LIMIT_MAX=0 (the helpers' default): Redis keeps replays even with the limits off.
-    const started = await startHashd({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })
+    // A command timeout well above a loaded machine's delays: only the hung-Redis test is about it
+    // (it sets its own), and at the default 50 ms a busy CI answers 503 where a replay is meant.
+    const started = await startHashd({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, REDIS_COMMAND_TIMEOUT_MS: '2000', ...env })
     processes.push(started)
     return started
   }
@@ -164,7 +166,7 @@ describe('webhook replays shared through Redis', { skip: skipUnless('redis-serve
   // The tests below run their replicas in this process (each its own app and Redis connection), which start in a fraction of a child's time.
   const inProcess: TestServer[] = []
   const startHere = async (env: Record<string, string>) => {
-    const server = await startServer({ REDIS_URL: redis.url, ...env })
+    const server = await startServer({ REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '2000', ...env })
     inProcess.push(server)
     const deadline = Date.now() + 15_000
     while ((await server.get('/api/health')).body.replayStore !== 'redis') {
