@@ -66,10 +66,12 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
   ...['POST /api/hmac', 'POST /api/hmac/verify'].flatMap((operation) => [
     { operation, status: 422, kind: 'no-hmac-keys', stated: 'without HMAC_KEYS_FILE a keyName is 422 no-hmac-keys', why: 'the server has no HMAC_KEYS_FILE' },
     { operation, status: 422, kind: 'unknown-key', stated: 'a name the server does not hold is 422 unknown-key', why: 'the names in HMAC_KEYS_FILE' },
+    { operation, status: 422, kind: 'key-purpose', stated: 'kept for webhooks (key-purpose)', why: 'each key\'s purpose= in HMAC_KEYS_FILE' },
   ]),
   ...['POST /api/webhooks/verify', 'POST /api/webhooks/sign'].flatMap((operation) => [
     { operation, status: 422, kind: 'unknown-key', stated: 'a keyName no key has (urn:hashd:problem:unknown-key)', why: 'the names in HMAC_KEYS_FILE' },
     { operation, status: 422, kind: 'no-hmac-keys', stated: 'a keyName without HMAC keys (no-hmac-keys)', why: 'the server has no HMAC_KEYS_FILE' },
+    { operation, status: 422, kind: 'key-purpose', stated: 'of a key not written purpose=webhooks (key-purpose', why: 'each key\'s purpose= in HMAC_KEYS_FILE' },
   ]),
   // The secret's form depends on the profile (whsec_ and base64 for Standard Webhooks, any text for
   // GitHub and Stripe), and only Standard Webhooks takes a public key: read by each profile's module.
