@@ -35,24 +35,25 @@ function row(name: string, result: autocannon.Result): string {
   return `${name.padEnd(34)} ${result.requests.average.toFixed(0).padStart(8)} req/s   p50 ${String(result.latency.p50).padStart(4)} ms   p99 ${String(result.latency.p99).padStart(4)} ms   non-2xx ${result.non2xx}`
 }
 
-interface Measured { rate: number, cpuMicros: number, p99Ms: number }
+/** `served`: every request the run's server answered, its warm-up's too. */
+interface Measured { rate: number, cpuMicros: number, p99Ms: number, served: number }
 
 /** A B B A against the bare server, each on core 0 with its own warm-up; the means of each pair. */
 async function versusBare(script: string, env: Record<string, string>, body: object, peer = `${here}bare-server.js`, peerEnv: Record<string, string> = {}): Promise<{ hashd: Measured, bare: Measured }> {
   const run = async (path: string, environment: Record<string, string>): Promise<Measured> => {
     const server = await start(path, environment, '0')
     try {
-      await throughput(server.url, body, 2)
+      const warm = await throughput(server.url, body, 2)
       const before = cpuSeconds(server.child.pid)
       const { rate, requests, p99Ms } = await throughput(server.url, body, SECONDS)
-      return { rate, p99Ms, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests }
+      return { rate, p99Ms, cpuMicros: (cpuSeconds(server.child.pid) - before) * 1e6 / requests, served: warm.requests + requests }
     } finally {
       await stop(server)
     }
   }
   const bare = peer
   const a1 = await run(bare, peerEnv); const b1 = await run(script, env); const b2 = await run(script, env); const a2 = await run(bare, peerEnv)
-  const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2, p99Ms: (x.p99Ms + y.p99Ms) / 2 })
+  const mean = (x: Measured, y: Measured): Measured => ({ rate: (x.rate + y.rate) / 2, cpuMicros: (x.cpuMicros + y.cpuMicros) / 2, p99Ms: (x.p99Ms + y.p99Ms) / 2, served: x.served + y.served })
   return { hashd: mean(b1, b2), bare: mean(a1, a2) }
 }
 
@@ -124,8 +125,13 @@ async function benchRateLimit(hashdScript: string, sha256: object): Promise<void
   try {
     const limiter = { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '100000000' }
     const shared = { ...limiter, REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}:` }
+    await redis.command('CONFIG RESETSTAT')
     const result = await versusBare(hashdScript, shared, sha256, hashdScript, limiter)
-    console.log(versusLine('hashd, counts in Redis', result, '≥ 0.90', 'in memory') + '\n')
+    const stats = await redis.command('INFO commandstats')
+    const calls = [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+    console.log(versusLine('hashd, counts in Redis', result, '≥ 0.90', 'in memory'))
+    // Leases (RATE_LIMIT_LEASE_PERCENT, 1 % of the budget, at most 100): one call per lease.
+    console.log(`Redis: ${calls} rate-limit script calls for ${result.hashd.served} requests, one per ${(result.hashd.served / Math.max(1, calls)).toFixed(0)}\n`)
   } finally {
     await redis.destroy()
   }

@@ -143,7 +143,18 @@ const lastTime = (task: Task): number =>
 const alone = new Map(files.map((file) => [file, runsAlone(file)]))
 
 interface Task { run: Run, file: string, index: number }
-interface FileResult { task: Task, started: number, seconds: number, cpuSeconds: number | null, code: number, askedForTools: boolean }
+interface FileResult { task: Task, started: number, seconds: number, cpuSeconds: number | null, code: number, askedForTools: boolean, failures: string }
+
+/**
+ * What a failed file said about its failures: the spec reporter's closing "failing tests" list, or
+ * else the output's last lines (a file that crashed before reporting), at most 80 lines. It is
+ * printed again at the very end, where a CI log cut to its tail still shows it.
+ */
+function failuresOf(text: string): string {
+  const start = text.lastIndexOf('✖ failing tests:')
+  const lines = (start >= 0 ? text.slice(start) : text).trimEnd().split('\n')
+  return (start >= 0 ? lines.slice(0, 80) : lines.slice(-80)).join('\n')
+}
 
 let taskCount = 0
 const task = (run: Run, file: string): Task => ({ run, file, index: taskCount++ })
@@ -214,9 +225,10 @@ function runFile(job: Task, note: string): Promise<FileResult> {
     const seconds = (performance.now() - started) / 1000
     const code = exitCode ?? (signal ? 1 : 0)
     const askedForTools = readdirSync(reportDir).length > 0
-    const result = { task: job, started: (started - runStarted) / 1000, seconds, cpuSeconds, code, askedForTools }
-    results.push(result)
     const text = Buffer.concat(output).toString('utf8').replace(SPEC_SUMMARY, '')
+    const failures = code === 0 ? '' : failuresOf(text)
+    const result = { task: job, started: (started - runStarted) / 1000, seconds, cpuSeconds, code, askedForTools, failures }
+    results.push(result)
     const cpu = cpuSeconds === null ? '' : `, CPU ${cpuSeconds.toFixed(1)} s`
     const heading = run.label === '' ? basename(file) : `[${run.label}] ${basename(file)}`
     process.stdout.write(`── ${heading} (${seconds.toFixed(1)} s${cpu}${note}${code === 0 ? '' : `, exit ${code}`})\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}`)
@@ -372,6 +384,9 @@ const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)
 console.log(`test: ${results.length} files in ${wall.toFixed(0)} s, ${jobs} at once${cpuSoFar === null ? '' : `, CPU ${cpuOf(results).toFixed(0)} s`}; the slowest: `
   + slowest.map(({ task: job, seconds }) => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file, '.test.js')} ${seconds.toFixed(1)} s`).join(', '))
 const failedFiles = results.filter(({ code }) => code !== 0).map(({ task: job }) => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}`)
+for (const { task: job, failures } of results.filter(({ code }) => code !== 0)) {
+  console.log(`── failed: ${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}\n${failures}`)
+}
 if (failedFiles.length > 0) console.log(`test: failed in ${failedFiles.sort().join(', ')}`)
 
 // The closing lines speak for the runs with tools (every one but tools=none, which had its line).

@@ -33,6 +33,8 @@ export interface Config {
   /** Batch items per window per client (a budget beside the requests'); 0 counts a batch as one request. */
   rateLimitItemsMax: number
   rateLimitWindowMs: number
+  /** With REDIS_URL: the lease each call to Redis takes beyond what it needs, percent of the budget (rate-limit-windows.ts). */
+  rateLimitLeasePercent: number
   /** true: trust every hop of X-Forwarded-For; a list: trust only these proxy addresses/CIDR ranges. */
   trustProxy: boolean | string[]
   /** Threads that run password hashing and large digests. */
@@ -299,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitItemsMax: readInt(env, 'RATE_LIMIT_ITEMS_MAX', 100_000, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
+    rateLimitLeasePercent: readInt(env, 'RATE_LIMIT_LEASE_PERCENT', 1, 0, 10),
     trustProxy: readTrustProxy(env),
     workerThreads: readInt(env, 'WORKER_THREADS', Math.max(1, availableParallelism()), 1, 256),
     workQueueMax: readInt(env, 'WORK_QUEUE_MAX', 512, 0),

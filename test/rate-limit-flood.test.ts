@@ -105,14 +105,14 @@ describe('a flood gets no more than its limit through', () => {
       assert.doesNotMatch(server.stdout(), /"level":(50|60)/)
     })
 
-    it(`without a key, per address, limit ${LIMIT}: ${LIMIT} answers of 200`, async () => {
-      await run({ REDIS_URL: redis!.url, REDIS_PREFIX: `flood-address-${randomBytes(4).toString('hex')}:` }, {})
+    it(`without a key, per address, limit ${LIMIT}, taken from Redis in leases of 5 (RATE_LIMIT_LEASE_PERCENT=10): ${LIMIT} answers of 200`, async () => {
+      await run({ REDIS_URL: redis!.url, REDIS_PREFIX: `flood-address-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_LEASE_PERCENT: '10' }, {})
     })
 
     it(`with Redis hung (SIGSTOP) for the whole flood: still ${LIMIT}`, async () => {
       redis!.pause()
       try {
-        await run({ API_KEYS_FILE: join(dir, 'api-keys'), REDIS_URL: redis!.url, REDIS_PREFIX: `flood-hung-${randomBytes(4).toString('hex')}:` }, { authorization: `Bearer ${key}` })
+        await run({ API_KEYS_FILE: join(dir, 'api-keys'), REDIS_URL: redis!.url, REDIS_PREFIX: `flood-hung-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_LEASE_PERCENT: '10' }, { authorization: `Bearer ${key}` })
       } finally {
         redis!.resume()
       }

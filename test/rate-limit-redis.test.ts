@@ -98,6 +98,62 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await Promise.all([a.stop(), b.stop()])
   })
 
+  /** Calls of the rate-limit script Redis has run since the last CONFIG RESETSTAT (EVALSHA, and EVAL when the script was not loaded yet). */
+  async function scriptCalls(): Promise<number> {
+    const stats = await redis.command('INFO commandstats')
+    return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+  }
+
+  it('leases: a busy client costs one call to Redis per lease (1 % of its budget), and two instances together never pass the limit', async () => {
+    // A budget of 1,000: a lease of 10, so each call takes what its request needs and 10 more.
+    const env = { RATE_LIMIT_MAX: '1000', REDIS_PREFIX: `${prefix}lease:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }
+    const [a, b] = await Promise.all([start(env), start(env)])
+    await Promise.all([waitForStore(a, 'redis'), waitForStore(b, 'redis')])
+    await redis.command('CONFIG RESETSTAT')
+    for (let index = 0; index < 110; index++) {
+      const response = await hash(a)
+      await response.text()
+      assert.equal(response.status, 200)
+      // One instance alone: its count is exact, whatever its lease holds.
+      assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${999 - index};t=\\d+$`))
+    }
+    // 110 requests, 11 per call (1 + a lease of 10): 10 calls, where a call per request would be 110.
+    assert.equal(await scriptCalls(), 10)
+    assert.match(await redis.command(`GET ${prefix}lease:127.0.0.1`), /^\$3\r\n110\r\n$/)
+
+    // Both instances at once, 20 requests in flight on each, until 1,500 more have been answered.
+    let sent = 0
+    let admitted = 0
+    const worker = async (server: HashdProcess) => {
+      while (sent < 1_500) {
+        sent++
+        const response = await hash(server)
+        await response.text()
+        assert.ok(response.status === 200 || response.status === 429, `status ${response.status}`)
+        if (response.status === 200) admitted++
+      }
+    }
+    await Promise.all([...Array(20).fill(a), ...Array(20).fill(b)].map(worker))
+    // Never past the limit; short of it by at most the lease the other instance may hold unused.
+    assert.ok(admitted <= 890 && admitted >= 890 - 10, `${admitted} admitted of the 890 left`)
+    assert.match(await redis.command(`GET ${prefix}lease:127.0.0.1`), /^\$4\r\n1000\r\n$/)
+    await Promise.all([a.stop(), b.stop()])
+  })
+
+  it('RATE_LIMIT_LEASE_PERCENT=0: a call to Redis per request, and one exact count across instances', async () => {
+    const env = { RATE_LIMIT_MAX: '1000', RATE_LIMIT_LEASE_PERCENT: '0', REDIS_PREFIX: `${prefix}no-lease:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }
+    const [a, b] = await Promise.all([start(env), start(env)])
+    await Promise.all([waitForStore(a, 'redis'), waitForStore(b, 'redis')])
+    await redis.command('CONFIG RESETSTAT')
+    for (let index = 0; index < 20; index++) {
+      const response = await hash(index % 2 === 0 ? a : b)
+      await response.text()
+      assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${999 - index};t=\\d+$`))
+    }
+    assert.equal(await scriptCalls(), 20)
+    await Promise.all([a.stop(), b.stop()])
+  })
+
   it('with Redis hung (SIGSTOP), answers within the command timeout on its own count with the same budget; the shared count again when it thaws', async () => {
     const server = await start({ RATE_LIMIT_MAX: '3', REDIS_PREFIX: `${prefix}hung:`, REDIS_COMMAND_TIMEOUT_MS: '50', METRICS_PORT: '0' })
     await waitForStore(server, 'redis')

@@ -210,7 +210,10 @@ function assertClean(servers: HashdProcess[]): void {
 
 async function startPair(url: string, env: Record<string, string> = {}): Promise<HashdProcess[]> {
   // A budget no test reaches: every request is served, and the RateLimit field says whether Redis counted it.
-  env = { ...env, REDIS_URL: url, REDIS_PREFIX: `hashd-faults-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_WINDOW_MS: '600000', METRICS_PORT: '0' }
+  // No lease (RATE_LIMIT_LEASE_PERCENT=0): every request calls Redis, so every request meets the
+  // fault, and the two instances' counts are one exact count (leases: rate-limit-redis.test.ts and
+  // the flood in rate-limit-flood.test.ts).
+  env = { ...env, REDIS_URL: url, REDIS_PREFIX: `hashd-faults-${randomBytes(4).toString('hex')}:`, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_LEASE_PERCENT: '0', RATE_LIMIT_WINDOW_MS: '600000', METRICS_PORT: '0' }
   const servers = await Promise.all([startHashd(env), startHashd(env)])
   await waitForStore(servers, 'redis', RECOVERY_MS)
   return servers

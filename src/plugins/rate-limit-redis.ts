@@ -127,23 +127,21 @@ return answers`
 
 /**
  * A batch of rate-limit takes: KEYS are client keys, ARGV an amount, a maximum and a window (ms)
- * for each. A take adds its amount only if the count stays within the maximum (a refused request
- * costs nothing) and answers the count, 1 and the ms left in the window; or the count unchanged,
- * 0 and the ms left. The first take of a window starts it (the key's time to live). A negative
- * amount gives back what an earlier take added, and never starts a window. Redis runs a script
+ * for each. A take adds as much of its amount as keeps the count within the maximum (all of it, a
+ * part, or nothing: rate-limit-windows.ts asks for what its requests need plus a lease) and answers
+ * the count after it, what it added and the ms left in the window. The first take of a window
+ * starts it (the key's time to live); a take that adds nothing leaves no key. Redis runs a script
  * whole, so each take is atomic.
  */
 const TAKE_SCRIPT = `
 local answers = {}
 for i, key in ipairs(KEYS) do
   local n, max, window = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
-  local value = redis.call('GET', key)
-  local current = tonumber(value or '0')
+  local current = tonumber(redis.call('GET', key) or '0')
   local ttl = redis.call('PTTL', key)
-  local allowed = 0
-  if current + n <= max and (value or n > 0) then
-    current = redis.call('INCRBY', key, n)
-    allowed = 1
+  local taken = math.max(0, math.min(n, max - current))
+  if taken > 0 then
+    current = redis.call('INCRBY', key, taken)
     if ttl < 0 then
       redis.call('PEXPIRE', key, window)
       ttl = window
@@ -151,7 +149,7 @@ for i, key in ipairs(KEYS) do
   elseif ttl < 0 then
     ttl = window
   end
-  answers[3 * i - 2], answers[3 * i - 1], answers[3 * i] = current, allowed, ttl
+  answers[3 * i - 2], answers[3 * i - 1], answers[3 * i] = current, taken, ttl
 end
 return answers`
 
@@ -160,7 +158,7 @@ interface Take {
   n: number
   max: number
   windowMs: number
-  done(error: Error | null, current: number, allowed: boolean, ttlMs: number): void
+  done(error: Error | null, current: number, taken: number, ttlMs: number): void
 }
 
 /** At most this many checks or takes in one script call. */
@@ -307,11 +305,11 @@ export function redisRateLimitStore(config: Config & { redisUrl: string }, log: 
       if (error !== null || !Array.isArray(answers) || answers.length !== 3 * pending.length) {
         noteFailure('a rate-limit call failed or timed out')
         const failure = error ?? new Error('no answer')
-        for (const take of pending) take.done(failure, 0, false, 0)
+        for (const take of pending) take.done(failure, 0, 0, 0)
         return
       }
       noteSuccess()
-      pending.forEach((take, index) => take.done(null, Number(answers[3 * index]), answers[3 * index + 1] === 1, Number(answers[3 * index + 2])))
+      pending.forEach((take, index) => take.done(null, Number(answers[3 * index]), Number(answers[3 * index + 1]), Number(answers[3 * index + 2])))
     })
   }
   const counter: SharedCounter = {

@@ -13,10 +13,22 @@
  *   disappears (a flood that delays the event loop past the command timeout is still counted);
  * - when Redis answers again, its count is the shared one and the local count follows it.
  *
+ * Leases: a call to Redis takes what the waiting requests need plus a lease (RATE_LIMIT_LEASE_PERCENT
+ * of the budget, at most LEASE_MAX), and the requests that follow are admitted from the lease in
+ * this process, with no call, until it runs out. Redis's count includes every lease, so the
+ * instances together never admit more than the limit; what a lease leaves unused when its window
+ * ends is lost, so a client may get up to (instances − 1) leases fewer than its limit in a window.
+ * Under a flood this is one call per lease rather than one per request. While a call is in flight
+ * for a client, that client's next requests wait for its answer and are taken together by the next
+ * call: one call at a time per client and budget.
+ *
  * A refused take costs nothing: neither count grows (the Redis script adds only what fits), so a
  * batch that is refused does not use up its caller's budget. A budget is checked and charged `n`
  * at a time (a batch's items at once).
  */
+
+/** The most a lease holds, whatever the budget: one call to Redis per this many requests at most. */
+export const LEASE_MAX = 100
 
 /** What a take decided, and the count it was decided on. */
 export interface Decision {
@@ -32,16 +44,28 @@ export interface Decision {
 }
 
 /**
- * The shared side (rate-limit-redis.ts): takes `n` from `key` if the count stays within `max`, in
- * a window of `windowMs` that the first take starts; answers the count and the window's ms left.
+ * The shared side (rate-limit-redis.ts): takes up to `n` from `key`, as much as stays within `max`,
+ * in a window of `windowMs` that the first take starts; answers the count after it, what it took
+ * (0 to n) and the window's ms left.
  */
 export interface SharedCounter {
-  take(key: string, n: number, max: number, windowMs: number, done: (error: Error | null, current: number, allowed: boolean, ttlMs: number) => void): void
+  take(key: string, n: number, max: number, windowMs: number, done: (error: Error | null, current: number, taken: number, ttlMs: number) => void): void
+}
+
+interface Waiting {
+  n: number
+  max: number
+  done: (decision: Decision) => void
 }
 
 interface Window {
   resetAt: number
+  /** Admissions this process knows of in the window: its own, or the shared count less its lease. */
   current: number
+  /** Taken from Redis's count in this window and not yet used by a request of this process. */
+  lease: number
+  /** The takes waiting for the call to Redis in flight for this window; null when none is. */
+  waiting: Waiting[] | null
 }
 
 /**
@@ -56,6 +80,7 @@ export class WindowCounter {
   readonly #maxClients: number
   readonly #namespace: string
   readonly #shared: SharedCounter | undefined
+  readonly #leasePercent: number
   readonly #onSharedFailure: () => void
   /** bucket → its window; a Map kept in least-recently-used order (the first key is evicted). */
   readonly #windows = new Map<string, Window>()
@@ -64,13 +89,16 @@ export class WindowCounter {
    * @param options.namespace what the shared keys of this budget start with after REDIS_PREFIX
    *   (nothing for requests, `items:` for batch items)
    * @param options.maxClients buckets kept in memory; past it the least recently used is forgotten
+   * @param options.leasePercent the lease a call to Redis takes beyond what it needs, in percent of
+   *   the budget (at most LEASE_MAX); 0: each call takes only what its requests need
    * @param options.onSharedFailure called for each take decided locally because Redis did not answer
    */
-  constructor(options: { windowMs: number, maxClients: number, namespace: string, shared?: SharedCounter | undefined, onSharedFailure?: () => void }) {
+  constructor(options: { windowMs: number, maxClients: number, namespace: string, shared?: SharedCounter | undefined, leasePercent?: number, onSharedFailure?: () => void }) {
     this.#windowMs = options.windowMs
     this.#maxClients = options.maxClients
     this.#namespace = options.namespace
     this.#shared = options.shared
+    this.#leasePercent = options.leasePercent ?? 0
     this.#onSharedFailure = options.onSharedFailure ?? (() => {})
   }
 
@@ -79,10 +107,10 @@ export class WindowCounter {
     let window = windows.get(bucket)
     if (window !== undefined) {
       windows.delete(bucket)
-      if (window.resetAt <= now) { window.resetAt = now + this.#windowMs; window.current = 0 }
+      if (window.resetAt <= now) { window.resetAt = now + this.#windowMs; window.current = 0; window.lease = 0 }
     } else {
       if (windows.size >= this.#maxClients) windows.delete(windows.keys().next().value as string)
-      window = { resetAt: now + this.#windowMs, current: 0 }
+      window = { resetAt: now + this.#windowMs, current: 0, lease: 0, waiting: null }
     }
     windows.set(bucket, window)
     return window
@@ -90,50 +118,110 @@ export class WindowCounter {
 
   /**
    * Takes `n` from `bucket`'s budget of `max` in its window. `done` is called once: at once when
-   * there is no shared counter or the local count refuses, else when Redis answers or its command
-   * times out.
+   * there is no shared counter, the lease covers it or the local count refuses, else when Redis
+   * answers or its command times out.
    */
   take(bucket: string, n: number, max: number, done: (decision: Decision) => void): void {
-    const sent = Date.now()
-    const window = this.#window(bucket, sent)
+    const now = Date.now()
+    const window = this.#window(bucket, now)
     const { resetAt } = window
     if (window.current + n > max) {
-      done({ allowed: false, current: window.current, resetMs: resetAt - sent, local: this.#shared === undefined, resetAt })
+      done({ allowed: false, current: window.current, resetMs: resetAt - now, local: this.#shared === undefined, resetAt })
       return
     }
-    window.current += n
-    const shared = this.#shared
-    if (shared === undefined) {
-      done({ allowed: true, current: window.current, resetMs: resetAt - sent, local: true, resetAt })
+    if (window.lease >= n) {
+      window.lease -= n
+      window.current += n
+      done({ allowed: true, current: window.current, resetMs: resetAt - now, local: false, resetAt })
       return
     }
-    shared.take(this.#namespace + bucket, n, max, this.#windowMs, (error, current, allowed, ttlMs) => {
+    if (this.#shared === undefined) {
+      window.current += n
+      done({ allowed: true, current: window.current, resetMs: resetAt - now, local: true, resetAt })
+      return
+    }
+    if (window.waiting !== null) {
+      window.waiting.push({ n, max, done })
+      return
+    }
+    window.waiting = [{ n, max, done }]
+    this.#reserve(bucket, window)
+  }
+
+  /** Takes from Redis what the window's waiting takes need beyond its lease, and a new lease. */
+  #reserve(bucket: string, window: Window): void {
+    const waiting = window.waiting!
+    const max = waiting[waiting.length - 1]!.max
+    const need = waiting.reduce((sum, take) => sum + take.n, 0) - window.lease
+    const asked = need + Math.min(LEASE_MAX, Math.floor(max * this.#leasePercent / 100))
+    const sent = Date.now()
+    this.#shared!.take(this.#namespace + bucket, asked, max, this.#windowMs, (error, current, taken, ttlMs) => {
       const answered = Date.now()
+      const takes = window.waiting ?? []
+      window.waiting = null
       if (error !== null) {
-        // Counted here already: admitted on this process's count, which had room for it.
-        this.#onSharedFailure()
-        done({ allowed: true, current: window.current, resetMs: window.resetAt - answered, local: true, resetAt: window.resetAt })
+        // Decided on this process's count (and what is left of its lease, which Redis counted).
+        for (const take of takes) {
+          const decision = { resetMs: window.resetAt - answered, resetAt: window.resetAt }
+          if (window.lease >= take.n && window.current + take.n <= take.max) {
+            window.lease -= take.n
+            window.current += take.n
+            take.done({ allowed: true, current: window.current, local: false, ...decision })
+          } else {
+            this.#onSharedFailure()
+            const allowed = window.current + take.n <= take.max
+            if (allowed) window.current += take.n
+            take.done({ allowed, current: window.current, local: true, ...decision })
+          }
+        }
         return
       }
       // Redis measured ttlMs somewhere between sending and answering (a busy event loop may read
       // the answer late): its window ends within [sent + ttlMs, answered + ttlMs]. The local window
-      // follows it. The same window keeps the larger count (this process may have admitted
-      // requests Redis never saw while it did not answer); another one takes Redis's.
+      // follows it. The same window keeps its lease and the larger count (this process may have
+      // admitted requests Redis never saw while it did not answer); in another one (another instance
+      // started it, or Redis lost it) the old lease is gone and Redis's count is the one that counts.
       const same = window.resetAt >= sent + ttlMs - SAME_WINDOW_MS && window.resetAt <= answered + ttlMs + SAME_WINDOW_MS
-      const mine = allowed ? window.current : window.current - n
-      window.current = same ? Math.max(mine, current) : current
+      if (!same) window.lease = 0
+      window.lease += taken
       window.resetAt = sent + ttlMs
-      done({ allowed, current, resetMs: window.resetAt - answered, local: false, resetAt: window.resetAt })
+      // Redis's count less this process's lease: every admission of every instance, and the other
+      // instances' leases. The local count is never below it (nor, in the same window, below this
+      // process's own admissions), and no take goes past the budget on it, lease or not.
+      const shared = current - window.lease
+      window.current = same ? Math.max(window.current, shared) : shared
+      const decision = { resetMs: window.resetAt - answered, local: false, resetAt: window.resetAt }
+      const left: Waiting[] = []
+      for (const take of takes) {
+        if (window.current + take.n <= take.max && window.lease >= take.n) {
+          window.lease -= take.n
+          window.current += take.n
+          take.done({ allowed: true, current: window.current, ...decision })
+        } else if (window.current + take.n > take.max || taken < asked) {
+          // Over the budget, or Redis took less than asked (the budget is spent) and the lease
+          // does not cover it.
+          take.done({ allowed: false, current: window.current, ...decision })
+        } else {
+          left.push(take)
+        }
+      }
+      // Takes that arrived while the call was in flight, beyond what it took: the next call.
+      if (left.length > 0) {
+        window.waiting = left
+        this.#reserve(bucket, window)
+      }
     })
   }
 
   /**
    * Gives back `n` that `decision` took from `bucket` (a request that a later budget refused costs
-   * nothing). Best effort: a give-back that misses only errs on the side of counting.
+   * nothing): to the lease when Redis counted it, so that the next request uses it with no call.
+   * A give-back to a window that has ended does nothing.
    */
   giveBack(bucket: string, n: number, decision: Decision): void {
     const window = this.#windows.get(bucket)
-    if (window !== undefined && Math.abs(window.resetAt - decision.resetAt) <= SAME_WINDOW_MS) window.current = Math.max(0, window.current - n)
-    if (this.#shared !== undefined && !decision.local) this.#shared.take(this.#namespace + bucket, -n, Number.MAX_SAFE_INTEGER, this.#windowMs, () => {})
+    if (window === undefined || Math.abs(window.resetAt - decision.resetAt) > SAME_WINDOW_MS) return
+    window.current = Math.max(0, window.current - n)
+    if (!decision.local && this.#shared !== undefined) window.lease += n
   }
 }

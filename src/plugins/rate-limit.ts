@@ -11,8 +11,9 @@
  * RATE_LIMIT_MAX=0 turns limiting off; RATE_LIMIT_ITEMS_MAX=0 counts a batch as one request.
  *
  * The counts (rate-limit-windows.ts) are kept in this process and, with REDIS_URL, shared through
- * Redis (rate-limit-redis.ts). When Redis is slow or down, each instance decides on its own count
- * with the same budgets: a limit is never lifted. GET /api/health says `"degraded"` meanwhile and
+ * Redis (rate-limit-redis.ts), a lease at a time (RATE_LIMIT_LEASE_PERCENT of a budget, so that a
+ * busy client costs one call to Redis per lease, not per request). When Redis is slow or down, each
+ * instance decides on its own count with the same budgets: a limit is never lifted. GET /api/health says `"degraded"` meanwhile and
  * the metrics count the requests decided that way.
  *
  * The counter is called from one callback hook per route, which writes the IETF fields straight
@@ -75,7 +76,7 @@ function bucketOf(request: FastifyRequest): string {
 }
 
 async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
-  const { rateLimitMax, rateLimitItemsMax, rateLimitWindowMs, redisUrl } = options.config
+  const { rateLimitMax, rateLimitItemsMax, rateLimitWindowMs, rateLimitLeasePercent, redisUrl } = options.config
   // Loaded only when configured: without REDIS_URL, ioredis is never imported.
   const redis = redisUrl === undefined
     ? undefined
@@ -95,7 +96,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config }
   app.decorateRequest('rateLimitDecision', null)
 
   const counterFor = (namespace: string) => new WindowCounter({
-    windowMs: rateLimitWindowMs, maxClients: MAX_CLIENTS, namespace, shared: redis?.counter,
+    windowMs: rateLimitWindowMs, maxClients: MAX_CLIENTS, namespace, shared: redis?.counter, leasePercent: rateLimitLeasePercent,
     onSharedFailure: () => { localDecisions++ },
   })
   // Request windows are `<REDIS_PREFIX><client>:<window>`, item windows `<REDIS_PREFIX>items:<client>:<window>`.
