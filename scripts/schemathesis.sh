@@ -21,7 +21,7 @@
 # the server's log) go to test-artifacts/schemathesis/<pass>/; every failure there has a curl line.
 #
 # Environment: SCHEMATHESIS_SEED (default: a random seed, printed), SCHEMATHESIS_MAX_EXAMPLES (40),
-# SCHEMATHESIS_TIME_LIMIT_S (600 per pass), SCHEMATHESIS_PASSES ("default api-keys"),
+# SCHEMATHESIS_TIME_LIMIT_S (900 per pass), SCHEMATHESIS_PASSES ("default api-keys"),
 # SCHEMATHESIS_TOOLS (../shared/tools/schemathesis), SCHEMATHESIS_VENV (~/.cache/hashd/schemathesis-4.25.0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ venv=${SCHEMATHESIS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/hashd/schemathesis-4.2
 venv=$(realpath -m "$venv")
 seed=${SCHEMATHESIS_SEED:-$(((RANDOM << 15) | RANDOM))}
 examples=${SCHEMATHESIS_MAX_EXAMPLES:-40}
-time_limit=${SCHEMATHESIS_TIME_LIMIT_S:-600}
+time_limit=${SCHEMATHESIS_TIME_LIMIT_S:-900}
 read -r -a passes <<<"${SCHEMATHESIS_PASSES:-default api-keys}"
 reports=test-artifacts/schemathesis
 config=$PWD/scripts/schemathesis.toml
