@@ -13,14 +13,16 @@
  *   disappears (a flood that delays the event loop past the command timeout is still counted);
  * - when Redis answers again, its count is the shared one and the local count follows it.
  *
- * Leases: a call to Redis takes what the waiting requests need plus a lease (RATE_LIMIT_LEASE_PERCENT
- * of the budget, at most LEASE_MAX), and the requests that follow are admitted from the lease in
- * this process, with no call, until it runs out. Redis's count includes every lease, so the
- * instances together never admit more than the limit; what a lease leaves unused when its window
- * ends is lost, so a client may get up to (instances − 1) leases fewer than its limit in a window.
- * Under a flood this is one call per lease rather than one per request. While a call is in flight
- * for a client, that client's next requests wait for its answer and are taken together by the next
- * call: one call at a time per client and budget.
+ * Leases: a call to Redis takes what its request needs plus a lease (RATE_LIMIT_LEASE_PERCENT of
+ * the budget, at most LEASE_MAX), and the requests that follow are admitted from the lease in this
+ * process, with no call, until it runs out. A request that arrives while that call is in flight
+ * claims part of the lease it asked for and is decided by its answer, so no request waits for more
+ * than one call (the REDIS_COMMAND_TIMEOUT_MS bound); one that finds nothing left to claim makes a
+ * call of its own. Redis's count includes every lease, so the instances together never admit more
+ * than the limit; what a lease leaves unused when its window ends is lost, so a client may get up
+ * to (instances − 1) leases fewer than its limit in a window. Under a flood this is one call per
+ * lease rather than one per request. With no lease (0 %, or a budget under 100 at 1 %) every
+ * request that the local count does not refuse makes one call, as without leases.
  *
  * A refused take costs nothing: neither count grows (the Redis script adds only what fits), so a
  * batch that is refused does not use up its caller's budget. A budget is checked and charged `n`
@@ -58,14 +60,20 @@ interface Waiting {
   done: (decision: Decision) => void
 }
 
+/** A call to Redis in flight: the takes it will decide, and what it asked for that none has claimed yet. */
+interface Reservation {
+  takes: Waiting[]
+  unclaimed: number
+}
+
 interface Window {
   resetAt: number
   /** Admissions this process knows of in the window: its own, or the shared count less its lease. */
   current: number
   /** Taken from Redis's count in this window and not yet used by a request of this process. */
   lease: number
-  /** The takes waiting for the call to Redis in flight for this window; null when none is. */
-  waiting: Waiting[] | null
+  /** The latest call in flight for this window while part of what it asks for is unclaimed. */
+  open: Reservation | null
 }
 
 /**
@@ -107,10 +115,10 @@ export class WindowCounter {
     let window = windows.get(bucket)
     if (window !== undefined) {
       windows.delete(bucket)
-      if (window.resetAt <= now) { window.resetAt = now + this.#windowMs; window.current = 0; window.lease = 0 }
+      if (window.resetAt <= now) { window.resetAt = now + this.#windowMs; window.current = 0; window.lease = 0; window.open = null }
     } else {
       if (windows.size >= this.#maxClients) windows.delete(windows.keys().next().value as string)
-      window = { resetAt: now + this.#windowMs, current: 0, lease: 0, waiting: null }
+      window = { resetAt: now + this.#windowMs, current: 0, lease: 0, open: null }
     }
     windows.set(bucket, window)
     return window
@@ -140,25 +148,26 @@ export class WindowCounter {
       done({ allowed: true, current: window.current, resetMs: resetAt - now, local: true, resetAt })
       return
     }
-    if (window.waiting !== null) {
-      window.waiting.push({ n, max, done })
+    const open = window.open
+    if (open !== null && open.unclaimed >= n) {
+      open.unclaimed -= n
+      open.takes.push({ n, max, done })
       return
     }
-    window.waiting = [{ n, max, done }]
-    this.#reserve(bucket, window)
+    this.#reserve(bucket, window, { n, max, done })
   }
 
-  /** Takes from Redis what the window's waiting takes need beyond its lease, and a new lease. */
-  #reserve(bucket: string, window: Window): void {
-    const waiting = window.waiting!
-    const max = waiting[waiting.length - 1]!.max
-    const need = waiting.reduce((sum, take) => sum + take.n, 0) - window.lease
-    const asked = need + Math.min(LEASE_MAX, Math.floor(max * this.#leasePercent / 100))
+  /** A call to Redis for `first` and a lease beyond it, which takes arriving meanwhile may claim. */
+  #reserve(bucket: string, window: Window, first: Waiting): void {
+    const lease = Math.min(LEASE_MAX, Math.floor(first.max * this.#leasePercent / 100))
+    const asked = first.n + lease
+    const reservation: Reservation = { takes: [first], unclaimed: lease }
+    if (lease > 0) window.open = reservation
     const sent = Date.now()
-    this.#shared!.take(this.#namespace + bucket, asked, max, this.#windowMs, (error, current, taken, ttlMs) => {
+    this.#shared!.take(this.#namespace + bucket, asked, first.max, this.#windowMs, (error, current, taken, ttlMs) => {
       const answered = Date.now()
-      const takes = window.waiting ?? []
-      window.waiting = null
+      if (window.open === reservation) window.open = null
+      const { takes } = reservation
       if (error !== null) {
         // Decided on this process's count (and what is left of its lease, which Redis counted).
         for (const take of takes) {
@@ -191,24 +200,15 @@ export class WindowCounter {
       const shared = current - window.lease
       window.current = same ? Math.max(window.current, shared) : shared
       const decision = { resetMs: window.resetAt - answered, local: false, resetAt: window.resetAt }
-      const left: Waiting[] = []
+      // What Redis took covers every claim when it took all it was asked; when it took less, the
+      // budget is spent, and the takes it does not cover (in order of arrival) are refused.
       for (const take of takes) {
-        if (window.current + take.n <= take.max && window.lease >= take.n) {
+        const allowed = window.current + take.n <= take.max && window.lease >= take.n
+        if (allowed) {
           window.lease -= take.n
           window.current += take.n
-          take.done({ allowed: true, current: window.current, ...decision })
-        } else if (window.current + take.n > take.max || taken < asked) {
-          // Over the budget, or Redis took less than asked (the budget is spent) and the lease
-          // does not cover it.
-          take.done({ allowed: false, current: window.current, ...decision })
-        } else {
-          left.push(take)
         }
-      }
-      // Takes that arrived while the call was in flight, beyond what it took: the next call.
-      if (left.length > 0) {
-        window.waiting = left
-        this.#reserve(bucket, window)
+        take.done({ allowed, current: window.current, ...decision })
       }
     })
   }
