@@ -24,7 +24,7 @@ import { benchPasswords } from './passwords.js'
 import { benchPwned } from './pwned.js'
 import { benchUploads } from './uploads.js'
 import { benchWebhooks } from './webhooks.js'
-import { startRedis } from '../test/helpers/redis.js'
+import { scriptCalls, startRedis } from '../test/helpers/redis.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks,ratelimit').split(',').map((name) => name.trim()))
@@ -110,16 +110,12 @@ async function benchFlood(hashdScript: string, hashdEnv: Record<string, string>,
 }
 
 /**
- * What sharing the counts through Redis costs: the same short /api/hash with the limiter on (a max
- * that never triggers), counting in Redis (a redis-server started here, at the default command
- * timeout: every instance also counts in memory and decides on that count when Redis is late)
- * against counting in memory only. Goal ≥ 0.9.
- */
-/**
- * The limiter counting in Redis ÷ counting in memory, with a budget no run reaches (RATE_LIMIT_MAX
- * 100,000,000: a lease of 100, one call to Redis per 101 requests). BENCH_RATELIMIT_ROUNDS rounds
- * (default 3) of A B B A, each round's ratio, and their median: on two shared cores one round moves
- * by ±15 % and more, the same size as the overhead measured.
+ * What sharing the counts through Redis costs: the same short /api/hash with the limiter on, counting
+ * in Redis (a redis-server started here, at the default command timeout) ÷ counting in memory only,
+ * with a budget no run reaches (RATE_LIMIT_MAX 100,000,000: a lease of 100, one call to Redis per
+ * 101 requests). BENCH_RATELIMIT_ROUNDS rounds (default 3) of A B B A, each round's ratio, and their
+ * median: on two shared cores one round moves by ±15 % and more, the same size as the overhead
+ * measured. Goal ≥ 0.9.
  */
 async function benchRateLimit(hashdScript: string, sha256: object): Promise<void> {
   const rounds = Math.max(1, Number(process.env.BENCH_RATELIMIT_ROUNDS ?? 3))
@@ -139,8 +135,7 @@ async function benchRateLimit(hashdScript: string, sha256: object): Promise<void
       const shared = { ...limiter, REDIS_URL: redis.url, REDIS_PREFIX: `hashd-bench-${process.pid}-${round}:` }
       await redis.command('CONFIG RESETSTAT')
       const result = await versusBare(hashdScript, shared, sha256, hashdScript, limiter)
-      const stats = await redis.command('INFO commandstats')
-      calls += [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+      calls += await scriptCalls(redis)
       served += result.hashd.served
       rateRatios.push(result.hashd.rate / result.bare.rate)
       cpuRatios.push(result.bare.cpuMicros / result.hashd.cpuMicros)

@@ -162,6 +162,8 @@ function failuresOf(text: string): string {
 
 let taskCount = 0
 const task = (run: Run, file: string): Task => ({ run, file, index: taskCount++ })
+/** A task as the closing lines name it: its file, after its run's label when it has one. */
+const taskName = (job: Task): string => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}`
 const longestFirst = (a: Task, b: Task) => lastTime(b) - lastTime(a) || (a.file < b.file ? -1 : a.file > b.file ? 1 : runs.indexOf(a.run) - runs.indexOf(b.run))
 
 // ── running them ────────────────────────────────────────────────────────────────────────────────
@@ -399,15 +401,15 @@ for (const run of runs) {
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)
 console.log(`test: ${results.length} files in ${wall.toFixed(0)} s, ${jobs} at once${cpuSoFar === null ? '' : `, CPU ${cpuOf(results).toFixed(0)} s`}; the slowest: `
   + slowest.map(({ task: job, seconds }) => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file, '.test.js')} ${seconds.toFixed(1)} s`).join(', '))
-const failedFiles = results.filter(({ code }) => code !== 0).map(({ task: job }) => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}`)
+const failedFiles = results.filter(({ code }) => code !== 0).map(({ task: job }) => taskName(job))
 for (const { task: job, failures } of results.filter(({ code }) => code !== 0)) {
-  console.log(`── failed: ${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}\n${failures}`)
+  console.log(`── failed: ${taskName(job)}\n${failures}`)
 }
 for (const { task: job, failures } of passedAlone) {
-  console.log(`── failed beside other files, then passed alone: ${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}\n${failures}`)
+  console.log(`── failed beside other files, then passed alone: ${taskName(job)}\n${failures}`)
 }
 if (passedAlone.length > 0) {
-  console.log(`test: passed alone after failing beside other files (a test the load decides: fix its bound): ${passedAlone.map(({ task: job }) => `${job.run.label ? `[${job.run.label}] ` : ''}${basename(job.file)}`).sort().join(', ')}`)
+  console.log(`test: passed alone after failing beside other files (a test the load decides: fix its bound): ${passedAlone.map(({ task: job }) => taskName(job)).sort().join(', ')}`)
 }
 if (failedFiles.length > 0) console.log(`test: failed in ${failedFiles.sort().join(', ')}`)
 

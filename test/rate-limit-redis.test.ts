@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { documentFor, startHashd, spawnHashd, type HashdProcess } from './helpers/process.js'
-import { startRedis, type TestRedis } from './helpers/redis.js'
+import { scriptCalls, startRedis, type TestRedis } from './helpers/redis.js'
 import { skipUnless } from './helpers/tools.js'
 
 const hash = (server: HashdProcess) => server.fetch('/api/hash', {
@@ -98,12 +98,6 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
     await Promise.all([a.stop(), b.stop()])
   })
 
-  /** Calls of the rate-limit script Redis has run since the last CONFIG RESETSTAT (EVALSHA, and EVAL when the script was not loaded yet). */
-  async function scriptCalls(): Promise<number> {
-    const stats = await redis.command('INFO commandstats')
-    return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
-  }
-
   it('leases: a busy client costs one call to Redis per lease (1 % of its budget), and two instances together never pass the limit', async () => {
     // A budget of 1,000: a lease of 10, so each call takes what its request needs and 10 more.
     const env = { RATE_LIMIT_MAX: '1000', REDIS_PREFIX: `${prefix}lease:`, REDIS_COMMAND_TIMEOUT_MS: '1000' }
@@ -118,7 +112,7 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
       assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${999 - index};t=\\d+$`))
     }
     // 110 requests, 11 per call (1 + a lease of 10): 10 calls, where a call per request would be 110.
-    assert.equal(await scriptCalls(), 10)
+    assert.equal(await scriptCalls(redis), 10)
     assert.match(await redis.command(`GET ${prefix}lease:127.0.0.1`), /^\$3\r\n110\r\n$/)
 
     // Both instances at once, 20 requests in flight on each, until 1,500 more have been answered.
@@ -150,7 +144,7 @@ describe('rate limits shared through Redis', { skip: skipUnless('redis-server') 
       await response.text()
       assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${999 - index};t=\\d+$`))
     }
-    assert.equal(await scriptCalls(), 20)
+    assert.equal(await scriptCalls(redis), 20)
     await Promise.all([a.stop(), b.stop()])
   })
 

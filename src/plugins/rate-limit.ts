@@ -13,8 +13,8 @@
  * The counts (rate-limit-windows.ts) are kept in this process and, with REDIS_URL, shared through
  * Redis (rate-limit-redis.ts), a lease at a time (RATE_LIMIT_LEASE_PERCENT of a budget, so that a
  * busy client costs one call to Redis per lease, not per request). When Redis is slow or down, each
- * instance decides on its own count with the same budgets: a limit is never lifted. GET /api/health says `"degraded"` meanwhile and
- * the metrics count the requests decided that way.
+ * instance decides on its own count with the same budgets: a limit is never lifted. GET /api/health
+ * says `"degraded"` meanwhile and the metrics count the requests decided that way.
  *
  * The counter is called from one callback hook per route, which writes the IETF fields straight
  * away; @fastify/rate-limit's plugin is not registered (its hook runs an async chain per request

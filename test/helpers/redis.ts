@@ -54,6 +54,16 @@ export function sendRedis(line: string, port: number, host = '127.0.0.1'): Promi
   })
 }
 
+/**
+ * Script calls (EVALSHA, and EVAL when a script was not loaded yet) this Redis has run since its
+ * last `CONFIG RESETSTAT`: how often hashd's rate limit called it (its only scripts when no webhook
+ * is checked).
+ */
+export async function scriptCalls(redis: TestRedis): Promise<number> {
+  const stats = await redis.command('INFO commandstats')
+  return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
 export async function startRedis(): Promise<TestRedis> {
   const port = await freePort()
   // Its working directory is a fresh temporary one, so nothing it might write lands in the repo.
