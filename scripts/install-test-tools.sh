@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   openssl coreutils curl rhash b3sum xxhash xz-utils whois apache2-utils argon2 hashid
   python3 python3-passlib python3-bcrypt python3-argon2 python3-pycryptodome python3-nacl libcrypt1
-  openssh-client redis-server chromium prometheus minisign signify-openbsd gnupg jq grep procps sysvinit-utils
+  openssh-client redis-server chromium prometheus minisign signify-openbsd gnupg jq grep procps sysvinit-utils util-linux
   shellcheck slowhttptest iproute2 systemd
   # npm run fuzz (fuzz/native/build-addon.sh): libFuzzer and a C++ compiler for Jazzer.js's addon
   libclang-rt-16-dev g++

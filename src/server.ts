@@ -4,7 +4,6 @@
  * (docs/deployment.md, "Shutdown").
  */
 import type { Logger } from 'pino'
-import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { tuneMemory } from './memory-tuning.js'
 import { followNpmParent, PROCESS_TITLE } from './npm-parent.js'
@@ -15,7 +14,17 @@ async function main(): Promise<void> {
   // With several instances on a host, a name finds them all; PID_FILE names this one.
   process.title = PROCESS_TITLE
   let config
-  let pidFile
+  let pidFile: ReturnType<typeof claimPidFile> | null = null
+  // A signal before the app exists finds nothing to drain, so it ends the process at once. It needs
+  // a handler all the same: as a container's PID 1, node is not ended by a signal it does not handle
+  // (the kernel drops default-action signals sent to PID 1), and `podman stop` would wait out its
+  // grace period and SIGKILL.
+  const stopBeforeStart = () => {
+    if (pidFile !== null) removePidFile(pidFile.path)
+    process.exit(0)
+  }
+  process.once('SIGTERM', stopBeforeStart)
+  process.once('SIGINT', stopBeforeStart)
   try {
     config = loadConfig()
     // Before anything starts: a PID_FILE naming another running hashd refuses the start (pid-file.ts).
@@ -29,17 +38,12 @@ async function main(): Promise<void> {
   }
   // Before the app starts its threads: glibc reads the arena limit when it makes a new arena.
   const memory = tuneMemory(config.memoryTuning)
+  // Loaded only now, so that the handlers above are in place while the app's modules load, which
+  // takes a second or more on a busy machine.
+  const { buildApp } = await import('./app.js')
   const app = await buildApp(config)
   memory.onReclaim = (reclaimed) => app.log.debug(reclaimed, 'memory reclaimed while quiet')
   app.log.debug({ malloc: memory.applied, skipped: memory.skipped, whenQuiet: memory.whenQuiet }, 'memory tuning')
-  await app.listen({ host: config.host, port: config.port })
-  if (pidFile !== null) {
-    if (pidFile.replaced !== null) {
-      app.log.warn({ pidFile: pidFile.path, replacedPid: pidFile.replaced }, 'PID_FILE named no running hashd (left by a process that stopped without its shutdown?); replaced')
-    }
-    writePidFile(pidFile.path)
-    app.log.info({ pidFile: pidFile.path, pid: process.pid }, 'PID file written')
-  }
   // Counted only for the warning when a drain is cut off.
   let connectionCount = 0
   app.server.on('connection', (socket) => {
@@ -91,8 +95,26 @@ async function main(): Promise<void> {
       exit(1)
     })
   }
+  // Before listening: a signal that comes while the port opens drains like any other.
+  process.off('SIGTERM', stopBeforeStart)
+  process.off('SIGINT', stopBeforeStart)
   process.on('SIGTERM', shutdown)
   process.on('SIGINT', shutdown)
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    // app.close() of a shutdown that began while the port opened makes listen fail: the shutdown exits.
+    if (closing) return
+    throw error
+  }
+  if (closing) return
+  if (pidFile !== null) {
+    if (pidFile.replaced !== null) {
+      app.log.warn({ pidFile: pidFile.path, replacedPid: pidFile.replaced }, 'PID_FILE named no running hashd (left by a process that stopped without its shutdown?); replaced')
+    }
+    writePidFile(pidFile.path)
+    app.log.info({ pidFile: pidFile.path, pid: process.pid }, 'PID file written')
+  }
   // Under `npm start`, npm ends on a signal it does not forward (SIGHUP) and leaves this process
   // running if its shell dies of one it does (SIGTERM): follow it out, and say how to signal hashd itself.
   // The advice names this process (its PID, and PID_FILE when set), not every hashd on the host.

@@ -138,6 +138,42 @@ describe('under npm run, signals reach the server or the server follows npm out'
   }
 })
 
+const pidNamespace = linux || (process.getuid?.() === 0 ? skipUnless('unshare', 'pgrep') : skipBecause('a PID namespace needs root (unshare --pid)'))
+describe('as PID 1 (a container\'s entry point), a SIGTERM ends hashd at every stage of its start', { skip: pidNamespace }, () => {
+  // The kernel drops a default-action signal sent to PID 1, so node ends only on a signal it
+  // handles: without a handler, `podman stop` waits out its grace period and SIGKILLs.
+  // Node's own handler (it resets the terminal, then raises the signal again, which PID 1 ignores) is
+  // there from the start, so the first stage is found by the first line the app logs as it is built.
+  for (const stage of ['before it listens', 'while it serves'] as const) {
+    it(stage, async () => {
+      const port = String(20_000 + Math.floor(Math.random() * 20_000))
+      const child = spawn('unshare', ['--pid', '--fork', '--kill-child', process.execPath, SERVER], {
+        env: { ...process.env, PORT: port, HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let output = ''
+      child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
+      child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      try {
+        let hashd = 0
+        await until(() => (hashd = Number(run('pgrep', ['-P', String(child.pid)]).trim() || 0)) > 0, 'hashd under unshare')
+        if (stage === 'before it listens') await until(() => output.includes('"msg"'), 'the first log line', 30_000)
+        else await until(() => /Server listening/.test(output), 'hashd to listen', 30_000)
+        const listenedBefore = /Server listening/.test(output)
+        process.kill(hashd, 'SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+        const code = await exited
+        clearTimeout(timer)
+        assert.equal(code, 0, `exit code ${code}; ${output}`)
+        if (stage === 'while it serves') assert.match(output, /shut down: every request finished/)
+        else assert.ok(!listenedBefore || /shut down/.test(output), output)
+      } finally {
+        child.kill('SIGKILL')
+      }
+    })
+  }
+})
+
 describe('what the helpers tell an operator agrees with the pages', () => {
   it('npm run apikey: a changed keys file is loaded without a signal; SIGHUP to hashd\'s own process only hurries it', () => {
     const minted = spawnSync(process.execPath, [join(ROOT, 'dist/scripts/apikey.js'), 'ci-bot'], { encoding: 'utf8' })

@@ -63,6 +63,7 @@ export const TOOLS = {
   jq: { debian: 'jq', command: 'jq' },
   pgrep: { debian: 'procps', command: 'pgrep' },
   pidof: { debian: 'sysvinit-utils', command: 'pidof' },
+  unshare: { debian: 'util-linux', command: 'unshare' },
   grep: { debian: 'grep', command: 'grep' },
   shellcheck: { debian: 'shellcheck', command: 'shellcheck' },
   slowhttptest: { debian: 'slowhttptest', command: 'slowhttptest' },
