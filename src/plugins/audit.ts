@@ -1,0 +1,75 @@
+/**
+ * The audit log for the app (src/audit/): opened at start (an AUDIT_LOG that cannot be opened, or
+ * an AUDIT_KEY that cannot be read, is a ConfigError and the server does not start), checked for a
+ * rotation on SIGHUP, closed with a last checkpoint when the app closes. `app.audit` is null
+ * without AUDIT_LOG. The keyed routes call `auditKeyed` around their work.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AuditLog, loadAuditKey, type AuditEvent } from '../audit/index.js'
+import type { Config } from '../config.js'
+import { knownProblem } from '../problem.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit log (AUDIT_LOG), or null without one. */
+    audit: AuditLog | null
+  }
+}
+
+async function auditPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
+  const config = options.config.audit
+  if (config === null) {
+    app.decorate('audit', null)
+    return
+  }
+  const key = loadAuditKey(config.key)
+  const audit = new AuditLog({ ...config, key, log: app.log })
+  app.decorate('audit', audit)
+  app.log.info({ audit: { sink: config.sink.kind === 'file' ? config.sink.path : 'stdout', keyId: key.id, fail: config.fail } }, 'audit log on')
+  const onHangup = (): void => { void audit.checkRotation() }
+  process.on('SIGHUP', onHangup)
+  app.addHook('onClose', async () => {
+    process.off('SIGHUP', onHangup)
+    await audit.close()
+  })
+}
+
+/** The kind of problem an operation ended in (`unknown-key`, `forbidden`), for a line's outcome. */
+function outcomeOf(error: unknown): string {
+  const problem = knownProblem(error)
+  if (problem === null) return 'error'
+  return problem.type.startsWith('urn:hashd:problem:') ? problem.type.slice('urn:hashd:problem:'.length) : `status-${problem.status}`
+}
+
+/** The first named key a request used (`hmac:orders:v3`, plugins/keys.ts), as the line's keyName and keyVersion. */
+function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: number } {
+  const use = request.keyUses?.[0]
+  const match = use === undefined ? null : /^hmac:(.+):v(\d+)$/.exec(use)
+  return match ? { keyName: match[1]!, keyVersion: Number(match[2]) } : {}
+}
+
+/**
+ * Runs a keyed operation and records it before its answer leaves: with AUDIT_FAIL=closed, a line
+ * that cannot be written turns the answer (whatever it was) into 503 audit-unavailable, so no result
+ * of a keyed operation is given without its record. Without an audit log, just runs it.
+ */
+export async function auditKeyed<R>(
+  app: FastifyInstance, request: FastifyRequest, event: Omit<AuditEvent, 'outcome' | 'requestId' | 'apiKeyId'>,
+  run: () => R | Promise<R>, outcome: (result: R) => string = () => 'ok',
+): Promise<R> {
+  const audit = app.audit
+  if (audit === null) return run()
+  const base = { ...event, requestId: String(request.id), ...(request.apiKey ? { apiKeyId: request.apiKey.name } : {}) }
+  let result: R
+  try {
+    result = await run()
+  } catch (error) {
+    await audit.record({ ...base, ...keyUsed(request), outcome: outcomeOf(error) })
+    throw error
+  }
+  await audit.record({ ...base, ...keyUsed(request), outcome: outcome(result) })
+  return result
+}
+
+export default fp(auditPlugin, { name: 'audit', dependencies: ['keys'] })
