@@ -225,7 +225,7 @@ describe('a crash', () => {
     const answered: string[] = []
     const burst = Array.from({ length: 200 }, async (_, i) => {
       try {
-        const response = await fetch(`${hashd.url}/api/hmac`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `m${i}`, keyName: 'orders' }) })
+        const response = await hashd.fetch('/api/hmac', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `m${i}`, keyName: 'orders' }) })
         await response.text()
         if (response.status === 200) answered.push(response.headers.get('x-request-id')!)
       } catch { /* killed in flight */ }

@@ -329,6 +329,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log's latest checkpoint: keep it outside the log to show later that the log was not cut short
+         * @description Save the answer as a file and pass it to `npm run audit:verify -- LOG --checkpoint FILE`. The server writes a checkpoint at start, every AUDIT_CHECKPOINT_LINES lines and AUDIT_CHECKPOINT_SECONDS after a line; each is also in the process log.
+         */
+        get: operations["getAuditCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/passwords/check": {
         parameters: {
             query?: never;
@@ -3946,6 +3966,112 @@ export interface operations {
                 };
             };
             /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Lines of the chain the checkpoint covers (the seq of the last of them) */
+                        count: number;
+                        /** @description SHA-256 (hex) of that line's bytes */
+                        head: string;
+                        /** @description When the checkpoint was made (RFC 3339) */
+                        time: string;
+                        /** @description The audit key's id (a MAC of a fixed label, not the key) */
+                        keyId: string;
+                        /** @description HMAC-SHA-256 under the audit key over the fields above (docs/security.md) */
+                        mac: string;
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope audit (the audit log's latest checkpoint (a count, a hash and a MAC; never an input)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No audit log on this server (AUDIT_LOG is not set) */
+            404: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The audit log could not write its first checkpoint (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
