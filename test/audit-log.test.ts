@@ -19,6 +19,7 @@ import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { auditKeyFromSecret, loadAuditKey } from '../src/audit/key.js'
 import { makeLine, parseLine, sha256Hex, type ParsedLine } from '../src/audit/line.js'
+import { AuditWriter } from '../src/audit/writer.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { startHashd } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
@@ -215,6 +216,53 @@ describe('a log of keyed operations', () => {
     const result = verify('--key', other, log)
     assert.equal(result.status, 1)
     assert.match(result.stderr, /line 1 \(seq 1\): written under audit key sha256:[0-9a-f]{16}, but the key given is/)
+  })
+})
+
+describe('the key ring', () => {
+  it('a reload that puts new keys in force is a keys.reload line, with names and versions only', async () => {
+    const log = newLog()
+    const keysFile = join(dir, 'reloaded.keys')
+    const secrets = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')]
+    writeFileSync(keysFile, `orders 1 ${secrets[0]}\n`)
+    const server = await startServer(envFor(log, { HMAC_KEYS_FILE: keysFile }))
+    try {
+      writeFileSync(keysFile, `orders 1 ${secrets[0]}\norders 2 ${secrets[1]}\n`)
+      process.kill(process.pid, 'SIGHUP')
+      const deadline = Date.now() + 10_000
+      while (!readFileSync(log, 'utf8').includes('keys.reload') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    } finally {
+      await server.close()
+    }
+    const reload = parsed(log).find((line) => line.operation === 'keys.reload')
+    assert.deepEqual(reload && [reload.outcome, reload.source, reload.currentVersions, reload.keys], ['ok', 'hmac-keys', 'orders:2', 1])
+    const text = readFileSync(log, 'utf8')
+    assert.ok(!secrets.some((secret) => text.includes(secret)))
+    assert.equal(verify(log).status, 0)
+  })
+})
+
+describe('the writer', () => {
+  it('with a queue of 2, a burst of 200 lines waits for room, and every line is written, in order', async () => {
+    const log = newLog()
+    const messages: string[] = []
+    const writer = new AuditWriter({
+      sink: { kind: 'file', path: log }, key: loadAuditKey(KEY_FILE), queueMax: 2, checkpointLines: 50, checkpointSeconds: 60,
+      log: { info: () => {}, error: (_fields, message) => { messages.push(message) } },
+    })
+    let most = 0
+    await Promise.all(Array.from({ length: 200 }, async (_, i) => {
+      most = Math.max(most, writer.status.queued)
+      await writer.append('event', { operation: 'test', outcome: 'ok', n: i })
+    }))
+    await writer.close()
+    assert.ok(most <= 2, `queued ${most}`)
+    assert.deepEqual(messages, [])
+    const events = parsed(log).filter((line) => line.type === 'event')
+    assert.deepEqual(events.map((line) => line.n), Array.from({ length: 200 }, (_, i) => i))
+    // At start, after every 50 of the 201 other lines (the start line counts), and at close.
+    assert.equal(parsed(log).filter((line) => line.type === 'checkpoint').length, 1 + 4 + 1)
+    assert.equal(verify(log).status, 0)
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * The audit log for the app (src/audit/): opened at start (an AUDIT_LOG that cannot be opened, or
  * an AUDIT_KEY that cannot be read, is a ConfigError and the server does not start), checked for a
- * rotation on SIGHUP, closed with a last checkpoint when the app closes. `app.audit` is null
+ * rotation on SIGHUP, closed with a last checkpoint when the app closes. Each reload of the key
+ * ring that puts new keys in force is a `keys.reload` line. `app.audit` is null
  * without AUDIT_LOG. The keyed routes call `auditKeyed` around their work.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -27,6 +28,10 @@ async function auditPlugin(app: FastifyInstance, options: { config: Config }): P
   const audit = new AuditLog({ ...config, key, log: app.log })
   app.decorate('audit', audit)
   app.log.info({ audit: { sink: config.sink.kind === 'file' ? config.sink.path : 'stdout', keyId: key.id, fail: config.fail } }, 'audit log on')
+  // Every change of the key ring: which file, and what is in force now (names, versions, counts).
+  app.keyRing.onChange((change) => {
+    void audit.record({ operation: 'keys.reload', outcome: 'ok', details: { source: change.source, ...change.summary } }).catch(() => {})
+  })
   const onHangup = (): void => { void audit.checkRotation() }
   process.on('SIGHUP', onHangup)
   app.addHook('onClose', async () => {
