@@ -16,6 +16,18 @@ declare module 'fastify' {
     /** The audit log (AUDIT_LOG), or null without one. */
     audit: AuditLog | null
   }
+  interface FastifyRequest {
+    /** A keyed operation's event, written in onSend before its answer leaves (auditKeyed); null for others. */
+    auditEvent: PendingEvent | null
+  }
+}
+
+interface PendingEvent {
+  event: Omit<AuditEvent, 'outcome' | 'requestId' | 'apiKeyId'>
+  /** Set when the operation has ended (an error's kind); unset, the status decides. */
+  outcome?: string
+  /** Written (or tried): an answer replaced by the 503 goes out without a second line. */
+  recorded: boolean
 }
 
 async function auditPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
@@ -27,6 +39,18 @@ async function auditPlugin(app: FastifyInstance, options: { config: Config }): P
   const key = loadAuditKey(config.key)
   const audit = new AuditLog({ ...config, key, log: app.log })
   app.decorate('audit', audit)
+  app.decorateRequest('auditEvent', null)
+  // The line of a keyed operation is written before its answer leaves, whichever way it leaves:
+  // returned by the route, sent by the batch writer (routes/batch.ts), or as a problem. A line
+  // that cannot be written fails the answer (fail closed: the error handler sends the 503).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const pending = request.auditEvent
+    if (pending === null || pending.recorded) { done(null, payload); return }
+    pending.recorded = true
+    const outcome = pending.outcome ?? (reply.statusCode < 400 ? 'ok' : `status-${reply.statusCode}`)
+    audit.record({ ...pending.event, requestId: String(request.id), ...(request.apiKey ? { apiKeyId: request.apiKey.name } : {}), ...keyUsed(request), outcome })
+      .then(() => { done(null, payload) }, (error: unknown) => { done(error as Error) })
+  })
   app.log.info({ audit: { sink: config.sink.kind === 'file' ? config.sink.path : 'stdout', keyId: key.id, fail: config.fail } }, 'audit log on')
   // Every change of the key ring: which file, and what is in force now (names, versions, counts).
   app.keyRing.onChange((change) => {
@@ -55,26 +79,27 @@ function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: numb
 }
 
 /**
- * Runs a keyed operation and records it before its answer leaves: with AUDIT_FAIL=closed, a line
- * that cannot be written turns the answer (whatever it was) into 503 audit-unavailable, so no result
- * of a keyed operation is given without its record. Without an audit log, just runs it.
+ * Runs a keyed operation and has its line written before its answer leaves (the onSend hook
+ * above): with AUDIT_FAIL=closed, a line that cannot be written turns the answer, whatever it was,
+ * into 503 audit-unavailable, so no result of a keyed operation is given without its record.
+ * `outcome` names a result (`valid`, `invalid`); by default `ok`. Without an audit log, just runs it.
  */
 export async function auditKeyed<R>(
-  app: FastifyInstance, request: FastifyRequest, event: Omit<AuditEvent, 'outcome' | 'requestId' | 'apiKeyId'>,
+  app: FastifyInstance, request: FastifyRequest, event: PendingEvent['event'],
   run: () => R | Promise<R>, outcome: (result: R) => string = () => 'ok',
 ): Promise<R> {
-  const audit = app.audit
-  if (audit === null) return run()
-  const base = { ...event, requestId: String(request.id), ...(request.apiKey ? { apiKeyId: request.apiKey.name } : {}) }
-  let result: R
+  if (app.audit === null) return run()
+  const pending: PendingEvent = { event, recorded: false }
+  request.auditEvent = pending
   try {
-    result = await run()
+    const result = await run()
+    // A batch's answer is sent inside run() (routes/batch.ts), its line written already.
+    if (!pending.recorded) pending.outcome = outcome(result)
+    return result
   } catch (error) {
-    await audit.record({ ...base, ...keyUsed(request), outcome: outcomeOf(error) })
+    pending.outcome = outcomeOf(error)
     throw error
   }
-  await audit.record({ ...base, ...keyUsed(request), outcome: outcome(result) })
-  return result
 }
 
 export default fp(auditPlugin, { name: 'audit', dependencies: ['keys'] })
