@@ -21,6 +21,7 @@ import { auditKeyFromSecret, loadAuditKey } from '../src/audit/key.js'
 import { makeLine, parseLine, sha256Hex, type ParsedLine } from '../src/audit/line.js'
 import { AuditWriter } from '../src/audit/writer.js'
 import { ConfigError, loadConfig } from '../src/config.js'
+import { hashSync } from '@node-rs/bcrypt'
 import { startHashd } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
 import { skipBecause } from './helpers/tools.js'
@@ -216,6 +217,37 @@ describe('a log of keyed operations', () => {
     const result = verify('--key', other, log)
     assert.equal(result.status, 1)
     assert.match(result.stderr, /line 1 \(seq 1\): written under audit key sha256:[0-9a-f]{16}, but the key given is/)
+  })
+})
+
+describe('other keyed operations', () => {
+  it('webhooks signed and checked with a named key, and a pepper rewrap, are lines too', async () => {
+    const log = newLog()
+    const keysFile = join(dir, 'webhook.keys')
+    writeFileSync(keysFile, `orders 1 ${randomBytes(32).toString('base64')}\nhooks 1 ${randomBytes(32).toString('base64')} purpose=webhooks\n`)
+    const pepperFile = join(dir, 'pepper.keys')
+    writeFileSync(pepperFile, `k1 ${randomBytes(32).toString('base64')}\n`)
+    const payload = `{"event":"${randomBytes(6).toString('hex')}"}`
+    const server = await startServer(envFor(log, { HMAC_KEYS_FILE: keysFile, PEPPER_KEYS_FILE: pepperFile }))
+    try {
+      const signed = await server.post('/api/webhooks/sign', { payload, keyName: 'hooks' })
+      assert.equal(signed.status, 200, signed.text)
+      const checked = await server.post('/api/webhooks/verify', { profile: 'standard-webhooks', payload, headers: signed.body.headers, keyName: 'hooks' })
+      assert.equal(checked.status, 200, checked.text)
+      assert.equal(checked.body.valid, true)
+      assert.equal((await server.post('/api/webhooks/sign', { payload, secret: `whsec_${randomBytes(24).toString('base64')}` })).status, 200, 'the caller\'s own secret: not audited')
+      const rewrapped = await server.post('/api/pepper/rewrap', { hash: hashSync('a password', 4) })
+      assert.equal(rewrapped.status, 200, rewrapped.text)
+    } finally {
+      await server.close()
+    }
+    const events = parsed(log).filter((line) => line.type === 'event')
+    assert.deepEqual(events.map((line) => [line.operation, line.keyName, line.keyVersion, line.outcome]), [
+      ['webhooks.sign', 'hooks', 1, 'ok'], ['webhooks.verify', 'hooks', 1, 'valid'], ['pepper.rewrap', 'pepper', 'k1', 'ok'],
+    ])
+    assert.ok(!readFileSync(log, 'utf8').includes(payload.slice(3, -3)))
+    assert.equal((events[0]!.inputs as Record<string, string>).payload, tool(HASH, [payload]).stdout.trim())
+    assert.equal(verify(log).status, 0)
   })
 })
 

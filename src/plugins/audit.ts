@@ -71,11 +71,14 @@ function outcomeOf(error: unknown): string {
   return problem.type.startsWith('urn:hashd:problem:') ? problem.type.slice('urn:hashd:problem:'.length) : `status-${problem.status}`
 }
 
-/** The first named key a request used (`hmac:orders:v3`, plugins/keys.ts), as the line's keyName and keyVersion. */
-function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: number } {
+/** The first key a request used (`hmac:orders:v3`, `pepper:k2`: plugins/keys.ts), as the line's keyName and keyVersion. */
+function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: number | string } {
   const use = request.keyUses?.[0]
-  const match = use === undefined ? null : /^hmac:(.+):v(\d+)$/.exec(use)
-  return match ? { keyName: match[1]!, keyVersion: Number(match[2]) } : {}
+  if (use === undefined) return {}
+  const hmac = /^hmac:(.+):v(\d+)$/.exec(use)
+  if (hmac) return { keyName: hmac[1]!, keyVersion: Number(hmac[2]) }
+  const pepper = /^pepper:(.+)$/.exec(use)
+  return pepper ? { keyName: 'pepper', keyVersion: pepper[1]! } : {}
 }
 
 /**
