@@ -298,6 +298,24 @@ describe('the writer', () => {
   })
 })
 
+describe('AUDIT_LOG=stdout', () => {
+  it('writes whole audit lines beside the process log, which verify once split out', async () => {
+    const hashd = await startHashd({ AUDIT_LOG: 'stdout', AUDIT_KEY: KEY_FILE, HMAC_KEYS_FILE })
+    try {
+      const statuses = await Promise.all(Array.from({ length: 30 }, async (_, i) => (await hashd.post('/api/hmac', { message: `m${i}`, keyName: 'orders' })).status))
+      assert.deepEqual(new Set(statuses), new Set([200]))
+    } finally {
+      await hashd.stop()
+    }
+    const output = hashd.stdout().split('\n')
+    const audit = output.filter((line) => line.startsWith('{"v":1,"seq":'))
+    assert.ok(output.some((line) => line.includes('"msg":"audit checkpoint"')), 'the process log is there too')
+    assert.equal(audit.filter((line) => line.includes('"operation":"hmac"')).length, 30)
+    const result = verify(write(join(dir, 'stdout.log'), audit))
+    assert.equal(result.status, 0, result.stderr)
+  })
+})
+
 describe('a crash', () => {
   it('SIGKILL in mid-burst: every answered request is in the log, which verifies to its last whole line', async () => {
     const log = newLog()

@@ -284,12 +284,28 @@ export class AuditWriter {
     this.#options.log.info({ auditCheckpoint: checkpoint }, 'audit checkpoint')
   }
 
-  /** One write(2) of the whole line; a short or failed write is cut back to the last whole line. */
+  /**
+   * One write(2) of the whole line. To a file, a short or failed write is cut back to the last whole
+   * line. To standard output (a pipe that may be non-blocking), a full pipe (EAGAIN) is waited out
+   * and a short write finished, since nothing written to a pipe can be taken back.
+   */
   async #write(bytes: Buffer): Promise<void> {
     const fd = this.#fd
-    const written = await new Promise<number>((resolve, reject) => {
-      write(fd, bytes, 0, bytes.length, null, (error, count) => { if (error) reject(error); else resolve(count) })
-    }).catch((error: unknown) => { this.#cutBack(); throw error })
+    const once = (from: number) => new Promise<number>((resolve, reject) => {
+      write(fd, bytes, from, bytes.length - from, null, (error, count) => { if (error) reject(error); else resolve(count) })
+    })
+    if (this.#options.sink.kind === 'stdout') {
+      for (let done = 0; done < bytes.length;) {
+        try {
+          done += await once(done)
+        } catch (error) {
+          if (errnoCode(error) !== 'EAGAIN') throw error
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+      }
+      return
+    }
+    const written = await once(0).catch((error: unknown) => { this.#cutBack(); throw error })
     if (written !== bytes.length) {
       this.#cutBack()
       throw Object.assign(new Error(`short write: ${written} of ${bytes.length} bytes`), { code: 'ENOSPC' })
