@@ -1915,7 +1915,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -2240,7 +2240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -4510,7 +4510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After; for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable); for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -4673,7 +4673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */

@@ -8,6 +8,9 @@ import { auditKeyed } from '../plugins/audit.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
 
+/** The 503 an audited operation adds (plugins/audit.ts). */
+const AUDIT_503 = 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)'
+
 /** Whether a request (or any item of a batch) names a key the server holds: only those are audited. */
 function namesServerKey(body: { keyName?: unknown, items?: unknown[] }): boolean {
   return body.keyName !== undefined || (body.items?.some((item) => typeof item === 'object' && item !== null && 'keyName' in item) ?? false)
@@ -145,6 +148,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       response: {
         200: batchableResponse<HmacResult>(HmacAnswer, writeHmacAnswer),
         ...errorResponsesWith({
+          503: AUDIT_503,
           400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
           422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),
@@ -207,6 +211,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
+          503: AUDIT_503,
           400: 'both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding',
           422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),

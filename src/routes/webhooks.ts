@@ -130,7 +130,8 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: 
             'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance, ' +
             'or (unless remember is false) earlier than now by more than WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS',
           422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
-          503: 'for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full ' +
+          503: 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable); ' +
+            'for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full ' +
             '(urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis\'s maxmemory reached, or this client\'s share, WEBHOOK_REPLAY_CALLER_MAX); ' +
             'nothing was remembered, and the sender\'s next delivery is checked afresh',
         }),
@@ -155,6 +156,7 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: 
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64',
           422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
+          503: 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)',
         }),
       },
     },
