@@ -211,6 +211,14 @@ describe('a log of keyed operations', () => {
     assert.match(verify(log, '--checkpoint', forgedCheckpoint).stderr, /the checkpoint's MAC does not match/)
   })
 
+  it('a server refuses to go on with a log under another key', async () => {
+    const other = join(dir, 'other-start.key')
+    writeFileSync(other, randomBytes(32).toString('base64'))
+    await assert.rejects(startServer(envFor(log, { AUDIT_KEY: other })), (error: unknown) =>
+      error instanceof ConfigError && /its last line is not under AUDIT_KEY .*move the file away/.test(error.message))
+    assert.equal(verify(log).status, 0, 'and writes nothing to it')
+  })
+
   it('refuses the log under another key', () => {
     const other = join(dir, 'other.key')
     writeFileSync(other, randomBytes(32).toString('base64'))
@@ -282,6 +290,7 @@ describe('the writer', () => {
       sink: { kind: 'file', path: log }, key: loadAuditKey(KEY_FILE), queueMax: 2, checkpointLines: 50, checkpointSeconds: 60,
       log: { info: () => {}, error: (_fields, message) => { messages.push(message) } },
     })
+    await writer.start()
     let most = 0
     await Promise.all(Array.from({ length: 200 }, async (_, i) => {
       most = Math.max(most, writer.status.queued)

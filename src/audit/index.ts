@@ -86,6 +86,9 @@ export class AuditLog {
     }
   }
 
+  /** Writes the first lines; a ConfigError when the file's last line is under another key. */
+  start(): Promise<void> { return this.#writer.start() }
+
   /** A rotation check now (SIGHUP). */
   checkRotation(): Promise<void> { return this.#writer.checkRotation().catch(() => {}) }
 

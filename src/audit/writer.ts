@@ -25,7 +25,7 @@ import { closeSync, constants, type Stats, fdatasync, fstatSync, ftruncateSync, 
 import { ConfigError } from '../config.js'
 import { makeCheckpoint, type Checkpoint } from './checkpoint.js'
 import type { AuditKey } from './key.js'
-import { GENESIS, makeLine, parseLine, sha256Hex, type LineFields, type LineType } from './line.js'
+import { GENESIS, macMatches, makeLine, parseLine, sha256Hex, type LineFields, type LineType } from './line.js'
 
 export type AuditSink = { kind: 'file', path: string } | { kind: 'stdout' }
 
@@ -61,11 +61,11 @@ type Item =
 /** The tail of a file that is read to find where the chain stands. */
 const TAIL_BYTES = 1024 * 1024
 
-interface Tail { seq: number, head: string, tornBytes: number }
+interface Tail { seq: number, head: string, tornBytes: number, /** The last whole line, to check it is under the key. */ last: string | null }
 
 /** Where the chain in `path` stands: the last whole line's seq and hash, and a torn fragment after it. */
 function readTail(path: string, size: number): Tail {
-  if (size === 0) return { seq: 0, head: GENESIS, tornBytes: 0 }
+  if (size === 0) return { seq: 0, head: GENESIS, tornBytes: 0, last: null }
   const length = Math.min(size, TAIL_BYTES)
   const buffer = Buffer.alloc(length)
   const fd = openSync(path, 'r')
@@ -74,14 +74,14 @@ function readTail(path: string, size: number): Tail {
   const tornBytes = length - 1 - lastNewline
   if (lastNewline < 0) {
     if (length < size) throw new ConfigError(`AUDIT_LOG ${path}: its last ${length} bytes hold no whole line; it is not an audit log`)
-    return { seq: 0, head: GENESIS, tornBytes }
+    return { seq: 0, head: GENESIS, tornBytes, last: null }
   }
   const before = buffer.lastIndexOf(0x0a, lastNewline - 1)
   if (before < 0 && length < size) throw new ConfigError(`AUDIT_LOG ${path}: its last line is longer than ${length} bytes; it is not an audit log`)
   const text = buffer.subarray(before + 1, lastNewline).toString('utf8')
   const line = parseLine(text)
   if (typeof line === 'string') throw new ConfigError(`AUDIT_LOG ${path}: its last whole line is not an audit line (${line}); name a new file or an audit log`)
-  return { seq: line.seq, head: sha256Hex(text), tornBytes }
+  return { seq: line.seq, head: sha256Hex(text), tornBytes, last: text }
 }
 
 function errnoCode(error: unknown): string {
@@ -107,15 +107,16 @@ export class AuditWriter {
   #closed = false
   /** The file ends in a fragment a crash left: the next write ends it with a newline first. */
   #endTorn = false
-  readonly #timer: NodeJS.Timeout
+  #timer: NodeJS.Timeout | undefined
+  /** What opening the file found: a fragment left by a crash, and the last whole line. */
+  readonly #tail: Pick<Tail, 'tornBytes' | 'last'> = { tornBytes: 0, last: null }
 
   /**
-   * Opens the sink now (a file that cannot be opened, or that is not an audit log, is a
-   * ConfigError: the server does not start), then writes a `start` line and a checkpoint.
+   * Opens the sink now: a file that cannot be opened, or that is not an audit log, is a
+   * ConfigError (the server does not start). `start` then writes the first lines.
    */
   constructor(options: AuditWriterOptions) {
     this.#options = options
-    let tornBytes = 0
     if (options.sink.kind === 'stdout') {
       this.#fd = 1
       this.#seq = 0
@@ -134,22 +135,35 @@ export class AuditWriter {
         this.#seq = tail.seq
         this.#head = tail.head
         this.#size = stats.size
-        tornBytes = tail.tornBytes
+        this.#tail = tail
       } catch (error) {
         closeSync(this.#fd)
         throw error
       }
     }
-    const time = new Date().toISOString()
-    const continues = this.#seq > 0
-    const startFields = { pid: process.pid, keyId: options.key.id, ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}), ...(continues ? {} : { chain: 'new' }) }
+  }
+
+  /**
+   * Checks that the log goes on under the same key (its last line's MAC; a ConfigError if not: a
+   * new key needs a new file, or the log could never verify), then writes a `start` line and a
+   * checkpoint, and starts the checkpoint timer.
+   */
+  async start(): Promise<void> {
+    const { key, sink } = this.#options
+    if (this.#tail.last !== null && !(await macMatches(key, this.#tail.last))) {
+      if (sink.kind === 'file') closeSync(this.#fd)
+      throw new ConfigError(`AUDIT_LOG ${sink.kind === 'file' ? sink.path : ''}: its last line is not under AUDIT_KEY (key ${key.id}); ` +
+        'a log goes on under the key it began with: move the file away (rotate it) before changing the key')
+    }
+    const { tornBytes } = this.#tail
+    const startFields = { pid: process.pid, keyId: key.id, ...(tornBytes > 0 ? { torn: { bytes: tornBytes } } : {}), ...(this.#seq > 0 ? {} : { chain: 'new' }) }
     // The fragment a crash left is ended with a newline before the start line, which says how long it was.
     this.#endTorn = tornBytes > 0
-    this.#push({ kind: 'line', type: 'start', time, fields: startFields, resolve() {}, reject() {} })
+    this.#push({ kind: 'line', type: 'start', time: new Date().toISOString(), fields: startFields, resolve() {}, reject() {} })
     this.#push({ kind: 'checkpoint', resolve() {}, reject() {} })
     this.#timer = setInterval(() => {
       if (this.#sinceCheckpoint > 0 && !this.#queue.some((item) => item.kind === 'checkpoint')) this.#push({ kind: 'checkpoint', resolve() {}, reject() {} })
-    }, options.checkpointSeconds * 1000)
+    }, this.#options.checkpointSeconds * 1000)
     this.#timer.unref()
   }
 

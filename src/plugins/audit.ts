@@ -38,6 +38,7 @@ async function auditPlugin(app: FastifyInstance, options: { config: Config }): P
   }
   const key = loadAuditKey(config.key)
   const audit = new AuditLog({ ...config, key, log: app.log })
+  await audit.start()
   app.decorate('audit', audit)
   app.decorateRequest('auditEvent', null)
   // The line of a keyed operation is written before its answer leaves, whichever way it leaves:
