@@ -383,10 +383,12 @@ describe('when the log cannot be written', () => {
       assert.ok(!batch.text.includes('results'))
       assert.equal((await server.post('/api/hmac', { message: 'two', key: 'c2VjcmV0' })).status, 200, 'no server key, no audit')
       assert.equal(server.app.audit?.failing, true)
+      assert.deepEqual((await server.get('/api/health')).body, { status: 'ok', degraded: true, rateLimitStore: 'off', replayStore: 'memory', auditLog: 'failing' })
       assert.match(server.logs(), /audit log: a line could not be written \(ENOENT\)/)
       mkdirSync(folder)
       assert.equal((await server.post('/api/hmac', { message: 'three', keyName: 'orders' })).status, 200)
       assert.equal(server.app.audit?.failing, false)
+      assert.deepEqual((await server.get('/api/health')).body, { status: 'ok', degraded: false, rateLimitStore: 'off', replayStore: 'memory', auditLog: 'ok' })
       assert.match(server.logs(), /audit log: writing again/)
     } finally {
       await server.close()

@@ -3313,12 +3313,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
-                        /** @description true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
+                        /** @description true while the rate-limit store or the replay store is degraded, the audit log cannot be written, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
                         degraded: boolean;
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
                         /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
                         replayStore: "memory" | "redis" | "degraded";
+                        /** @description With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; the status stays 200); absent without an audit log */
+                        auditLog?: "ok" | "failing";
                         /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
                         work?: {
                             /** @description Worker threads (WORKER_THREADS) */
