@@ -10,6 +10,7 @@ import { Engine } from './domain/engine.js'
 import { lingerOnClose } from './lingering-close.js'
 import { describeTls, MIN_TLS_VERSION, plaintextWarning, readTlsMaterial, reloadTls, tlsServerOptions } from './tls.js'
 import { problems } from './problem.js'
+import auditPlugin from './plugins/audit.js'
 import authPlugin from './plugins/auth.js'
 import batchedWritesPlugin from './plugins/batched-writes.js'
 import bodyPlugin from './plugins/body.js'
@@ -22,6 +23,7 @@ import passwordsPlugin from './plugins/passwords.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import screeningPlugin from './plugins/screening.js'
 import webPlugin from './plugins/web.js'
+import { auditRoute } from './routes/audit.js'
 import { calibrateRoute } from './routes/calibrate.js'
 import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
@@ -141,6 +143,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(bodyPlugin, { engine })
   // Every secret from its keys file (src/keys/): API keys, the pepper, named HMAC keys.
   await app.register(keysPlugin, { config })
+  // The audit log (AUDIT_LOG): keyed routes record their work in it before they answer.
+  await app.register(auditPlugin, { config })
   // Before the rate limit: a request with a key is limited per key (see plugins/auth.ts).
   await app.register(authPlugin)
   await app.register(rateLimitPlugin, { config })
@@ -161,6 +165,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(calibrateRoute, { engine })
   await app.register(pepperRoute)
   await app.register(keysRoute)
+  await app.register(auditRoute)
   await app.register(passwordsCheckRoute)
   // HIBP's range API, outside /api at the public API's path (routes/range.ts).
   await app.register(rangeRoute)

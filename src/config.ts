@@ -103,6 +103,22 @@ export interface Config {
    * with any of them, a listener beyond loopback without TLS is warned about at start (src/tls.ts).
    */
   secretKeyFiles: string[]
+  /** The audit log (src/audit/), or null without AUDIT_LOG. */
+  audit: AuditConfig | null
+}
+
+export interface AuditConfig {
+  /** AUDIT_LOG: `file:PATH` or `stdout`. */
+  sink: { kind: 'file', path: string } | { kind: 'stdout' }
+  /** AUDIT_KEY: a file holding the audit key in base64 (src/audit/key.ts); `pkcs11:` URIs are refused for now. */
+  key: string
+  /** AUDIT_FAIL: closed, keyed operations answer 503 while a line cannot be written; open, they go on. */
+  fail: 'closed' | 'open'
+  /** AUDIT_QUEUE_MAX: lines waiting to be written before keyed requests wait too. */
+  queueMax: number
+  /** AUDIT_CHECKPOINT_LINES / AUDIT_CHECKPOINT_SECONDS: a checkpoint after this many lines, or this long after a line. */
+  checkpointLines: number
+  checkpointSeconds: number
 }
 
 export interface ScreeningConfig {
@@ -278,6 +294,35 @@ function readTls(env: NodeJS.ProcessEnv): TlsConfig | null {
   return { certFile, keyFile, clientCaFile }
 }
 
+/** Why a `pkcs11:` AUDIT_KEY is refused (src/audit/key.ts says the same to the tools). */
+export const AUDIT_PKCS11_NOT_YET = 'AUDIT_KEY names a PKCS#11 object (pkcs11:…): keys in a token are not available yet for the audit log; name a file holding the key in base64 instead'
+
+/**
+ * AUDIT_LOG (`file:PATH` or `stdout`, or `off`) with AUDIT_KEY. A `pkcs11:`
+ * AUDIT_KEY is refused here: keys in a token are not available for the audit log yet, and the
+ * value must not be read as a file name.
+ */
+function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
+  const raw = env.AUDIT_LOG?.trim() ?? ''
+  const key = env.AUDIT_KEY?.trim() ?? ''
+  // Without AUDIT_LOG the other AUDIT_* are not read: AUDIT_KEY alone is what the audit tools read.
+  if (raw === '' || raw.toLowerCase() === 'off') return null
+  let sink: AuditConfig['sink']
+  if (raw === 'stdout') sink = { kind: 'stdout' }
+  else if (raw.startsWith('file:') && raw.length > 'file:'.length) sink = { kind: 'file', path: raw.slice('file:'.length) }
+  else throw new ConfigError(`AUDIT_LOG must be file:PATH or stdout, got "${raw.slice(0, 60)}"`)
+  if (key === '') throw new ConfigError('AUDIT_LOG is set without AUDIT_KEY: name the file holding the audit key (openssl rand -base64 32 > audit.key)')
+  if (/^pkcs11:/i.test(key)) throw new ConfigError(AUDIT_PKCS11_NOT_YET)
+  return {
+    sink,
+    key,
+    fail: readChoice(env, 'AUDIT_FAIL', ['closed', 'open'] as const, 'closed'),
+    queueMax: readInt(env, 'AUDIT_QUEUE_MAX', 1024, 1, 1_000_000),
+    checkpointLines: readInt(env, 'AUDIT_CHECKPOINT_LINES', 1000, 1, 10_000_000),
+    checkpointSeconds: readInt(env, 'AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
+  }
+}
+
 /** Variables naming files of secrets hashd holds; HMAC_KEYS_FILE belongs to the key ring (src/keys/). */
 const SECRET_KEY_FILES = ['PEPPER_KEYS_FILE', 'HMAC_KEYS_FILE'] as const
 
@@ -363,6 +408,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tls: readTls(env),
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
+    audit: readAudit(env),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

@@ -71,6 +71,8 @@ export const problems = {
     new Problem(400, urn('validation'), 'Invalid request', detail,
       { extensions: { errors: [{ pointer: `/body/options/${option}`, message: detail }] } }),
   notFound: (path: string) => new Problem(404, 'about:blank', 'Not Found', `No route matches ${path.slice(0, 200)}`),
+  /** A route that exists, for something this server does not have. */
+  notFoundWhy: (detail: string) => new Problem(404, 'about:blank', 'Not Found', detail),
   methodNotAllowed: (method: string, allow: string[]) =>
     new Problem(405, 'about:blank', 'Method Not Allowed', `${method} is not allowed here; use ${allow.join(', ')}`, { headers: { allow: allow.join(', ') } }),
   tooLarge: (detail: string) => new Problem(413, 'about:blank', 'Content Too Large', detail),
@@ -90,6 +92,10 @@ export const problems = {
   notReady: (state: 'starting' | 'draining') =>
     new Problem(503, 'about:blank', 'Service Unavailable',
       state === 'starting' ? 'The server is starting; retry shortly' : 'The server is shutting down; retry shortly', { headers: { 'retry-after': '1' } }),
+  /** AUDIT_FAIL=closed and the audit log cannot be written: keyed work waits until it can (src/audit/). */
+  auditUnavailable: () =>
+    new Problem(503, urn('audit-unavailable'), 'Audit log unavailable',
+      'The audit log cannot be written, and keyed operations are not done without a record; retry shortly', { headers: { 'retry-after': '1' } }),
   notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
   /** nginx's 499: the client went away before the answer; only the access log ever sees it. */
   clientClosed: () => new Problem(499, 'about:blank', 'Client Closed Request', 'The client closed the connection before the work was done'),

@@ -44,6 +44,7 @@ const GRANTS: Record<string, string[]> = {
   'webhooks:verify': ['POST /api/webhooks/verify'],
   'webhooks:sign': ['POST /api/webhooks/sign'],
   keys: ['GET /api/keys'],
+  audit: ['GET /api/audit/checkpoint'],
   metrics: ['GET /metrics'],
   health: [],
 }

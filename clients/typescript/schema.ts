@@ -329,6 +329,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log's latest checkpoint: keep it outside the log to show later that the log was not cut short
+         * @description Save the answer as a file and pass it to `npm run audit:verify -- LOG --checkpoint FILE`. The server writes a checkpoint at start, every AUDIT_CHECKPOINT_LINES lines and AUDIT_CHECKPOINT_SECONDS after a line; each is also in the process log.
+         */
+        get: operations["getAuditCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/passwords/check": {
         parameters: {
             query?: never;
@@ -1895,7 +1915,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -2220,7 +2240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -3293,12 +3313,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
-                        /** @description true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
+                        /** @description true while the rate-limit store or the replay store is degraded, the audit log cannot be written, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
                         degraded: boolean;
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
                         /** @description Where verified webhooks are remembered for replay protection: "memory" (this process; no REDIS_URL), "redis" (shared by every instance, also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200) */
                         replayStore: "memory" | "redis" | "degraded";
+                        /** @description With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; the status stays 200); absent without an audit log */
+                        auditLog?: "ok" | "failing";
                         /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
                         work?: {
                             /** @description Worker threads (WORKER_THREADS) */
@@ -3962,6 +3984,112 @@ export interface operations {
             };
         };
     };
+    getAuditCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Lines of the chain the checkpoint covers (the seq of the last of them) */
+                        count: number;
+                        /** @description SHA-256 (hex) of that line's bytes */
+                        head: string;
+                        /** @description When the checkpoint was made (RFC 3339) */
+                        time: string;
+                        /** @description The audit key's id (a MAC of a fixed label, not the key) */
+                        keyId: string;
+                        /** @description HMAC-SHA-256 under the audit key over the fields above (docs/security.md) */
+                        mac: string;
+                    };
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope audit (the audit log's latest checkpoint (a count, a hash and a MAC; never an input)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No audit log on this server (AUDIT_LOG is not set) */
+            404: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The audit log could not write its first checkpoint (urn:hashd:problem:audit-unavailable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postPasswordsCheck: {
         parameters: {
             query?: never;
@@ -4384,7 +4512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After; for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable); for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full (urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis's maxmemory reached, or this client's share, WEBHOOK_REPLAY_CALLER_MAX); nothing was remembered, and the sender's next delivery is checked afresh */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -4547,7 +4675,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */

@@ -36,7 +36,18 @@ function describeHmac(file: string) {
   return (keyring: HmacKeyring) => ({ keysFile: file, keys: keyring.names.length, currentVersions: keyring.toJSON() })
 }
 
+/** A key file's new value in force (a reload), as the audit log records it: names, versions, counts; never a secret. */
+export interface KeyRingChange {
+  source: 'api-keys' | 'pepper-keys' | 'hmac-keys'
+  summary: Record<string, string | number>
+}
+
+function hmacSummary(keyring: HmacKeyring): Record<string, string | number> {
+  return { keys: keyring.names.length, currentVersions: keyring.keys.map((key) => `${key.name}:${key.ring.current.ordinal}`).join(',') }
+}
+
 export class KeyRing {
+  readonly #listeners: ((change: KeyRingChange) => void)[] = []
   /** PEPPER_KEYS_FILE, or null without it. */
   readonly pepper: Reloadable<PepperKeyring> | null
   /** HMAC_KEYS_FILE, or null without it. */
@@ -55,16 +66,19 @@ export class KeyRing {
       this.apiKeys = apiKeysFile === null ? null : reloadable({
         source: 'api-keys', what: 'API keys', files: [apiKeysFile], log, pollMs,
         load: () => readKeysFile(apiKeysFile), describe: (value) => ({ keysFile: apiKeysFile, keys: value.size }),
+        swapped: (next) => { this.#changed('api-keys', { keys: next.size }) },
       })
       if (this.apiKeys) opened.push(this.apiKeys)
       this.pepper = pepperKeysFile === null ? null : reloadable({
         source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log, pollMs,
         load: () => readPepperKeysFile(pepperKeysFile), describe: describePepper(pepperKeysFile),
+        swapped: (next) => { this.#changed('pepper-keys', { keys: next.ring.versions.length, currentKey: next.current.id }) },
       })
       if (this.pepper) opened.push(this.pepper)
       this.hmac = hmacKeysFile === null ? null : reloadable({
         source: 'hmac-keys', what: 'HMAC keys', files: [hmacKeysFile], log, pollMs,
         load: () => readHmacKeysFile(hmacKeysFile), describe: describeHmac(hmacKeysFile),
+        swapped: (next) => { this.#changed('hmac-keys', hmacSummary(next)) },
       })
     } catch (error) {
       for (const each of opened) each.close()
@@ -73,6 +87,15 @@ export class KeyRing {
     if (this.apiKeys && config.apiKeysFile !== null) log.info({ keysFile: config.apiKeysFile, keys: this.apiKeys.value.size }, 'API keys loaded')
     if (this.pepper && config.pepperKeysFile !== null) log.info(describePepper(config.pepperKeysFile)(this.pepper.value), 'pepper keys loaded')
     if (this.hmac && config.hmacKeysFile !== null) log.info(describeHmac(config.hmacKeysFile)(this.hmac.value), 'HMAC keys loaded')
+  }
+
+  /** Calls `listener` after each reload that puts a new value in force (the audit log records them). */
+  onChange(listener: (change: KeyRingChange) => void): void {
+    this.#listeners.push(listener)
+  }
+
+  #changed(source: KeyRingChange['source'], summary: KeyRingChange['summary']): void {
+    for (const listener of this.#listeners) listener({ source, summary })
   }
 
   close(): void {

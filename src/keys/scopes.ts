@@ -34,6 +34,7 @@ export const SCOPES: readonly ScopeSpec[] = [
   { name: 'webhooks:verify', routes: ['POST /api/webhooks/verify'], description: 'checking webhooks', namedKeys: true },
   { name: 'webhooks:sign', routes: ['POST /api/webhooks/sign'], description: 'signing webhooks', namedKeys: true },
   { name: 'keys', routes: ['GET /api/keys'], description: 'listing key names, versions and states (never secrets)' },
+  { name: 'audit', routes: ['GET /api/audit/checkpoint'], description: 'the audit log\'s latest checkpoint (a count, a hash and a MAC; never an input)' },
   { name: 'metrics', routes: ['GET /metrics'], description: 'Prometheus metrics; also the details of GET /api/health' },
   { name: 'health', routes: [], description: 'the details of GET /api/health (worker pool, files read while running, screening); the route itself is open' },
 ]

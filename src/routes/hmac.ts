@@ -3,8 +3,25 @@ import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
 import { checkHmacBatchTop, flushKeyCounts, hmac, IN_BATCH, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
+import type { AuditEvent } from '../audit/index.js'
+import { auditKeyed } from '../plugins/audit.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle, type JsonOut } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, OutputEncoding, ProcessingTime } from './schemas.js'
+
+/** The 503 an audited operation adds (plugins/audit.ts). */
+const AUDIT_503 = 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)'
+
+/** Whether a request (or any item of a batch) names a key the server holds: only those are audited. */
+function namesServerKey(body: { keyName?: unknown, items?: unknown[] }): boolean {
+  return body.keyName !== undefined || (body.items?.some((item) => typeof item === 'object' && item !== null && 'keyName' in item) ?? false)
+}
+
+/** What the audit log keeps of a request: the message as its HMAC under the audit key; of a batch, the number of items. */
+function auditInputs(body: { message?: unknown, items?: unknown[] }): Pick<AuditEvent, 'inputs' | 'details'> {
+  return body.items !== undefined
+    ? { details: { items: body.items.length } }
+    : { inputs: typeof body.message === 'string' ? { message: body.message } : {} }
+}
 
 const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
 const KeyVersion = Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'With keyName: a version other than the current one (any that still verifies: staged, current or previous)' })
@@ -131,6 +148,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       response: {
         200: batchableResponse<HmacResult>(HmacAnswer, writeHmacAnswer),
         ...errorResponsesWith({
+          503: AUDIT_503,
           400: 'both key and keyName, or neither; keyVersion or format tagged without keyName; a key or message not valid in its encoding, or a key of no bytes (/body/key, /body/message)',
           422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a keyVersion it does not have (unknown-key-version) or that is retired (key-version-retired); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),
@@ -139,6 +157,13 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
   }, (request, reply) => {
     const context = app.keyContext(request)
     const body = request.body as HmacRequest & { items?: unknown[] }
+    // With a server key and an audit log, the answer waits for its line (plugins/audit.ts).
+    if (app.audit !== null && namesServerKey(body)) {
+      return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac' : 'hmac.batch', ...auditInputs(body) },
+        () => batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, body.items === undefined ? {} : IN_BATCH), 'hmac',
+          { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
+          .finally(() => flushKeyCounts(context)))
+    }
     // The common case, one short HMAC: answered on this tick, no batch glue, no promise (as /api/hash).
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
       const result = hmac(engine, body, context)
@@ -186,6 +211,7 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
+          503: AUDIT_503,
           400: 'both key and keyName, or neither; keyVersion without keyName or disagreeing with the tag; a tagged hmac with key; an hmac that is not hex, base64 or a well-formed tag (/body/hmac); a key or message not valid in its encoding',
           422: 'keyName without HMAC keys (no-hmac-keys), unknown (unknown-key), kept for webhooks (key-purpose), or with an algorithm it does not allow (algorithm-not-allowed-for-key); a version the key does not have (unknown-key-version); in a batch, per item, or for the whole batch when the field at fault is at the top',
         }),
@@ -193,7 +219,11 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
     },
   }, async (request, reply) => {
     const context = app.keyContext(request)
-    return batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac',
+    const body = request.body as HmacVerifyRequest & { items?: unknown[] }
+    const run = () => batchOrSingle<HmacVerifyRequest, HmacVerifyResult>(app, config, request, reply, (item) => verifyHmac(engine, item, context), 'hmac',
       { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'verify') })
+    if (app.audit === null || !namesServerKey(body)) return run()
+    return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac.verify' : 'hmac.verify.batch', ...auditInputs(body) }, run,
+      (result) => 'valid' in result ? (result.valid ? 'valid' : 'invalid') : 'ok')
   })
 }

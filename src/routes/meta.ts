@@ -76,11 +76,15 @@ const detailOnly = ' Only for an API key with the health or metrics scope.'
 const Health = Type.Object({
   status: Type.Literal('ok'),
   degraded: Type.Boolean({
-    description: 'true while the rate-limit store or the replay store is degraded, or the last reload of a watched file failed (the old version stays ' +
+    description: 'true while the rate-limit store or the replay store is degraded, the audit log cannot be written, or the last reload of a watched file failed (the old version stays ' +
       'in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic',
   }),
   rateLimitStore: RateLimitStore,
   replayStore: ReplayStore,
+  auditLog: Type.Optional(Type.Union([Type.Literal('ok'), Type.Literal('failing')], {
+    description: 'With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; ' +
+      'the status stays 200); absent without an audit log',
+  })),
   work: Type.Optional(Type.Object({
     threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
     running: Type.Integer({ description: 'Tasks running on the threads now' }),
@@ -152,11 +156,13 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     const rateLimitStore = app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const
     const replayStore = app.replayStore.state()
     const files = reloadStatuses()
+    const auditFailing = app.audit?.failing ?? false
     const summary = {
       status: 'ok' as const,
-      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || files.some((file) => file.lastError !== undefined),
+      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || auditFailing || files.some((file) => file.lastError !== undefined),
       rateLimitStore,
       replayStore,
+      ...(app.audit === null ? {} : { auditLog: auditFailing ? 'failing' as const : 'ok' as const }),
     }
     const key = request.apiKey
     if (key === null || !HEALTH_DETAIL_SCOPES.some((scope) => key.scopes.has(scope))) return summary

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { rewrap } from '../domain/rewrap.js'
+import { auditKeyed } from '../plugins/audit.js'
 import { errorResponses } from './schemas.js'
 
 export const pepperRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -25,5 +26,13 @@ export const pepperRoute: FastifyPluginAsyncTypebox = async (app) => {
         ...errorResponses,
       },
     },
-  }, async (request) => rewrap(app.passwords, request.body.hash))
+  }, async (request) => {
+    if (app.audit === null) return rewrap(app.passwords, request.body.hash)
+    return auditKeyed(app, request, { operation: 'pepper.rewrap', inputs: { hash: request.body.hash } }, async () => {
+      const result = await rewrap(app.passwords, request.body.hash)
+      // The key it used, for the line (and the access line), as hashing with a pepper notes it.
+      app.keyContext(request).used('pepper', 'pepper', result.pepperKey)
+      return result
+    })
+  })
 }

@@ -12,6 +12,7 @@ import {
   DEFAULT_TOLERANCE_SECONDS, engineCrypto, MAX_TOLERANCE_SECONDS, noNamedKeys, ringKeySource, signWebhook, verifyWebhook,
   WEBHOOK_PROFILES, WEBHOOK_REASONS, type NamedKeySource, type WebhookServices,
 } from '../webhooks/index.js'
+import { auditKeyed } from '../plugins/audit.js'
 import { documentedAs, errorResponsesWith } from './schemas.js'
 
 const Payload = Type.Optional(Type.String({ description: 'The webhook\'s body as text (its UTF-8 bytes are what was signed). Give this or payloadBase64; never logged' }))
@@ -97,6 +98,11 @@ const SignAnswer = Type.Object({
  * `keys`: where keyName is looked up; the key ring by default, read at each request (so a reload of
  * HMAC_KEYS_FILE applies at once) within the request's API key's hmac-keys= (webhooks/ring.ts).
  */
+/** What the audit log keeps of a webhook with a named key: its payload, as its HMAC under the audit key (as given: text or base64). */
+function auditedPayload(body: { payload?: string, payloadBase64?: string }): Record<string, string> {
+  return body.payload !== undefined ? { payload: body.payload } : body.payloadBase64 !== undefined ? { payloadBase64: body.payloadBase64 } : {}
+}
+
 export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Config, keys?: NamedKeySource }> = async (app, { engine, config, keys }) => {
   const shared = { replays: app.replayStore, crypto: engineCrypto(engine), receivedAtMaxAgeSeconds: config.webhookReceivedAtMaxAgeSeconds }
   // The key ring is consulted only for a keyName: a request with a secret or a public key gets
@@ -124,13 +130,18 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: 
             'a publicKey that is not an Ed25519 key or given to a profile without one, a receivedAt later than now by more than the tolerance, ' +
             'or (unless remember is false) earlier than now by more than WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS',
           422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
-          503: 'for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full ' +
+          503: 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable); ' +
+            'for a webhook whose signature and time are valid: the replay store cannot be reached (urn:hashd:problem:replay-store-unavailable) or is full ' +
             '(urn:hashd:problem:replay-store-full: WEBHOOK_REPLAY_MEMORY_MAX or Redis\'s maxmemory reached, or this client\'s share, WEBHOOK_REPLAY_CALLER_MAX); ' +
             'nothing was remembered, and the sender\'s next delivery is checked afresh',
         }),
       },
     },
-  }, (request) => verifyWebhook(request.body, services(request, request.body.keyName), app.clientBucket(request)))
+  }, (request) => {
+    const run = () => verifyWebhook(request.body, services(request, request.body.keyName), app.clientBucket(request))
+    if (request.body.keyName === undefined || app.audit === null) return run()
+    return auditKeyed(app, request, { operation: 'webhooks.verify', inputs: auditedPayload(request.body) }, run, (result) => result.valid ? 'valid' : 'invalid')
+  })
 
   app.post('/api/webhooks/sign', {
     config: { accepts: 'application/json' },
@@ -145,8 +156,13 @@ export const webhooksRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: 
         ...errorResponsesWith({
           400: 'not exactly one of payload/payloadBase64 or of keyName/secret, a payloadBase64 that is not base64, a secret that is not whsec_ and base64',
           422: 'a keyName without HMAC keys (no-hmac-keys), that no key has (unknown-key, the name not echoed), of a key not written purpose=webhooks (key-purpose, the name not echoed), or whose key\'s algorithms= leaves out sha256 (algorithm-not-allowed-for-key)',
+          503: 'with keyName, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)',
         }),
       },
     },
-  }, async (request) => signWebhook(request.body, services(request, request.body.keyName)))
+  }, async (request) => {
+    const run = () => signWebhook(request.body, services(request, request.body.keyName))
+    if (request.body.keyName === undefined || app.audit === null) return run()
+    return auditKeyed(app, request, { operation: 'webhooks.sign', inputs: auditedPayload(request.body) }, run)
+  })
 }

@@ -57,11 +57,12 @@ function childEnv(env: Record<string, string>): Record<string, string> {
  * The OpenAPI document a child started with `env` serves, built in this process from the same
  * configuration (API keys, pepper keys and limits change the document). REDIS_URL is left out: it
  * only moves the rate-limit counters, and the document does not depend on it
- * (rate-limit-redis.test.ts compares the two), while building with it would open a connection.
+ * (rate-limit-redis.test.ts compares the two), while building with it would open a connection;
+ * AUDIT_LOG too (the document is the same), since building with it would write to the child's log.
  * Worker threads start on first use, so none starts here.
  */
 export async function documentFor(env: Record<string, string>): Promise<OpenApiDocument> {
-  const { REDIS_URL: _redisUrl, ...rest } = childEnv(env)
+  const { REDIS_URL: _redisUrl, AUDIT_LOG: _auditLog, ...rest } = childEnv(env)
   const logStream = new Writable({ write(_chunk, _encoding, done) { done() } })
   const app = await buildApp(loadConfig(rest), { logStream })
   try {
