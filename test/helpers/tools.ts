@@ -70,6 +70,10 @@ export const TOOLS = {
   ip: { debian: 'iproute2', command: 'ip' },
   tc: { debian: 'iproute2', command: 'tc' },
   'systemd-analyze': { debian: 'systemd', command: 'systemd-analyze' },
+  git: { debian: 'git', command: 'git' },
+  rclone: { debian: 'rclone', command: 'rclone' },
+  crcmod: { debian: 'python3-crcmod', pythonModule: 'crcmod' },
+  libtorrent: { debian: 'python3-libtorrent', pythonModule: 'libtorrent' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
