@@ -228,14 +228,16 @@ interface AwsResult { full: string, composite: string, etag: string, md5: string
 describe('content hashes: S3, Cloud Storage and Azure against Python (hashlib, zlib, crcmod)', { skip: skipUnless('python3', 'crcmod') }, () => {
   // partSize and multipartThreshold: the AWS CLI's defaults; 5 MiB parts from the first byte (an
   // empty object is one empty part); 5 MiB parts from 5 MiB on (exactly 5 MiB is one part, "-1").
+  // 5 MiB parts from 8 MiB on: a single PUT may be longer than a part.
   const SETTINGS = [
     { partSize: 8 * MiB, multipartThreshold: 8 * MiB, params: {} },
     { partSize: 5 * MiB, multipartThreshold: 0, params: { partSize: '5MiB', multipartThreshold: 0 } },
     { partSize: 5 * MiB, multipartThreshold: 5 * MiB, params: { partSize: 5 * MiB, multipartThreshold: '5 MiB' } },
+    { partSize: 5 * MiB, multipartThreshold: 8 * MiB, params: { partSize: 5 * MiB } },
   ]
 
   it('s3-etag and the composite and full-object checksums match the parts computed as AWS documents', async () => {
-    for (const size of [0, 1, 16 * KiB + 1, 5 * MiB, 5 * MiB + 1, ED2K_CHUNK + 1]) {
+    for (const size of [0, 16 * KiB + 1, 5 * MiB, 5 * MiB + 1, ED2K_CHUNK + 1]) {
       const path = fileOf(size)
       for (const { partSize, multipartThreshold, params } of SETTINGS) {
         const aws = JSON.parse(python(AWS_ALGORITHM, [path, String(partSize), String(multipartThreshold)])) as Record<string, AwsResult>
@@ -249,11 +251,18 @@ describe('content hashes: S3, Cloud Storage and Azure against Python (hashlib, z
           assert.equal(await hashFile(`s3-${name}`, path, params), aws[name]!.composite, `s3-${name} COMPOSITE, ${label}`)
           assert.equal(await hashFile(`s3-${name}`, path, { ...params, checksumType: 'FULL_OBJECT' }), aws[name]!.full, `s3-${name} FULL_OBJECT, ${label}`)
         }
-        assert.equal(await hashFile('s3-crc64nvme', path), aws.crc64nvme!.full, `s3-crc64nvme, ${label}`)
-        assert.equal(await hashFile('gcs-crc32c', path), aws.crc32c!.full, `gcs-crc32c, ${label}`)
-        assert.equal(await hashFile('gcs-md5', path), aws.md5!.full, `gcs-md5, ${label}`)
-        assert.equal(await hashFile('azure-md5', path), aws.md5!.full, `azure-md5, ${label}`)
       }
+    }
+  })
+
+  it('s3-crc64nvme, gcs-crc32c, gcs-md5 and azure-md5 are the whole object\'s, in base64', async () => {
+    for (const size of [0, 1, 16 * KiB + 1, 5 * MiB + 1]) {
+      const path = fileOf(size)
+      const aws = JSON.parse(python(AWS_ALGORITHM, [path, String(8 * MiB), String(8 * MiB)])) as Record<string, AwsResult>
+      assert.equal(await hashFile('s3-crc64nvme', path), aws.crc64nvme!.full, `s3-crc64nvme, ${size} bytes`)
+      assert.equal(await hashFile('gcs-crc32c', path), aws.crc32c!.full, `gcs-crc32c, ${size} bytes`)
+      assert.equal(await hashFile('gcs-md5', path), aws.md5!.full, `gcs-md5, ${size} bytes`)
+      assert.equal(await hashFile('azure-md5', path), aws.md5!.full, `azure-md5, ${size} bytes`)
     }
   })
 
