@@ -13,6 +13,7 @@ import type { ContentHasher } from './types.js'
 
 const WIDTH_BYTES = 20
 const LANES = 160
+const LANE_WORDS = LANES / 4
 const SHIFT_BITS = 11
 /** Input is copied into an aligned scratch buffer to XOR it as 32-bit words. */
 const SCRATCH_BYTES = 64 * 1024
@@ -41,9 +42,15 @@ export class QuickXorHash implements ContentHasher {
       const take = Math.min(SCRATCH_BYTES, (end - position) & ~3)
       this.#scratch.set(chunk.subarray(position, position + take))
       let word = lane >>> 2
-      for (let index = 0, words = take >>> 2; index < words; index++) {
-        laneWords[word] = (laneWords[word] as number) ^ (scratchWords[index] as number)
-        if (++word === LANES / 4) word = 0
+      // Runs up to the end of the lanes, then around: no test per word.
+      for (let index = 0, words = take >>> 2; index < words;) {
+        const run = Math.min(LANE_WORDS - word, words - index)
+        for (let step = 0; step < run; step++) {
+          laneWords[word + step] = (laneWords[word + step] as number) ^ (scratchWords[index + step] as number)
+        }
+        index += run
+        word += run
+        if (word === LANE_WORDS) word = 0
       }
       lane = word << 2
       position += take
