@@ -82,6 +82,21 @@ describe('content hashes: the registry', () => {
     }
   })
 
+  it('prints each in its store\'s form: hex, base64 or base32 of the right length', async () => {
+    const FORMS: Record<string, RegExp> = {
+      's3-etag': /^[0-9a-f]{32}$/, 's3-crc64nvme': /^[A-Za-z0-9+/]{11}=$/, 's3-crc32': /^[A-Za-z0-9+/]{6}==$/, 's3-crc32c': /^[A-Za-z0-9+/]{6}==$/,
+      's3-sha1': /^[A-Za-z0-9+/]{27}=$/, 's3-sha256': /^[A-Za-z0-9+/]{43}=$/, 'gcs-crc32c': /^[A-Za-z0-9+/]{6}==$/,
+      'gcs-md5': /^[A-Za-z0-9+/]{22}==$/, 'azure-md5': /^[A-Za-z0-9+/]{22}==$/, dropbox: /^[0-9a-f]{64}$/, quickxor: /^[A-Za-z0-9+/]{27}=$/,
+      'git-blob-sha1': /^[0-9a-f]{40}$/, 'git-blob-sha256': /^[0-9a-f]{64}$/, tth: /^[A-Z2-7]{39}$/, aich: /^[A-Z2-7]{32}$/,
+      btih: /^[0-9a-f]{40}$/, 'bt2-root': /^[0-9a-f]{64}$/,
+    }
+    for (const entry of contentHashes) {
+      const hasher = await createContentHasher(entry, { ...(entry.parameters.size ? { size: 3 } : {}), ...(entry.name === 'btih' ? { name: 'x.bin' } : {}) })
+      hasher.update(Buffer.from('abc'))
+      assert.match(hasher.finish(), FORMS[entry.name] as RegExp, entry.name)
+    }
+  })
+
   it('gives the same result however the bytes are cut into chunks', async () => {
     const data = readFileSync(fileOf(3 * 16 * KiB + 1))
     const random = new Random(7)
