@@ -165,7 +165,7 @@ describe('content hashes: RHash (TTH, AICH, BTIH)', { skip: skipUnless('rhash') 
   })
 
   it('AICH over three eMule chunks, where a chunk\'s subtree differs as a left and as a right leaf', async () => {
-    // Zeros, written sparse: only the AICH and ed2k trees matter here, not the content.
+    // Zeros: only the shape of the tree matters here, and a full chunk's 53 blocks split unevenly.
     const path = join(scratch, 'three-chunks.bin')
     const size = 2 * ED2K_CHUNK + 5 * AICH_BLOCK + 3
     writeFileSync(path, Buffer.alloc(size))
