@@ -135,7 +135,7 @@ export interface paths {
         put: operations["putFilehash"];
         /**
          * Hash an uploaded file with several algorithms in one pass
-         * @description The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). With several algorithms and a large file, the hashers run on several threads.
+         * @description The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). With several algorithms and a large file, the hashers run on several threads. Content hashes (s3-etag, dropbox, tth, btih…) are computed in the same pass and answered in their store's own form; their parameters go in the query string (or as form fields before the file).
          */
         post: operations["postFilehash"];
         delete?: never;
@@ -2240,14 +2240,24 @@ export interface operations {
     putFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
-                /** @description The file name to echo back, for the raw-body form */
+                /** @description The file name to echo back, for the raw-body form. Also btih's torrent name (its info dictionary's name: a base name, 1 to 255 bytes of UTF-8); for the multipart form btih takes the file part's filename when this is absent */
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
+                partSize?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
+                multipartThreshold?: string;
+                /** @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. */
+                checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                /** @description For git-blob-sha1, git-blob-sha256, btih: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). */
+                size?: string;
+                /** @description For btih: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. */
+                pieceLength?: string;
             };
             header?: never;
             path?: never;
@@ -2274,7 +2284,7 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
                         hashes: {
                             [key: string]: string;
                         };
@@ -2354,7 +2364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name) out of bounds, missing where an algorithm needs it (git-blob-* and btih without pieceLength need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2402,14 +2412,24 @@ export interface operations {
     postFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
-                /** @description The file name to echo back, for the raw-body form */
+                /** @description The file name to echo back, for the raw-body form. Also btih's torrent name (its info dictionary's name: a base name, 1 to 255 bytes of UTF-8); for the multipart form btih takes the file part's filename when this is absent */
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
+                partSize?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
+                multipartThreshold?: string;
+                /** @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. */
+                checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                /** @description For git-blob-sha1, git-blob-sha256, btih: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). */
+                size?: string;
+                /** @description For btih: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. */
+                pieceLength?: string;
             };
             header?: never;
             path?: never;
@@ -2419,7 +2439,7 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /**
-                     * @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Send before the file part.
+                     * @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. Send before the file part.
                      * @default sha256
                      */
                     algorithms?: string;
@@ -2431,6 +2451,19 @@ export interface operations {
                     encoding?: "hex" | "base64" | "base64url";
                     /** @description Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum's length fits none of the requested algorithms. Send before the file part. */
                     expected?: string;
+                    /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. Send before the file part; as a form field, its problems point to /body/partSize. */
+                    partSize?: string;
+                    /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. Send before the file part; as a form field, its problems point to /body/multipartThreshold. */
+                    multipartThreshold?: string;
+                    /**
+                     * @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. Send before the file part; as a form field, its problems point to /body/checksumType.
+                     * @enum {string}
+                     */
+                    checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                    /** @description For git-blob-sha1, git-blob-sha256, btih: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). Send before the file part; as a form field, its problems point to /body/size. */
+                    size?: string;
+                    /** @description For btih: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. Send before the file part; as a form field, its problems point to /body/pieceLength. */
+                    pieceLength?: string;
                     /**
                      * Format: binary
                      * @description Exactly one file, at most MAX_FILE_SIZE bytes
@@ -2456,7 +2489,7 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
                         hashes: {
                             [key: string]: string;
                         };
@@ -2536,7 +2569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name) out of bounds, missing where an algorithm needs it (git-blob-* and btih without pieceLength need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

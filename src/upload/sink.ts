@@ -36,3 +36,27 @@ export async function inlineSink(algorithms: readonly DigestAlgorithm[]): Promis
     },
   }
 }
+
+/** Hashers fed beside a sink's, on the calling thread: the content hashes (domain/content-hashes.ts). */
+export interface InlineStage {
+  /** Synchronous; copies whatever it keeps, so the chunk may be reused or freed once it returns. */
+  write(chunk: Uint8Array): void
+}
+
+/**
+ * `sink`, with `stage` fed every chunk first. The content hashes run here, on the event loop, even
+ * when the digests go to threads: the hash threads are handed plain digest algorithms by name
+ * (threads.ts) and would need the content-hash registry, each entry's parameters and a string
+ * result carried over, which is a larger change than this one; until then a threaded upload with
+ * content hashes uses one more core than the threads for them.
+ */
+export function withInlineStage(sink: DigestSink, stage: InlineStage): DigestSink {
+  return {
+    write(chunk) {
+      stage.write(chunk)
+      return sink.write(chunk)
+    },
+    finish: () => sink.finish(),
+    abort: () => sink.abort(),
+  }
+}
