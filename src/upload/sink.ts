@@ -44,11 +44,15 @@ export interface InlineStage {
 }
 
 /**
- * `sink`, with `stage` fed every chunk first. The content hashes run here, on the event loop, even
- * when the digests go to threads: the hash threads are handed plain digest algorithms by name
- * (threads.ts) and would need the content-hash registry, each entry's parameters and a string
- * result carried over, which is a larger change than this one; until then a threaded upload with
- * content hashes uses one more core than the threads for them.
+ * `sink`, with `stage` fed every chunk first, on the calling thread. This is where the content
+ * hashes run, even when the digests go to the hash threads: a thread is handed plain digest
+ * algorithms by name and returns raw digests (threads.ts), while a content hasher is made from a
+ * registry entry and its resolved parameters and ends in a string, or in a problem naming a
+ * parameter (a size that does not match). Carrying those over would mean a second registry load
+ * in every thread (the cost threads.ts avoids for plain OpenSSL digests), new message kinds and
+ * their own cost balancing, a larger change than this one. Until then the event loop hashes the
+ * content hashes while the threads hash the digests, which still overlaps the two; it makes a
+ * large upload with many content hashes bounded by one core.
  */
 export function withInlineStage(sink: DigestSink, stage: InlineStage): DigestSink {
   return {
