@@ -283,3 +283,28 @@ describe('filehash content hashes: problems that name the field', () => {
     assert.match(response.body.warnings[0], /digests only/)
   })
 })
+
+describe('filehash content hashes: the OpenAPI document', () => {
+  it('lists every parameter in the query of POST and PUT and in the form, with bounds, and no others', async () => {
+    const document = (await server.get('/api/openapi.json')).body
+    const operations = document.paths['/api/filehash']
+    for (const method of ['post', 'put']) {
+      const parameters = new Map<string, { schema: Record<string, unknown>, description?: string }>(
+        operations[method].parameters.filter((parameter: { in: string }) => parameter.in === 'query').map((parameter: { name: string }) => [parameter.name, parameter]))
+      for (const name of ['partSize', 'multipartThreshold', 'pieceLength', 'size']) {
+        const parameter = parameters.get(name)
+        assert.ok(parameter, `${method} ${name}`)
+        assert.equal(parameter.schema.maxLength, 32)
+        assert.ok(new RegExp(parameter.schema.pattern as string).test('8MiB') && !new RegExp(parameter.schema.pattern as string).test('8MB'), name)
+        assert.match(parameter.description ?? String(parameter.schema.description), / to /, `${name} states its bounds`)
+      }
+      assert.deepEqual([...parameters.keys()].sort(), ['algorithms', 'checksumType', 'encoding', 'expected', 'multipartThreshold', 'name', 'partSize', 'pieceLength', 'size'])
+      assert.deepEqual(parameters.get('checksumType')?.schema.enum, ['FULL_OBJECT', 'COMPOSITE'])
+      const algorithms = new RegExp(parameters.get('algorithms')?.schema.pattern as string)
+      assert.ok(algorithms.test('sha256,s3-etag,dropbox,btih'))
+    }
+    const form = operations.post.requestBody.content['multipart/form-data'].schema
+    assert.equal(form.additionalProperties, false)
+    for (const name of ['partSize', 'multipartThreshold', 'checksumType', 'pieceLength', 'size']) assert.ok(form.properties[name], `form field ${name}`)
+  })
+})
