@@ -7,9 +7,10 @@
  */
 import assert from 'node:assert/strict'
 import { mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { TigerTreeHash } from '../src/content-hashes/tth.js'
 import { Random } from './helpers/random.js'
 import { sendInPieces } from './helpers/send.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
@@ -19,8 +20,8 @@ const KiB = 1024
 const MiB = 1024 * KiB
 /**
  * Empty; one byte; one past a 5 MiB part (and past Dropbox's 4 MiB block); 12,000,000 bytes: two
- * parts of the AWS CLI's 8 MiB, and with two digests and a Content-Length past 1 MiB the digests
- * go to the hash threads while the content hashes run beside them.
+ * parts of the AWS CLI's 8 MiB, and with two hashers and a Content-Length past 1 MiB the digests
+ * and the content hashes go to the hash threads.
  */
 const SIZES = [0, 1, 5 * MiB + 1, 12_000_000]
 
@@ -281,6 +282,32 @@ describe('filehash content hashes: problems that name the field', () => {
     assert.equal(response.status, 200, response.text)
     assert.deepEqual(response.body.matches, {})
     assert.match(response.body.warnings[0], /digests only/)
+  })
+})
+
+describe('filehash content hashes: off the event loop for a large upload', { skip: availableParallelism() < 2 ? 'two hash threads need two cores' : false }, () => {
+  it('a large upload\'s tth is hashed by a hash thread, raw or as a form; a chunked one\'s on the event loop, to the same value', async () => {
+    // The server runs in this process: the hash threads load their own copy of tth.js, so only the
+    // event loop's TigerTreeHash is counted here.
+    let onEventLoop = 0
+    const update = TigerTreeHash.prototype.update
+    TigerTreeHash.prototype.update = function (this: TigerTreeHash, chunk: Uint8Array) {
+      onEventLoop += chunk.length
+      update.call(this, chunk)
+    }
+    try {
+      const size = 5 * MiB + 1
+      const raw = hashesOf(await put(size, 'algorithms=sha256,tth'), 'raw, with a Content-Length')
+      const form = hashesOf(await post(size, [['algorithms', 'sha256,tth']]), 'form')
+      assert.equal(onEventLoop, 0, 'no TTH byte hashed on the event loop')
+      // No size declared: the upload stays inline, and so does its TTH.
+      const inline = hashesOf(await putChunked(size, 'algorithms=sha256,tth'), 'chunked')
+      assert.equal(onEventLoop, size)
+      assert.deepEqual(raw, inline)
+      assert.deepEqual(form, inline)
+    } finally {
+      TigerTreeHash.prototype.update = update
+    }
   })
 })
 

@@ -1,9 +1,10 @@
 /**
  * /api/filehash's content hashes (src/content-hashes): the parameters a request gives, each checked
- * against the requested entries and bounded by the registry, and one stage that feeds every
- * content hasher an upload's chunks and holds the file to a size given up front.
+ * against the requested entries and bounded by the registry, and one stage that holds the file to
+ * a size given up front and either feeds every content hasher an upload's chunks or, when the hash
+ * threads compute them (upload/threads.ts), hands on their results.
  */
-import { contentHashes, resolveParameters, type ContentHash, type ContentHasher, type ParameterSpec } from '../content-hashes/index.js'
+import { contentHashes, findContentHash, resolveParameters, type ContentHash, type ContentHasher, type ParameterSpec } from '../content-hashes/index.js'
 import { invalidParameter } from '../content-hashes/parameters.js'
 
 /** A parameter's value and where it was given: `/querystring` or `/body` (a form field), for the problem's pointer. */
@@ -49,10 +50,26 @@ export interface ContentHashContext {
 }
 
 export interface ContentHashStage {
-  /** Feeds every content hasher, synchronously; each copies what it keeps, so the chunk may be freed after. */
+  /** Feeds every content hasher here, if any, synchronously; each copies what it keeps, so the chunk may be freed after. */
   write(chunk: Uint8Array): void
+  /** The input has ended: holds the file to the size given up front, before any hasher finishes. */
+  end(): void
   /** Holds the file to the size given up front, then each content hash's text by canonical name. */
-  finish(size: number): Map<string, string>
+  finish(size: number): ReadonlyMap<string, string>
+}
+
+/** A content hash by its registry entry's canonical name and its resolved parameters: plain values, which a hash thread can receive. */
+export interface ResolvedContentHash { name: string, params: Record<string, string | number> }
+
+export interface ContentHashPlan {
+  /** Every requested content hash, checked and resolved, in request order: for the hash threads. */
+  readonly resolved: readonly ResolvedContentHash[]
+  /**
+   * The stage for the upload. Without `computed`, it makes the hashers and hashes here (an inline
+   * upload); with it, it only holds the size, and `finish` reads the texts from `computed` (the hash
+   * threads made the hashers from `resolved` and were fed the same chunks).
+   */
+  start(computed?: () => ReadonlyMap<string, string>): Promise<ContentHashStage>
 }
 
 /** The size the hashes were promised, and where it came from (a problem names that field). */
@@ -63,12 +80,13 @@ function sizeMismatch(promised: PromisedSize, detail: string) {
 }
 
 /**
- * Checks the parameters, fills in the registry's defaults and starts one hasher per entry. Every
+ * Checks the parameters and fills in the registry's defaults, for hashers made here or in a hash
+ * thread (see `ContentHashPlan.start`). Every
  * given parameter must be taken by a requested entry (`partSize` with only sha256 is a 422 naming
  * partSize, not silently ignored); each is validated where it was given, so a form field's problem
  * points into the body and a query parameter's into the query string.
  */
-export async function startContentHashes(entries: readonly ContentHash[], given: ReadonlyMap<string, GivenParameter>, context: ContentHashContext = {}): Promise<ContentHashStage> {
+export function planContentHashes(entries: readonly ContentHash[], given: ReadonlyMap<string, GivenParameter>, context: ContentHashContext = {}): ContentHashPlan {
   for (const [name, { pointerBase }] of given) {
     const parameter = CONTENT_HASH_PARAMETERS.get(name)
     if (parameter === undefined) throw invalidParameter(name, `no content hash takes a parameter ${name.slice(0, 64)}`, pointerBase)
@@ -84,7 +102,7 @@ export async function startContentHashes(entries: readonly ContentHash[], given:
   // A filename too long for a torrent's name is fixed by giving ?name=, so its problem points there.
   const fileName = context.fileName !== undefined && context.fileName.length > 0 ? { value: context.fileName, pointerBase: '/querystring' } : undefined
 
-  const hashers: Array<[string, ContentHasher]> = []
+  const resolvedHashes: ResolvedContentHash[] = []
   for (const entry of entries) {
     const resolved: Record<string, string | number | undefined> = {}
     for (const [name, spec] of Object.entries(entry.parameters)) {
@@ -101,21 +119,36 @@ export async function startContentHashes(entries: readonly ContentHash[], given:
     if ('pieceLength' in resolved && resolved.pieceLength === undefined && 'size' in resolved && resolved.size === undefined) {
       throw invalidParameter('size', `${entry.name} needs pieceLength, or the file's size up front (size, or the raw body's Content-Length) to choose RHash's default piece length`, '/querystring')
     }
-    hashers.push([entry.name, await entry.create(resolved)])
+    // Absent optional parameters are left out: the entries read them as undefined either way.
+    const params = Object.fromEntries(Object.entries(resolved).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
+    resolvedHashes.push({ name: entry.name, params })
   }
 
-  let seen = 0
   // The size is checked here, before any hasher sees a byte past it, so the problem names the field it came from.
   const sizeUsed = promisedSize !== undefined && entries.some((entry) => Object.hasOwn(entry.parameters, 'size')) ? promisedSize : undefined
+  const checkSize = (size: number): void => {
+    if (sizeUsed !== undefined && size !== sizeUsed.bytes) throw sizeMismatch(sizeUsed, `is ${size} bytes`)
+  }
   return {
-    write(chunk) {
-      seen += chunk.length
-      if (sizeUsed !== undefined && seen > sizeUsed.bytes) throw sizeMismatch(sizeUsed, 'is longer')
-      for (const [, hasher] of hashers) hasher.update(chunk)
-    },
-    finish(size) {
-      if (sizeUsed !== undefined && size !== sizeUsed.bytes) throw sizeMismatch(sizeUsed, `is ${size} bytes`)
-      return new Map(hashers.map(([name, hasher]) => [name, hasher.finish()]))
+    resolved: resolvedHashes,
+    async start(computed) {
+      const hashers: Array<[string, ContentHasher]> = []
+      if (computed === undefined) {
+        for (const { name, params } of resolvedHashes) hashers.push([name, await (findContentHash(name) as ContentHash).create(params)])
+      }
+      let seen = 0
+      return {
+        write(chunk) {
+          seen += chunk.length
+          if (sizeUsed !== undefined && seen > sizeUsed.bytes) throw sizeMismatch(sizeUsed, 'is longer')
+          for (const [, hasher] of hashers) hasher.update(chunk)
+        },
+        end: () => checkSize(seen),
+        finish(size) {
+          checkSize(size)
+          return computed === undefined ? new Map(hashers.map(([name, hasher]) => [name, hasher.finish()])) : computed()
+        },
+      }
     },
   }
 }

@@ -13,7 +13,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
-import { CONTENT_HASH_PARAMETERS, startContentHashes, type ContentHashParameter, type GivenParameter } from '../domain/content-hashes.js'
+import { CONTENT_HASH_PARAMETERS, planContentHashes, type ContentHashParameter, type ContentHashPlan, type ContentHashStage, type GivenParameter } from '../domain/content-hashes.js'
 import { MAX_FILE_ALGORITHMS, parseFileAlgorithms, type FileAlgorithms } from '../domain/filehash.js'
 import { contentHashes } from '../content-hashes/index.js'
 import { formatBytes } from '../content-hashes/parameters.js'
@@ -22,8 +22,8 @@ import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
 import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
-import { chooseSink, hashUpload } from '../upload/pipeline.js'
-import { withInlineStage } from '../upload/sink.js'
+import { chooseSink, computesContentHashes, hashUpload } from '../upload/pipeline.js'
+import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
 import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
 
@@ -190,6 +190,15 @@ function withoutPath(filename: string): string {
   return name === '.' || name === '..' ? '' : name
 }
 
+/**
+ * The digests' sink with the content hashes' stage in front: the stage holds the size, and hashes
+ * the content hashes itself only when the sink leaves them to it (an inline upload; see sink.ts).
+ */
+async function contentSink(digestSink: DigestSink, plan: ContentHashPlan): Promise<{ sink: DigestSink, content: ContentHashStage }> {
+  const content = await plan.start(computesContentHashes(digestSink) ? () => digestSink.contentHashes() : undefined)
+  return { sink: withInlineStage(digestSink, content), content }
+}
+
 const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
 
 function declaredLength(request: FastifyRequest): number | undefined {
@@ -220,13 +229,13 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     const expected = expectedFromQuery(request.query)
     const encoding = request.query.encoding ?? 'hex'
     const bodyLength = declaredLength(request)
-    const content = await startContentHashes(chosen.contentHashes, contentParametersFromQuery(request.query), bodyLength === undefined ? {} : { bodyLength })
+    const plan = planContentHashes(chosen.contentHashes, contentParametersFromQuery(request.query), bodyLength === undefined ? {} : { bodyLength })
     const options = {
       maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: bodyLength, threads,
       // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
       release: true,
     }
-    const sink = withInlineStage(await chooseSink(chosen.digests, options), content)
+    const { sink, content } = await contentSink(await chooseSink(chosen.digests, options, plan.resolved), plan)
     const { size, digests } = await hashUpload(request.raw, chosen.digests, options, sink)
     return answer(request.query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), content.finish(size), encoding, expected)
   }
@@ -259,8 +268,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       const chosen = parseFileAlgorithms(algorithmList, algorithmPointer)
       const filename = withoutPath(head.filename ?? '')
       // The body's Content-Length counts the whole form, so it is no file size: `size` must be given.
-      const content = await startContentHashes(chosen.contentHashes, parameters, { fileName: filename })
-      const sink = withInlineStage(await chooseSink(chosen.digests, { expectedBytes: declaredLength(request), threads }), content)
+      const plan = planContentHashes(chosen.contentHashes, parameters, { fileName: filename })
+      const { sink, content } = await contentSink(await chooseSink(chosen.digests, { expectedBytes: declaredLength(request), threads }, plan.resolved), plan)
       let size = 0
       return {
         write(bytes) {

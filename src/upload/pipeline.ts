@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import { pump } from './pump.js'
-import { inlineSink, type DigestSink } from './sink.js'
+import { inlineSink, type ContentHashingSink, type DigestSink, type ThreadContentHash } from './sink.js'
 import type { HashThreads } from './threads.js'
 
 /**
@@ -33,11 +33,20 @@ export interface UploadDigests {
   digests: Map<string, Uint8Array>
 }
 
-/** Inline for small or single-algorithm uploads; threaded when several algorithms meet a large upload. */
-export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>): Promise<DigestSink> {
+/**
+ * Inline for small or single-hasher uploads; threaded when several hashers meet a large upload.
+ * Content hashes count as hashers: on threads they go with the digests (the sink is then a
+ * `ContentHashingSink`); inline, the sink leaves them to the caller (withInlineStage, sink.ts).
+ */
+export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>, contentHashes: readonly ThreadContentHash[] = []): Promise<DigestSink | ContentHashingSink> {
   const large = options.expectedBytes !== undefined && options.expectedBytes >= PARALLEL_MIN_BYTES
-  const threaded = large && algorithms.length >= 2 ? options.threads?.sink(algorithms) ?? null : null
+  const threaded = large && algorithms.length + contentHashes.length >= 2 ? options.threads?.sink(algorithms, contentHashes) ?? null : null
   return threaded ?? inlineSink(algorithms)
+}
+
+/** Whether `sink` computes the content hashes it was offered (on threads) rather than leaving them to the caller. */
+export function computesContentHashes(sink: DigestSink): sink is ContentHashingSink {
+  return 'contentHashes' in sink
 }
 
 export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {

@@ -1,8 +1,9 @@
 /**
  * The hashing stage of the upload pipeline (source → hashers → encoding): a `DigestSink` takes the
  * upload's bytes chunk by chunk, in order, and gives each requested algorithm's digest as raw bytes
- * at the end. Two kinds exist: `inlineSink` hashes on the calling thread; `threadedSink`
- * (threads.ts) spreads the hashers over worker threads. Both feed every hasher every chunk in order.
+ * at the end. Two kinds exist: `inlineSink` hashes on the calling thread; `HashThreads.sink`
+ * (threads.ts) spreads the hashers over worker threads, and may take content hashes too
+ * (`ContentHashingSink`). Both feed every hasher every chunk in order.
  */
 import type { DigestAlgorithm, Hasher } from '../algorithms/types.js'
 
@@ -37,22 +38,40 @@ export async function inlineSink(algorithms: readonly DigestAlgorithm[]): Promis
   }
 }
 
-/** Hashers fed beside a sink's, on the calling thread: the content hashes (domain/content-hashes.ts). */
+/**
+ * A content hash as a hash thread receives it: its registry entry's canonical name
+ * (src/content-hashes) and its parameters, already checked and resolved on the main thread
+ * (domain/content-hashes.ts), as plain values that survive a thread's message.
+ */
+export interface ThreadContentHash { name: string, params: Record<string, string | number> }
+
+/** A sink that also computes content hashes (the threaded one): their text by canonical name. */
+export interface ContentHashingSink extends DigestSink {
+  /** Each content hash's text by canonical name, once `finish` has settled. */
+  contentHashes(): ReadonlyMap<string, string>
+}
+
+/** Work fed beside a sink's, on the calling thread: the content hashes' stage (domain/content-hashes.ts). */
 export interface InlineStage {
-  /** Synchronous; copies whatever it keeps, so the chunk may be reused or freed once it returns. */
+  /** Synchronous; copies whatever it keeps, so the chunk may be reused or freed once it returns. May throw a problem. */
   write(chunk: Uint8Array): void
+  /** The input has ended: called before the sink finishes, so a problem found here comes first. */
+  end(): void
 }
 
 /**
- * `sink`, with `stage` fed every chunk first, on the calling thread. This is where the content
- * hashes run, even when the digests go to the hash threads: a thread is handed plain digest
- * algorithms by name and returns raw digests (threads.ts), while a content hasher is made from a
- * registry entry and its resolved parameters and ends in a string, or in a problem naming a
- * parameter (a size that does not match). Carrying those over would mean a second registry load
- * in every thread (the cost threads.ts avoids for plain OpenSSL digests), new message kinds and
- * their own cost balancing, a larger change than this one. Until then the event loop hashes the
- * content hashes while the threads hash the digests, which still overlaps the two; it makes a
- * large upload with many content hashes bounded by one core.
+ * `sink`, with `stage` fed every chunk first, on the calling thread. The stage always holds the
+ * file to a size promised up front (`size`, or the raw body's Content-Length) here, before any
+ * hasher sees a byte past it, so that problem names the field the size came from.
+ *
+ * Where the content hashes themselves run follows the digests: when the upload goes to the hash
+ * threads (pipeline.ts, `chooseSink`), they go there too, balanced across the lanes with the
+ * digests (threads.ts), each thread making its hashers from the registry by name and resolved
+ * parameters, and the stage here hashes nothing. A content hash may be slow (TTH over hashd's
+ * JavaScript Tiger, some 23 MiB/s) and must not hold the event loop for a large upload. When the
+ * upload stays inline (declared smaller than PARALLEL_MIN_BYTES, a single hasher, or no two threads
+ * free), the stage hashes them here, on the event loop, beside the inline digests, as it does the
+ * digests themselves; only the first case is bounded by size.
  */
 export function withInlineStage(sink: DigestSink, stage: InlineStage): DigestSink {
   return {
@@ -60,7 +79,10 @@ export function withInlineStage(sink: DigestSink, stage: InlineStage): DigestSin
       stage.write(chunk)
       return sink.write(chunk)
     },
-    finish: () => sink.finish(),
+    async finish() {
+      stage.end()
+      return sink.finish()
+    },
     abort: () => sink.abort(),
   }
 }
