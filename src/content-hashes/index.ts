@@ -9,6 +9,8 @@ import { BT_MAX_PIECE_BYTES, BT_MIN_PIECE_BYTES, Bt2PiecesRoot, BtihV1 } from '.
 import { DropboxContentHash } from './dropbox.js'
 import { base64 } from './encoding.js'
 import { GitBlobId } from './git.js'
+import { IpfsCid } from './ipfs.js'
+import { MagnetLink } from './magnet.js'
 import { bytesParameter, optionalBytesParameter, resolveParameters, textParameter } from './parameters.js'
 import { QuickXorHash } from './quickxor.js'
 import {
@@ -16,7 +18,7 @@ import {
   sha1, sha256, wholeObject, type ChecksumType, type DigestFactory,
 } from './s3.js'
 import { TigerTreeHash } from './tth.js'
-import type { ByteSizeParameter, ContentHash, ContentHasher, RawParameters } from './types.js'
+import type { ByteSizeParameter, ContentHash, ContentHasher, ParameterSpec, RawParameters } from './types.js'
 
 export type { ContentHash, ContentHasher, ParameterSpec, RawParameters, ResolvedParameters } from './types.js'
 export { resolveParameters } from './parameters.js'
@@ -30,6 +32,20 @@ const S3_CHECKSUMS = 'Amazon S3 User Guide, "Checking object integrity in Amazon
 const sizeParameter = (description: string, optional = false): ByteSizeParameter => ({
   kind: 'bytes', description, min: 0, max: Number.MAX_SAFE_INTEGER, ...(optional ? { optional } : {}),
 })
+
+/** btih's, and the magnet link's, which carries btih and names the file in `dn` too. */
+const torrentParameters: Readonly<Record<string, ParameterSpec>> = {
+  name: {
+    kind: 'text', description: 'the file name the torrent carries (its info dictionary\'s name): a base name, no directories',
+    minBytes: 1, maxBytes: 255,
+    forbidden: [{ pattern: /[/\\]/, reason: 'must be a base name, without / or \\' }, { pattern: /\0/, reason: 'must not contain NUL' }],
+  },
+  pieceLength: {
+    kind: 'bytes', description: 'the torrent\'s piece length; when absent, RHash\'s default for the size (16 KiB below 16 MiB, up to 8 MiB)',
+    optional: true, min: BT_MIN_PIECE_BYTES, max: BT_MAX_PIECE_BYTES,
+  },
+  size: sizeParameter('the content\'s size in bytes; needed up front only without pieceLength, to choose RHash\'s default piece length', true),
+}
 
 function s3ChecksumEntry(name: string, displayName: string, factory: DigestFactory, implementation: string, types: readonly ChecksumType[], fallback: ChecksumType, field: string): ContentHash {
   const composite = types.includes('COMPOSITE')
@@ -111,24 +127,34 @@ export const contentHashes: readonly ContentHash[] = [
     name: 'btih', displayName: 'BitTorrent v1 info-hash', store: 'BitTorrent v1: info-hash of a single-file torrent (urn:btih: in magnet links)', output: 'hex',
     outputNote: 'hex SHA-1 of the bencoded info dictionary', reference: 'BEP 3, "The BitTorrent Protocol Specification"; piece length as RHash --btih',
     implementation: `${HAND_WRITTEN} over ${OPENSSL}`,
-    parameters: {
-      name: {
-        kind: 'text', description: 'the file name the torrent carries (its info dictionary\'s name): a base name, no directories',
-        minBytes: 1, maxBytes: 255,
-        forbidden: [{ pattern: /[/\\]/, reason: 'must be a base name, without / or \\' }, { pattern: /\0/, reason: 'must not contain NUL' }],
-      },
-      pieceLength: {
-        kind: 'bytes', description: 'the torrent\'s piece length; when absent, RHash\'s default for the size (16 KiB below 16 MiB, up to 8 MiB)',
-        optional: true, min: BT_MIN_PIECE_BYTES, max: BT_MAX_PIECE_BYTES,
-      },
-      size: sizeParameter('the content\'s size in bytes; needed up front only without pieceLength, to choose RHash\'s default piece length', true),
-    },
+    parameters: torrentParameters,
     create: (params) => new BtihV1(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
   },
   {
     name: 'bt2-root', displayName: 'BitTorrent v2 pieces root', store: 'BitTorrent v2: a file\'s pieces root (file tree of a v2 torrent)', output: 'hex',
     outputNote: 'hex SHA-256 Merkle root over 16 KiB blocks; empty for an empty file, which has none', reference: 'BEP 52, "The BitTorrent Protocol Specification v2"',
     implementation: `${HAND_WRITTEN} over ${OPENSSL}`, parameters: {}, create: () => new Bt2PiecesRoot(),
+  },
+  {
+    name: 'ipfs-cid', displayName: 'IPFS CID', store: 'IPFS: the CID ipfs add gives (kubo defaults: UnixFS, 256 KiB chunks, balanced DAG of 174 links)', output: 'multibase',
+    outputNote: 'CIDv0 in base58btc (Qm…) by default; cidVersion=1: CIDv1 with raw leaves in base32 (bafy…, or bafk… for a file of one chunk)',
+    reference: 'IPFS specifications: UnixFS, DAG-PB and CID; kubo ipfs add (--cid-version, --raw-leaves); ipfs-unixfs-importer\'s balanced layout',
+    implementation: `${HAND_WRITTEN} over multiformats, @ipld/dag-pb, ipfs-unixfs and ${OPENSSL}`,
+    parameters: {
+      cidVersion: {
+        kind: 'choice', description: 'the CID version, as ipfs add --cid-version: 0 (dag-pb leaves, base58btc) or 1 (raw leaves, base32)',
+        values: ['0', '1'], default: '0',
+      },
+    },
+    create: (params) => new IpfsCid(textParameter(params, 'cidVersion') === '1' ? 1 : 0),
+  },
+  {
+    name: 'magnet', displayName: 'Magnet link', store: 'Peer-to-peer clients: a magnet link (BitTorrent, eMule, DC++), as rhash --magnet --btih --tth --ed2k --aich', output: 'uri',
+    outputNote: 'magnet:?xl=<size>&dn=<name, percent-encoded>&xt=urn:tree:tiger:<tth>&xt=urn:btih:<btih>&xt=urn:ed2k:<ed2k>&xt=urn:aich:<aich>, the hashes in lower case',
+    reference: 'RHash --magnet (librhash rhash_print_magnet); BEP 9 (magnet URI format); RFC 3986 §2 (percent-encoding)',
+    implementation: `${HAND_WRITTEN}: the tth, btih and aich entries and the ed2k digest (${HASH_WASM} MD4)`,
+    parameters: torrentParameters,
+    create: (params) => MagnetLink.create(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
   },
 ]
 

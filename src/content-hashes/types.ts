@@ -50,8 +50,11 @@ export type RawParameters = Readonly<Record<string, string | number | undefined>
 /** Parameters after validation: byte sizes are numbers, the others text; optional ones may be absent. */
 export type ResolvedParameters = Readonly<Record<string, string | number | undefined>>
 
-/** How the result is written: the encoding of its bytes, and any suffix the store adds. */
-export type OutputForm = 'hex' | 'base64' | 'base32'
+/**
+ * How the result is written: the encoding of its bytes, and any suffix the store adds; `multibase`
+ * is a CID in its version's base (base58btc or base32), `uri` a link that carries several hashes.
+ */
+export type OutputForm = 'hex' | 'base64' | 'base32' | 'multibase' | 'uri'
 
 export interface ContentHash {
   /** Canonical name: lowercase, what responses echo (`s3-etag`). */
