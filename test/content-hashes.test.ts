@@ -74,10 +74,10 @@ describe('content hashes: the registry', () => {
     const names = contentHashes.map((entry) => entry.name)
     assert.deepEqual(names, [
       's3-etag', 's3-crc64nvme', 's3-crc32', 's3-crc32c', 's3-sha1', 's3-sha256', 'gcs-crc32c', 'gcs-md5', 'azure-md5',
-      'dropbox', 'quickxor', 'git-blob-sha1', 'git-blob-sha256', 'tth', 'aich', 'btih', 'bt2-root',
+      'dropbox', 'quickxor', 'git-blob-sha1', 'git-blob-sha256', 'tth', 'aich', 'btih', 'bt2-root', 'ipfs-cid', 'magnet',
     ])
     for (const entry of contentHashes) {
-      assert.ok(['hex', 'base64', 'base32'].includes(entry.output), entry.name)
+      assert.ok(['hex', 'base64', 'base32', 'multibase', 'uri'].includes(entry.output), entry.name)
       assert.ok(entry.reference.length > 0 && entry.store.length > 0, entry.name)
     }
   })
@@ -88,10 +88,11 @@ describe('content hashes: the registry', () => {
       's3-sha1': /^[A-Za-z0-9+/]{27}=$/, 's3-sha256': /^[A-Za-z0-9+/]{43}=$/, 'gcs-crc32c': /^[A-Za-z0-9+/]{6}==$/,
       'gcs-md5': /^[A-Za-z0-9+/]{22}==$/, 'azure-md5': /^[A-Za-z0-9+/]{22}==$/, dropbox: /^[0-9a-f]{64}$/, quickxor: /^[A-Za-z0-9+/]{27}=$/,
       'git-blob-sha1': /^[0-9a-f]{40}$/, 'git-blob-sha256': /^[0-9a-f]{64}$/, tth: /^[A-Z2-7]{39}$/, aich: /^[A-Z2-7]{32}$/,
-      btih: /^[0-9a-f]{40}$/, 'bt2-root': /^[0-9a-f]{64}$/,
+      btih: /^[0-9a-f]{40}$/, 'bt2-root': /^[0-9a-f]{64}$/, 'ipfs-cid': /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/,
+      magnet: /^magnet:\?xl=3&dn=x\.bin&xt=urn:tree:tiger:[a-z2-7]{39}&xt=urn:btih:[0-9a-f]{40}&xt=urn:ed2k:[0-9a-f]{32}&xt=urn:aich:[a-z2-7]{32}$/,
     }
     for (const entry of contentHashes) {
-      const hasher = await createContentHasher(entry, { ...(entry.parameters.size ? { size: 3 } : {}), ...(entry.name === 'btih' ? { name: 'x.bin' } : {}) })
+      const hasher = await createContentHasher(entry, { ...(entry.parameters.size ? { size: 3 } : {}), ...(entry.parameters.name ? { name: 'x.bin' } : {}) })
       hasher.update(Buffer.from('abc'))
       assert.match(hasher.finish(), FORMS[entry.name] as RegExp, entry.name)
     }
@@ -101,7 +102,7 @@ describe('content hashes: the registry', () => {
     const data = readFileSync(fileOf(3 * 16 * KiB + 1))
     const random = new Random(7)
     for (const entry of contentHashes) {
-      const params: RawParameters = { ...(entry.parameters.size ? { size: data.length } : {}), ...(entry.name === 'btih' ? { name: 'x.bin' } : {}) }
+      const params: RawParameters = { ...(entry.parameters.size ? { size: data.length } : {}), ...(entry.parameters.name ? { name: 'x.bin' } : {}) }
       const whole = await createContentHasher(entry, params)
       whole.update(data)
       const pieces = await createContentHasher(entry, params)

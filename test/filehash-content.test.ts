@@ -10,6 +10,8 @@ import { mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'no
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { MemoryBlockstore } from 'blockstore-core/memory'
+import { importer } from 'ipfs-unixfs-importer'
 import { TigerTreeHash } from '../src/content-hashes/tth.js'
 import { Random } from './helpers/random.js'
 import { sendInPieces } from './helpers/send.js'
@@ -84,6 +86,40 @@ function assertProblem(response: TestResponse, status: number, pointer: string, 
   assert.equal(response.body.errors?.[0]?.pointer, pointer, response.text)
   if (detail) assert.match(response.body.detail, detail)
 }
+
+describe('filehash content hashes: magnet is rhash --magnet, raw and multipart', { skip: skipUnless('rhash') }, () => {
+  it('the name from ?name= or the form\'s filename, beside sha256; a large upload\'s on the hash threads', async () => {
+    for (const size of SIZES) {
+      const expected = run('rhash', ['--magnet', '--btih', '--tth', '--ed2k', '--aich', fileOf(size)])
+      assert.equal(hashesOf(await put(size, `algorithms=magnet,sha256&name=${nameOf(size)}`), `raw, ${size} bytes`).magnet, expected)
+      assert.equal(hashesOf(await post(size, [['algorithms', 'sha256,magnet'], ['size', String(size)]]), `form, ${size} bytes`).magnet, expected)
+    }
+  })
+})
+
+describe('filehash content hashes: ipfs-cid is ipfs-unixfs-importer\'s, raw and multipart', () => {
+  /** kubo's `ipfs add` and `ipfs add --cid-version=1` (raw leaves), as ipfs-unixfs-importer builds them. */
+  async function importerCid(size: number, cidVersion: 0 | 1): Promise<string> {
+    let root = ''
+    for await (const entry of importer([{ content: readFileSync(fileOf(size)) }], new MemoryBlockstore(), { cidVersion, rawLeaves: cidVersion === 1 })) root = entry.cid.toString()
+    return root
+  }
+
+  it('CIDv0 by default, CIDv1 with cidVersion=1 in the query or as a form field', async () => {
+    for (const size of SIZES) {
+      const [v0, v1] = [await importerCid(size, 0), await importerCid(size, 1)]
+      assert.equal(hashesOf(await put(size, 'algorithms=ipfs-cid'), `raw, ${size} bytes`)['ipfs-cid'], v0)
+      assert.equal(hashesOf(await putChunked(size, 'algorithms=ipfs-cid,sha256&cidVersion=1'), `chunked, ${size} bytes`)['ipfs-cid'], v1)
+      assert.equal(hashesOf(await post(size, [['algorithms', 'sha1,ipfs-cid'], ['cidVersion', '1']]), `form, ${size} bytes`)['ipfs-cid'], v1)
+    }
+  })
+
+  it('an unknown CID version names cidVersion where it was given (the query\'s schema: 400; a form field: 422); without ipfs-cid, a 422', async () => {
+    assertProblem(await put(1, 'algorithms=ipfs-cid&cidVersion=2'), 400, '/querystring/cidVersion', /cidVersion must be one of 0, 1/)
+    assertProblem(await post(1, [['algorithms', 'ipfs-cid'], ['cidVersion', 'v1']]), 422, '/body/cidVersion', /cidVersion must be one of 0, 1/)
+    assertProblem(await put(1, 'algorithms=sha256&cidVersion=1'), 422, '/querystring/cidVersion', /parameter of ipfs-cid/)
+  })
+})
 
 describe('filehash content hashes: RHash (TTH, AICH, BTIH), raw and multipart', { skip: skipUnless('rhash', 'sha256sum') }, () => {
   it('tth, aich and btih are rhash --tth --aich --btih, beside sha256, in request order', async () => {
@@ -270,10 +306,10 @@ describe('filehash content hashes: problems that name the field', () => {
   })
 
   it('at most 16 digests, and every content hash beside them', async () => {
-    const names = 's3-etag,s3-crc64nvme,s3-crc32,s3-crc32c,s3-sha1,s3-sha256,gcs-crc32c,gcs-md5,azure-md5,dropbox,quickxor,git-blob-sha1,git-blob-sha256,tth,aich,btih,bt2-root'
+    const names = 's3-etag,s3-crc64nvme,s3-crc32,s3-crc32c,s3-sha1,s3-sha256,gcs-crc32c,gcs-md5,azure-md5,dropbox,quickxor,git-blob-sha1,git-blob-sha256,tth,aich,btih,bt2-root,ipfs-cid,magnet'
     const digests = 'md5,sha1,sha224,sha256,sha384,sha512,sha3-256,sha3-512,blake2b-512,blake2s-256,blake3,xxh64,xxh3,xxh128,crc32,crc32c'
     const all = hashesOf(await put(1, `algorithms=${digests},${names}&name=one.bin`), 'every content hash')
-    assert.equal(Object.keys(all).length, 16 + 17)
+    assert.equal(Object.keys(all).length, 16 + 19)
     assertProblem(await put(1, `algorithms=${digests},md4,${names}&name=one.bin`), 400, '/querystring/algorithms', /at most 16/)
   })
 
@@ -325,13 +361,14 @@ describe('filehash content hashes: the OpenAPI document', () => {
         assert.ok(new RegExp(parameter.schema.pattern as string).test('8MiB') && !new RegExp(parameter.schema.pattern as string).test('8MB'), name)
         assert.match(parameter.description ?? String(parameter.schema.description), / to /, `${name} states its bounds`)
       }
-      assert.deepEqual([...parameters.keys()].sort(), ['algorithms', 'checksumType', 'encoding', 'expected', 'multipartThreshold', 'name', 'partSize', 'pieceLength', 'size'])
+      assert.deepEqual([...parameters.keys()].sort(), ['algorithms', 'checksumType', 'cidVersion', 'encoding', 'expected', 'multipartThreshold', 'name', 'partSize', 'pieceLength', 'size'])
       assert.deepEqual(parameters.get('checksumType')?.schema.enum, ['FULL_OBJECT', 'COMPOSITE'])
+      assert.deepEqual(parameters.get('cidVersion')?.schema.enum, ['0', '1'])
       const algorithms = new RegExp(parameters.get('algorithms')?.schema.pattern as string)
       assert.ok(algorithms.test('sha256,s3-etag,dropbox,btih'))
     }
     const form = operations.post.requestBody.content['multipart/form-data'].schema
     assert.equal(form.additionalProperties, false)
-    for (const name of ['partSize', 'multipartThreshold', 'checksumType', 'pieceLength', 'size']) assert.ok(form.properties[name], `form field ${name}`)
+    for (const name of ['partSize', 'multipartThreshold', 'checksumType', 'pieceLength', 'size', 'cidVersion']) assert.ok(form.properties[name], `form field ${name}`)
   })
 })

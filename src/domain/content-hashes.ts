@@ -38,12 +38,12 @@ export const CONTENT_HASH_PARAMETERS: ReadonlyMap<string, ContentHashParameter> 
 
 /**
  * `name` is also the file name the raw form echoes back, so it is no content-hash parameter alone:
- * it may be given without btih.
+ * it may be given without btih or magnet.
  */
 const SHARED_WITH_THE_ROUTE = new Set(['name'])
 
 export interface ContentHashContext {
-  /** btih's torrent name when no `name` is given: the multipart file part's filename. */
+  /** btih's and magnet's torrent name when no `name` is given: the multipart file part's filename. */
   fileName?: string
   /** The request body's length when the body is the file (Content-Length): `size` when none is given. */
   bodyLength?: number
@@ -115,7 +115,7 @@ export function planContentHashes(entries: readonly ContentHash[], given: Readon
         promisedSize = { bytes: resolved[name] as number, field: 'size', pointerBase: givenSize.pointerBase }
       }
     }
-    // btih's piece length defaults to RHash's choice for the size, so it needs one or the other up front.
+    // btih's (and magnet's) piece length defaults to RHash's choice for the size, so it needs one or the other up front.
     if ('pieceLength' in resolved && resolved.pieceLength === undefined && 'size' in resolved && resolved.size === undefined) {
       throw invalidParameter('size', `${entry.name} needs pieceLength, or the file's size up front (size, or the raw body's Content-Length) to choose RHash's default piece length`, '/querystring')
     }

@@ -29,7 +29,7 @@ import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as Outp
 
 /**
  * The content hashes' parameters that a request may give in the query or as form fields (all but
- * `name`, which the route already takes as the file name and which is btih's torrent name too).
+ * `name`, which the route already takes as the file name and which is btih's and magnet's torrent name too).
  */
 const CONTENT_FIELDS = [...CONTENT_HASH_PARAMETERS.keys()].filter((name) => name !== 'name')
 
@@ -123,7 +123,7 @@ export const fileHashPutBody = {
 const Query = Type.Object({
   algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES)),
   encoding: Type.Optional(OutputEncodingSchema),
-  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form. Also btih\'s torrent name (its info dictionary\'s name: a base name, 1 to 255 bytes of UTF-8); for the multipart form btih takes the file part\'s filename when this is absent' })),
+  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form. Also btih\'s torrent name (its info dictionary\'s name: a base name, 1 to 255 bytes of UTF-8) and magnet\'s (its dn, and its btih\'s); for the multipart form btih and magnet take the file part\'s filename when this is absent' })),
   expected: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'A checksum to compare against every digest; see the form field' })),
   ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, Type.Optional(schema)])),
 }, { additionalProperties: false })
@@ -134,7 +134,7 @@ interface FileHashResult { name: string, size: number, hashes: Record<string, st
 const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
   query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
 
-/** The content-hash parameters in the query string (`name` among them: btih's torrent name). */
+/** The content-hash parameters in the query string (`name` among them: btih's and magnet's torrent name). */
 function contentParametersFromQuery(query: FileHashQuery): Map<string, GivenParameter> {
   const given = new Map<string, GivenParameter>()
   for (const name of CONTENT_HASH_PARAMETERS.keys()) {
@@ -343,8 +343,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       400: 'an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, '
         + 'an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; '
         + 'query-string fields have pointers /querystring/<name>, form fields /body/<name>',
-      422: 'urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name) '
-        + 'out of bounds, missing where an algorithm needs it (git-blob-* and btih without pieceLength need the size up front), or given without an algorithm that takes it, '
+      422: 'urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) '
+        + 'out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, '
         + 'and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length',
     }),
   }
@@ -359,7 +359,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
         'Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, ' +
         'and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). ' +
         'With several algorithms and a large file, the hashers run on several threads. ' +
-        'Content hashes (s3-etag, dropbox, tth, btih…) are computed in the same pass and answered in their store\'s own form; their parameters go in the query string (or as form fields before the file).',
+        'Content hashes (s3-etag, dropbox, tth, btih, ipfs-cid, magnet…) are computed in the same pass and answered in their store\'s own form; their parameters go in the query string (or as form fields before the file).',
       querystring: Query,
       response,
     },
