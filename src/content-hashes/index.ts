@@ -9,7 +9,6 @@ import { BT_MAX_PIECE_BYTES, BT_MIN_PIECE_BYTES, Bt2PiecesRoot, BtihV1 } from '.
 import { DropboxContentHash } from './dropbox.js'
 import { base64 } from './encoding.js'
 import { GitBlobId } from './git.js'
-import { IpfsCid } from './ipfs.js'
 import { MagnetLink } from './magnet.js'
 import { bytesParameter, optionalBytesParameter, resolveParameters, textParameter } from './parameters.js'
 import { QuickXorHash } from './quickxor.js'
@@ -146,13 +145,14 @@ export const contentHashes: readonly ContentHash[] = [
         values: ['0', '1'], default: '0',
       },
     },
-    create: (params) => new IpfsCid(textParameter(params, 'cidVersion') === '1' ? 1 : 0),
+    // Imported on first use: multiformats, dag-pb and UnixFS take some 100 ms to load, which a start need not pay.
+    create: async (params) => new (await import('./ipfs.js')).IpfsCid(textParameter(params, 'cidVersion') === '1' ? 1 : 0),
   },
   {
     name: 'magnet', displayName: 'Magnet link', store: 'Peer-to-peer clients: a magnet link (BitTorrent, eMule, DC++), as rhash --magnet --btih --tth --ed2k --aich', output: 'uri',
     outputNote: 'magnet:?xl=<size>&dn=<name, percent-encoded>&xt=urn:tree:tiger:<tth>&xt=urn:btih:<btih>&xt=urn:ed2k:<ed2k>&xt=urn:aich:<aich>, the hashes in lower case',
     reference: 'RHash --magnet (librhash rhash_print_magnet); BEP 9 (magnet URI format); RFC 3986 §2 (percent-encoding)',
-    implementation: `${HAND_WRITTEN}: the tth, btih and aich entries and the ed2k digest (${HASH_WASM} MD4)`,
+    implementation: `${HAND_WRITTEN}: its TTH, AICH and btih, and ed2k over hash-wasm's MD4 (WASM)`,
     parameters: torrentParameters,
     create: (params) => MagnetLink.create(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
   },
