@@ -19,7 +19,7 @@
  * empty chunk, `QmbFMke1…` in v0 and the raw CID of no bytes, `bafkreihdwd…`, in v1.
  *
  * Streaming: a batch becomes its parent as soon as it is full, so only the pending links of each
- * level of the tree are kept (fewer than 174 per level, five levels past a petabyte), and in v0 a
+ * level of the tree are kept (fewer than 174 per level; six levels reach 40 PB), and in v0 a
  * copy of the chunk being filled, in case it is the last and shorter one. Leaves are hashed as their
  * bytes arrive: a full v0 leaf's block is the chunk between framing bytes that are the same for
  * every full chunk.
