@@ -76,7 +76,8 @@ function decoded(name: string, value: string): string {
 function valueOf(field: string, kind: UrnKind, value: string): string {
   const hex = kind.encoding === 'hex' || (kind.encoding === 'hex-or-base32' && value.length === kind.bytes * 2)
   if (hex) return hexOf(field, value, kind.bytes)
-  if (kind.contentHash !== undefined) return base32Of(field, value, kind.bytes)
+  // TTH and AICH are printed in base32, as the registry does; an info-hash or a SHA-1 in hex.
+  if (kind.encoding === 'base32') return base32Of(field, value, kind.bytes)
   return Buffer.from(base32Bytes(field, value, kind.bytes)).toString('hex')
 }
 
