@@ -88,11 +88,17 @@ function etagField(json: Readonly<Record<string, unknown>>, length: number | und
 
 function checksumFields(checksums: Readonly<Record<string, unknown>>, length: number | undefined, knownPartSize: number | undefined): ExpectedField[] {
   const fields: ExpectedField[] = []
+  // S3 reports one ChecksumType for the object; the -N of each checksum must agree with it.
+  const declared = optionalText('ChecksumType', checksums.ChecksumType)
+  if (declared !== undefined && declared !== 'FULL_OBJECT' && declared !== 'COMPOSITE') throw invalidMetadata('ChecksumType', 'is neither FULL_OBJECT nor COMPOSITE')
   for (const { field, contentHash, bytes } of S3_CHECKSUM_FIELDS) {
     const raw = optionalText(field, checksums[field])
     if (raw === undefined) continue
     const [value, suffix] = splitParts(raw)
     const checksum = base64Of(field, value, bytes)
+    if (declared !== undefined && (declared === 'COMPOSITE') !== (suffix !== undefined) && contentHash !== 's3-crc64nvme') {
+      throw invalidMetadata(field, `${suffix === undefined ? 'has no' : 'has a'} part count (-N), and ChecksumType is ${declared}`)
+    }
     if (suffix === undefined) {
       fields.push({ field, contentHash, parameters: { checksumType: 'FULL_OBJECT' }, expected: checksum })
       continue
