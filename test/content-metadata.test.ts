@@ -274,6 +274,15 @@ describe('metadata: S3 (aws s3api head-object --checksum-mode ENABLED, get-objec
     for (const field of reading.fields) assert.deepEqual(await matchingPartSizes(field, data), [6 * MiB], field.field)
   })
 
+  it('get-object-attributes of a single small part: the part size is any from 5 MiB, as the registry takes it', async () => {
+    const small = data.subarray(0, 100_000)
+    const etag = await contentHash('s3-etag', small, { multipartThreshold: 0 })
+    assert.match(etag, /-1$/)
+    const field = fieldNamed(readMetadata(JSON.stringify({ ETag: etag, ObjectSize: small.length, ObjectParts: { TotalPartsCount: 1, Parts: [{ PartNumber: 1, Size: small.length }] } })), 'ETag')
+    assert.deepEqual(field.partSizeCandidates, [5 * MiB])
+    assert.deepEqual(await matchingPartSizes(field, small), [5 * MiB])
+  })
+
   it('SSE-KMS, DSSE-KMS and SSE-C ETags, and an ETag that is no MD5, cannot be checked; the checksums still can', () => {
     const md5 = 'b'.repeat(32)
     for (const extra of [{ ServerSideEncryption: 'aws:kms', SSEKMSKeyId: 'arn:aws:kms:us-east-1:111122223333:key/x' }, { ServerSideEncryption: 'aws:kms:dsse' }, { SSECustomerAlgorithm: 'AES256', SSECustomerKeyMD5: 'x' }]) {

@@ -15,7 +15,7 @@
  * - S3 keeps the number of parts, not their size: without `ObjectParts.Parts` the part sizes to
  *   try come from part-sizes.ts.
  */
-import { S3_MAX_PARTS, S3_MAX_PUT_BYTES } from '../parts.js'
+import { S3_MAX_PART_BYTES, S3_MAX_PARTS, S3_MAX_PUT_BYTES, S3_MIN_PART_BYTES } from '../parts.js'
 import type { RawParameters } from '../types.js'
 import { partSizeCandidates } from './part-sizes.js'
 import { invalidMetadata } from './problems.js'
@@ -53,16 +53,25 @@ interface Multipart {
   cannotCheck?: string
 }
 
+/**
+ * The part size get-object-attributes listed, as a candidate: a lone part may be smaller than S3's
+ * 5 MiB minimum, and any part size from 5 MiB up cuts it the same; more parts must be 5 MiB to 5 GiB.
+ */
+function knownCandidates(parts: number, partSize: number): number[] {
+  if (parts === 1) return [Math.min(Math.max(partSize, S3_MIN_PART_BYTES), S3_MAX_PART_BYTES)]
+  return partSize >= S3_MIN_PART_BYTES && partSize <= S3_MAX_PART_BYTES ? [partSize] : []
+}
+
 /** Parameters and part sizes for `-N`: in parts from the first byte, at the sizes that give N parts. */
 function multipart(field: string, suffix: string, length: number | undefined, knownPartSize: number | undefined): Multipart {
   if (!PART_COUNT.test(suffix) || Number(suffix) > S3_MAX_PARTS) throw invalidMetadata(field, `ends in a part count that is not 1 to ${S3_MAX_PARTS}`)
   const parts = Number(suffix)
-  const candidates = knownPartSize !== undefined ? [knownPartSize] : partSizeCandidates(parts, length)
+  const candidates = knownPartSize === undefined ? partSizeCandidates(parts, length) : knownCandidates(parts, knownPartSize)
   return {
     parts,
     parameters: { multipartThreshold: 0 },
     partSizeCandidates: candidates,
-    ...(candidates.length === 0 ? { cannotCheck: `no part size S3 allows cuts ${length} bytes into ${parts} parts` } : {}),
+    ...(candidates.length === 0 ? { cannotCheck: `no part size S3 allows cuts ${length ?? 'the'} bytes into ${parts} parts` } : {}),
   }
 }
 
