@@ -480,6 +480,19 @@ describe('metadata: .torrent files', () => {
     assert.match(fieldNamed(reading, 'info-hash').cannotCheck ?? '', /canonical/)
   })
 
+  it('a torrent of several files cannot be checked against one upload; one of exactly one file in the multi-file form can, by its pieces', () => {
+    const pieces = Buffer.concat([createHash('sha1').update('1').digest(), createHash('sha1').update('2').digest()])
+    const two = readMetadata(Buffer.from(bencode({ info: { files: [{ length: 10_000, path: ['a'] }, { length: 10_000, path: ['b'] }], name: 'dir', 'piece length': 16384, pieces } })))
+    assert.deepEqual(two.fields.map((field) => field.field), ['info-hash'])
+    assert.match(two.fields[0]?.cannotCheck ?? '', /2 files/)
+    const one = readMetadata(Buffer.from(bencode({ info: { files: [{ length: 20_000, path: ['dir', 'a'] }], name: 'dir', 'piece length': 16384, pieces } })))
+    assert.match(fieldNamed(one, 'info-hash').cannotCheck ?? '', /checked through its pieces/)
+    assert.equal(fieldNamed(one, 'pieces').pieces?.length, 20_000)
+    const root = createHash('sha256').update('root').digest()
+    const v2 = readMetadata(Buffer.from(bencode({ info: { 'file tree': { a: { '': { length: 1, 'pieces root': root } }, d: { b: { '': { length: 2, 'pieces root': root } } } }, 'meta version': 2, name: 'd', 'piece length': 16384 } })))
+    assert.match(fieldNamed(v2, 'pieces root').cannotCheck ?? '', /several files/)
+  })
+
   it('refuses a torrent that is not bencode, too deep, without info, or whose pieces do not fit its length', () => {
     const cases: Array<[Buffer, string, RegExp]> = [
       [Buffer.from('d4:infod6:lengthi03eee'), 'torrent', /leading zero/],

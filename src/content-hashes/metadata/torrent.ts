@@ -141,7 +141,7 @@ function readTorrent(bytes: Uint8Array) {
     fields.push({ field: 'info-hash v2', contentHash: null, parameters: {}, expected: infoHashV2, cannotCheck: 'a v2 info-hash covers the file tree, the name and the piece length; the content is checked through its pieces root' })
     const [file] = files
     if (files.length !== 1 || file === undefined) {
-      fields.push({ field: 'pieces root', contentHash: 'bt2-root', parameters: {}, expected: '', cannotCheck: 'a torrent of several files: one upload is one file' })
+      fields.push({ field: 'pieces root', contentHash: 'bt2-root', parameters: {}, expected: '', cannotCheck: `a torrent of ${files.length === 0 ? 'no file' : 'several files'}: one upload is one file` })
     } else {
       if (fileLength !== undefined && fileLength !== file.length) throw invalidMetadata('file tree', 'gives the file another length than the v1 part of this hybrid torrent')
       fileLength = file.length
