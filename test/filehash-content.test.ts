@@ -25,7 +25,7 @@ const MiB = 1024 * KiB
  * parts of the AWS CLI's 8 MiB, and with two hashers and a Content-Length past 1 MiB the digests
  * and the content hashes go to the hash threads.
  */
-const SIZES = [0, 1, 5 * MiB + 1, 12_000_000]
+const SIZES = [0, 1, 1025, 5 * MiB + 1, 12_000_000]
 
 let server: TestServer
 let scratch: string
@@ -322,7 +322,7 @@ describe('filehash content hashes: problems that name the field', () => {
 })
 
 describe('filehash content hashes: off the event loop for a large upload', { skip: availableParallelism() < 2 ? 'two hash threads need two cores' : false }, () => {
-  it('a large upload\'s tth is hashed by a hash thread, raw or as a form; a chunked one\'s on the event loop, to the same value', async () => {
+  it('a large upload\'s tth is hashed by a hash thread: raw or as a form, alone, or chunked with no length; a small one\'s on the event loop', async () => {
     // The server runs in this process: the hash threads load their own copy of tth.js, so only the
     // event loop's TigerTreeHash is counted here.
     let onEventLoop = 0
@@ -335,12 +335,18 @@ describe('filehash content hashes: off the event loop for a large upload', { ski
       const size = 5 * MiB + 1
       const raw = hashesOf(await put(size, 'algorithms=sha256,tth'), 'raw, with a Content-Length')
       const form = hashesOf(await post(size, [['algorithms', 'sha256,tth']]), 'form')
+      // A content hash alone takes one thread; an upload of unknown length goes to the threads too.
+      const alone = hashesOf(await put(size, 'algorithms=tth'), 'tth alone')
+      const chunked = hashesOf(await putChunked(size, 'algorithms=sha256,tth'), 'chunked')
       assert.equal(onEventLoop, 0, 'no TTH byte hashed on the event loop')
-      // No size declared: the upload stays inline, and so does its TTH.
-      const inline = hashesOf(await putChunked(size, 'algorithms=sha256,tth'), 'chunked')
-      assert.equal(onEventLoop, size)
-      assert.deepEqual(raw, inline)
-      assert.deepEqual(form, inline)
+      assert.deepEqual(raw, chunked)
+      assert.deepEqual(form, chunked)
+      assert.equal(alone.tth, chunked.tth)
+      // Declared smaller than PARALLEL_MIN_BYTES: a thread's hop costs more than it saves.
+      const small = 1025
+      const inline = hashesOf(await put(small, 'algorithms=sha256,tth'), 'small')
+      assert.equal(onEventLoop, small)
+      assert.equal(inline.tth, hashesOf(await putChunked(small, 'algorithms=tth'), 'small, chunked').tth)
     } finally {
       TigerTreeHash.prototype.update = update
     }

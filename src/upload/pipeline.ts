@@ -34,13 +34,16 @@ export interface UploadDigests {
 }
 
 /**
- * Inline for small or single-hasher uploads; threaded when several hashers meet a large upload.
- * Content hashes count as hashers: on threads they go with the digests (the sink is then a
- * `ContentHashingSink`); inline, the sink leaves them to the caller (withInlineStage, sink.ts).
+ * Inline for small or single-digest uploads; threaded when several digests meet a large upload, and
+ * for any content hash unless the upload is declared small. Content hashes go with the digests to
+ * the threads (the sink is then a `ContentHashingSink`), even alone or on an upload of unknown
+ * length, since some are slow; inline (declared small, or no thread free), the sink leaves them to
+ * the caller (withInlineStage, sink.ts).
  */
 export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>, contentHashes: readonly ThreadContentHash[] = []): Promise<DigestSink | ContentHashingSink> {
-  const large = options.expectedBytes !== undefined && options.expectedBytes >= PARALLEL_MIN_BYTES
-  const threaded = large && algorithms.length + contentHashes.length >= 2 ? options.threads?.sink(algorithms, contentHashes) ?? null : null
+  const declaredSmall = options.expectedBytes !== undefined && options.expectedBytes < PARALLEL_MIN_BYTES
+  const worthThreads = contentHashes.length > 0 ? !declaredSmall : !declaredSmall && options.expectedBytes !== undefined && algorithms.length >= 2
+  const threaded = worthThreads ? options.threads?.sink(algorithms, contentHashes) ?? null : null
   return threaded ?? inlineSink(algorithms)
 }
 

@@ -64,14 +64,15 @@ export interface InlineStage {
  * file to a size promised up front (`size`, or the raw body's Content-Length) here, before any
  * hasher sees a byte past it, so that problem names the field the size came from.
  *
- * Where the content hashes themselves run follows the digests: when the upload goes to the hash
- * threads (pipeline.ts, `chooseSink`), they go there too, balanced across the lanes with the
- * digests (threads.ts), each thread making its hashers from the registry by name and resolved
- * parameters, and the stage here hashes nothing. A content hash may be slow (TTH over hashd's
- * JavaScript Tiger, some 23 MiB/s) and must not hold the event loop for a large upload. When the
- * upload stays inline (declared smaller than PARALLEL_MIN_BYTES, a single hasher, or no two threads
- * free), the stage hashes them here, on the event loop, beside the inline digests, as it does the
- * digests themselves; only the first case is bounded by size.
+ * Where the content hashes themselves run: on the hash threads (pipeline.ts, `chooseSink`) unless
+ * the upload is declared smaller than PARALLEL_MIN_BYTES or no thread is free, balanced across the
+ * lanes with the digests (threads.ts), each thread making its hashers from the registry by name and
+ * resolved parameters; the stage here then hashes nothing. One content hash alone, or an upload of
+ * unknown length (chunked, or a form's part), still goes to a thread: some content hashes are slow
+ * (TTH's Tiger, eMule's AICH) and must not hold the event loop for a large upload. When the upload
+ * stays inline, the stage hashes them here, on the event loop, beside the inline digests: a small
+ * upload, or every thread busy with other uploads (then each chunk's work is bounded by the
+ * socket's chunk, and the socket's backpressure paces the upload).
  */
 export function withInlineStage(sink: DigestSink, stage: InlineStage): DigestSink {
   return {

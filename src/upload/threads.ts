@@ -175,7 +175,7 @@ export class HashThreads {
     this.#idleMs = options.idleMs ?? 30_000
   }
 
-  /** Whether `threadedSink` would get at least two threads now. */
+  /** How many threads `sink` could have now. */
   get available(): number {
     return this.#closed ? 0 : this.#idle.length + (this.#max - this.#started)
   }
@@ -213,14 +213,18 @@ export class HashThreads {
   }
 
   /**
-   * A sink whose algorithms and content hashes are spread over threads, or null when fewer than two threads are free
-   * (the caller then hashes inline; its socket's own backpressure bounds that).
+   * A sink whose algorithms and content hashes are spread over threads, or null when too few threads
+   * are free (the caller then hashes inline; its socket's own backpressure bounds that). Digests alone
+   * need two threads, since OpenSSL's digests on the event loop cost less than one thread's hop; a
+   * content hash takes one, since it may be slow (hashd's own Merkle trees and chunkings) and is
+   * worth moving off the event loop by itself.
    */
   sink(algorithms: readonly DigestAlgorithm[], contentHashes: readonly ThreadContentHash[] = []): ContentHashingSink | null {
     const hashers = algorithms.length + contentHashes.length
-    if (this.available < 2 || hashers < 2) return null
+    const fewest = contentHashes.length > 0 ? 1 : 2
+    if (this.available < fewest || hashers < fewest) return null
     const groups = balance(algorithms, Math.min(this.available, hashers), contentHashes)
-    if (groups.length < 2) return null
+    if (groups.length < fewest) return null
     const lanes = this.#acquire(groups.length)
     if (lanes.length < groups.length) {
       this.#release(lanes)
