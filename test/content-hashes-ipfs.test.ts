@@ -155,8 +155,9 @@ describe('ipfs-cid: bounded memory', () => {
       // A copy each time, as an upload's chunks are: a hasher that kept them (or views of them) would keep 256 MiB.
       for (let fed = 0; fed < 256 * MiB; fed += MiB) hasher.update(Buffer.from(bytes.subarray(0, MiB)))
       const grew = held() - start
+      // Far below the 256 MiB a hasher that kept its chunks would hold; the heap's own noise under load reaches some MiB.
       assert.match(hasher.finish(), version === 0 ? /^Qm/ : /^bafy/)
-      assert.ok(grew < 8 * MiB, `v${version}: ${(grew / MiB).toFixed(1)} MiB more held after 256 MiB`)
+      assert.ok(grew < 32 * MiB, `v${version}: ${(grew / MiB).toFixed(1)} MiB more held after 256 MiB`)
     }
   })
 })

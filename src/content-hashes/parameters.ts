@@ -24,12 +24,13 @@ export function invalidParameter(name: string, detail: string, pointerBase = '/q
 }
 
 /**
- * `8388608`, `8MiB`, `8 MiB` or `16KiB` as a number of bytes; null when it is none of these. Only
+ * `8388608`, `8MiB`, `8 MiB` or `16KiB` (one space at most before the unit) as a number of bytes; null when it is none of these. Only
  * binary units: `8MB` could mean 8,000,000 or 8,388,608 bytes, and S3 tools disagree about it.
  */
 export function parseByteSize(value: string | number): number | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : null
-  const match = /^\s*(\d{1,16})\s*([a-z]*)\s*$/i.exec(value)
+  // Trimmed first, so that no two runs of spaces meet in the pattern (which would backtrack quadratically).
+  const match = /^(\d{1,16})\s?([a-z]*)$/i.exec(value.trim())
   if (!match) return null
   const unit = UNITS[(match[2] || 'b').toLowerCase()]
   if (unit === undefined) return null

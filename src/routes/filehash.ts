@@ -44,8 +44,11 @@ const MAX_PART_HEADER_BYTES = 8 * 1024
 /** Room for the multipart envelope (boundaries, part headers, the text fields) around the file. */
 const ENVELOPE_BYTES = 64 * 1024
 
-/** A byte size as parameters.ts's parseByteSize reads it: digits, then B, KiB, MiB or GiB in any case. */
-const BYTE_SIZE_PATTERN = '^\\s*[0-9]{1,16}\\s*([bB]|[kKmMgG][iI][bB])?\\s*$'
+/**
+ * A byte size as parameters.ts's parseByteSize reads it: digits, then B, KiB, MiB or GiB in any
+ * case, after one space at most (two runs of spaces side by side would backtrack quadratically).
+ */
+const BYTE_SIZE_PATTERN = '^\\s*[0-9]{1,16}(\\s?([bB]|[kKmMgG][iI][bB]))?\\s*$'
 
 /**
  * A content-hash parameter as a query (or form) field, read from the registry: the entries that
