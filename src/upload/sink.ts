@@ -67,8 +67,8 @@ export interface InlineStage {
  * Where the content hashes themselves run follows the digests: when the upload goes to the hash
  * threads (pipeline.ts, `chooseSink`), they go there too, balanced across the lanes with the
  * digests (threads.ts), each thread making its hashers from the registry by name and resolved
- * parameters, and the stage here hashes nothing. A content hash may be slow (TTH over hashd's
- * JavaScript Tiger, some 23 MiB/s) and must not hold the event loop for a large upload. When the
+ * parameters, and the stage here hashes nothing. A content hash may be slow (TTH, some 300 MiB/s
+ * at best, slower than the digests beside it) and must not hold the event loop for a large upload. When the
  * upload stays inline (declared smaller than PARALLEL_MIN_BYTES, a single hasher, or no two threads
  * free), the stage hashes them here, on the event loop, beside the inline digests, as it does the
  * digests themselves; only the first case is bounded by size.
