@@ -53,10 +53,17 @@ static inline void store64(u8 *p, u64 word) {
   __builtin_memcpy(p, &word, 8);
 }
 
+/*
+ * One round. The bytes of c are taken from its two 32-bit halves, which V8 turns into fewer
+ * instructions than shifts of the 64-bit word.
+ */
 #define ROUND(a, b, c, x, mul) \
   c ^= x; \
-  a -= T1[(u8)c] ^ T2[(u8)(c >> 16)] ^ T3[(u8)(c >> 32)] ^ T4[(u8)(c >> 48)]; \
-  b += T4[(u8)(c >> 8)] ^ T3[(u8)(c >> 24)] ^ T2[(u8)(c >> 40)] ^ T1[(u8)(c >> 56)]; \
+  { \
+    u32 lo = (u32)c, hi = (u32)(c >> 32); \
+    a -= T1[lo & 255] ^ T2[(lo >> 16) & 255] ^ T3[hi & 255] ^ T4[(hi >> 16) & 255]; \
+    b += T4[(lo >> 8) & 255] ^ T3[lo >> 24] ^ T2[(hi >> 8) & 255] ^ T1[hi >> 24]; \
+  } \
   b *= mul;
 
 #define PASS(a, b, c, mul) \
