@@ -115,7 +115,7 @@ export const contentHashes: readonly ContentHash[] = [
   {
     name: 'tth', displayName: 'Tiger Tree Hash', store: 'Direct Connect and Gnutella: TTH (DC++, urn:tree:tiger: in magnet links)', output: 'base32',
     outputNote: 'base32 (RFC 4648, upper case, 39 characters)', reference: 'THEX, Tree Hash EXchange format (Chapweske and Mohr, 2003), 1,024-byte leaves; as RHash --tth',
-    implementation: `${HAND_WRITTEN} over hashd's Tiger`, parameters: {}, create: () => new TigerTreeHash(),
+    implementation: `${HAND_WRITTEN} over hashd's Tiger (C compiled to WebAssembly)`, parameters: {}, create: () => new TigerTreeHash(),
   },
   {
     name: 'aich', displayName: 'eMule AICH', store: 'eMule and aMule: AICH root hash (h= in ed2k links, urn:aich: in magnet links)', output: 'base32',

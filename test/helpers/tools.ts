@@ -74,6 +74,9 @@ export const TOOLS = {
   rclone: { debian: 'rclone', command: 'rclone' },
   crcmod: { debian: 'python3-crcmod', pythonModule: 'crcmod' },
   libtorrent: { debian: 'python3-libtorrent', pythonModule: 'libtorrent' },
+  // scripts/build-tiger-wasm.sh, to check the committed WebAssembly against its C source
+  'clang-16': { debian: 'clang-16', command: 'clang-16' },
+  'wasm-ld-16': { debian: 'lld-16', command: 'wasm-ld-16' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS
