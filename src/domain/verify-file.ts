@@ -164,6 +164,11 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
       judges.push(cannotCheck(field, algorithm, needsSize ? sizeHint(reading.shape, entry.name) : error.detail))
       continue
     }
+    // btih chooses RHash's default piece length by the size, so it needs one or the other up front (as planContentHashes).
+    if ('pieceLength' in entry.parameters && params.pieceLength === undefined && params.size === undefined) {
+      judges.push(cannotCheck(field, algorithm, sizeHint(reading.shape, entry.name)))
+      continue
+    }
     const tries = candidates.map((partSize, attempt) => {
       const key = `field${index}.${attempt}`
       hashers.push({ key, name: ENTRY_HASHER, params: { entry: entry.name, ...params, ...(partSize !== undefined ? { partSize } : {}) } })
