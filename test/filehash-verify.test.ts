@@ -8,9 +8,11 @@
  */
 import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { PieceCheck } from '../src/content-hashes/pieces.js'
+import { TigerTreeHash } from '../src/content-hashes/tth.js'
 import { Random } from './helpers/random.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 import { python, run, skipUnless } from './helpers/tools.js'
@@ -181,16 +183,6 @@ describe('filehash/verify: rhash --magnet', { skip: skipUnless('rhash') }, () =>
 })
 
 describe('filehash/verify: .torrent files made by python3-libtorrent', { skip: skipUnless('libtorrent') }, () => {
-  const MAKE_TORRENT = `
-import os, sys, libtorrent as lt
-path, kind = sys.argv[1], sys.argv[2]
-fs = lt.file_storage()
-lt.add_files(fs, path)
-flags = {'v1': lt.create_torrent.v1_only, 'v2': lt.create_torrent.v2_only, 'hybrid': 0}[kind]
-torrent = lt.create_torrent(fs, 65536, flags=flags)
-lt.set_piece_hashes(torrent, os.path.dirname(path))
-sys.stdout.buffer.write(lt.bencode(torrent.generate()))
-`
   const torrentOf = (kind: string): Uint8Array => execPython(MAKE_TORRENT, [big, kind])
 
   it('v1, v2 and hybrid torrents match; with one byte flipped, the v1 pieces name piece 17', async () => {
@@ -205,6 +197,18 @@ sys.stdout.buffer.write(lt.bencode(torrent.generate()))
     }
   })
 })
+
+/** A .torrent of the file at argv[1], v1, v2 or hybrid (argv[2]), in 64 KiB pieces, as libtorrent makes it. */
+const MAKE_TORRENT = `
+import os, sys, libtorrent as lt
+path, kind = sys.argv[1], sys.argv[2]
+fs = lt.file_storage()
+lt.add_files(fs, path)
+flags = {'v1': lt.create_torrent.v1_only, 'v2': lt.create_torrent.v2_only, 'hybrid': 0}[kind]
+torrent = lt.create_torrent(fs, 65536, flags=flags)
+lt.set_piece_hashes(torrent, os.path.dirname(path))
+sys.stdout.buffer.write(lt.bencode(torrent.generate()))
+`
 
 /** Python's bytes on stdout, as bytes. */
 function execPython(code: string, args: string[]): Uint8Array {
@@ -225,6 +229,35 @@ describe('filehash/verify: Dropbox and OneDrive JSON against rclone hashsum', { 
       const answer = answerOf(await verify(oneDrive, path), 'onedrive')
       assert.equal(answer.verdict, verdict)
       assert.equal(answer.shape, 'onedrive')
+    }
+  })
+})
+
+describe('filehash/verify: off the event loop for a large upload', { skip: availableParallelism() < 2 ? 'hash threads need two cores' : skipUnless('rhash', 'libtorrent') }, () => {
+  it('a large upload\'s piece check and TTH run on a hash thread; a small one\'s on the event loop', async () => {
+    // The server runs in this process: the hash threads load their own copies of these modules, so
+    // only the event loop's hashers are counted here.
+    let onEventLoop = 0
+    const pieceUpdate = PieceCheck.prototype.update
+    const tigerUpdate = TigerTreeHash.prototype.update
+    PieceCheck.prototype.update = function (this: PieceCheck, chunk: Uint8Array) {
+      onEventLoop += chunk.length
+      pieceUpdate.call(this, chunk)
+    }
+    TigerTreeHash.prototype.update = function (this: TigerTreeHash, chunk: Uint8Array) {
+      onEventLoop += chunk.length
+      tigerUpdate.call(this, chunk)
+    }
+    try {
+      const torrent = execPython(MAKE_TORRENT, [big, 'v1'])
+      assertAll(await verify({ torrent }, big), 'match', 'v1 torrent')
+      assertAll(await verify(run('rhash', ['--magnet', '--tth', big]).split(' ')[0] as string, big), 'match', 'magnet')
+      assert.equal(onEventLoop, 0, 'no piece or TTH byte hashed on the event loop')
+      assertAll(await verify(run('rhash', ['--magnet', '--tth', small]).split(' ')[0] as string, small), 'match', 'small magnet')
+      assert.equal(onEventLoop, SMALL, 'a small upload stays on the event loop')
+    } finally {
+      PieceCheck.prototype.update = pieceUpdate
+      TigerTreeHash.prototype.update = tigerUpdate
     }
   })
 })
