@@ -60,6 +60,8 @@ export interface VerifyPlan {
   readonly digests: readonly DigestAlgorithm[]
   /** The content hashers, each under its own key. */
   readonly hashers: readonly KeyedHasher[]
+  /** Every digest and content hash the file goes through, once each (several part sizes are one s3-etag), for the hashed-bytes metric. */
+  readonly hashedWith: readonly string[]
   /** The verdicts, from the file's size, the digests' bytes and the hashers' texts by key. */
   verdicts(size: number, digests: ReadonlyMap<string, Uint8Array>, texts: ReadonlyMap<string, string>): VerifyAnswer
 }
@@ -186,6 +188,7 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
   return {
     digests: [...digests.values()],
     hashers,
+    hashedWith: [...new Set([...digests.keys(), ...hashers.map(({ name, params }) => name === PIECES_HASHER ? 'sha1' : String(params.entry))])],
     verdicts(size, digestResults, texts) {
       let fields = judges.map((judge) => judge(size, digestResults, texts))
       // The metadata's size is the object's: a file of another size matches none of its fields.

@@ -133,7 +133,8 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
         },
         end() {
           return sink.finish().then((digests) => {
-            for (const digest of plan.digests) countHashedBytes('filehash', digest.name, size)
+            // Counted with /api/filehash's bytes, as /api/checksums does: the same pipeline, and the metric's operation label set stays as it is.
+            for (const algorithm of plan.hashedWith) countHashedBytes('filehash', algorithm, size)
             result = plan.verdicts(size, digests, texts())
           })
         },
