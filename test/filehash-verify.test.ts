@@ -300,6 +300,14 @@ describe('filehash/verify: bad input is a 4xx naming the part', () => {
     assertProblem(await send([['metadata', new Blob([Buffer.alloc(16 * MiB + 1)]), 'x.torrent'], ['file', file(), 'a']]), 413)
   })
 
+  it('more git ls-tree lines than the hashers one request runs: the lines past them cannot be checked', async () => {
+    const line = (index: number): string => `100644 blob ${index.toString(16).padStart(40, '0')}      12\tfile${index}.txt`
+    const answer = answerOf(await send([['metadata', Array.from({ length: 100 }, (_, index) => line(index)).join('\n')], ['file', file(), 'a']]), '100 lines')
+    assert.equal(answer.fields.length, 100)
+    assert.equal(answer.fields.filter((each) => each.verdict === 'cannot-check').length, 36)
+    assert.match(answer.fields[99]?.reason ?? '', /more than 64/)
+  })
+
   it('an empty file against matching metadata: 200 and match', async () => {
     const empty = JSON.stringify({ content_hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', size: 0 })
     const response = await send([['metadata', empty], ['file', new Blob([]), 'empty']])

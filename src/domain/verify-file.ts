@@ -28,6 +28,12 @@ import { Problem } from '../problem.js'
  */
 export const MAX_PART_SIZE_CANDIDATES = 12
 
+/**
+ * Content hashers in one request, every part-size candidate counted. Each reads the whole file, and
+ * a megabyte of `git ls-tree` lines could name ten thousand; the fields past this are not computed.
+ */
+export const MAX_CONTENT_HASHERS = 64
+
 export type Verdict = 'match' | 'mismatch' | 'cannot-check'
 
 export interface FieldVerdict {
@@ -123,6 +129,13 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
     if (field.cannotCheck !== undefined) {
       judges.push(cannotCheck(field, algorithm, field.cannotCheck))
       continue
+    }
+    if (field.pieces !== undefined || field.contentHash !== null) {
+      const needed = field.pieces !== undefined ? 1 : Math.min(field.partSizeCandidates?.length ?? 1, MAX_PART_SIZE_CANDIDATES)
+      if (hashers.length + needed > MAX_CONTENT_HASHERS) {
+        judges.push(cannotCheck(field, algorithm, `more than ${MAX_CONTENT_HASHERS} values to compute in one request: send the metadata of this file alone (its own git ls-tree line, say)`))
+        continue
+      }
     }
     if (field.pieces !== undefined) {
       const key = `field${index}`
