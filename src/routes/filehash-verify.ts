@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { MAX_TEXT_METADATA_BYTES, MAX_TORRENT_BYTES, metadataShapes, readMetadata, type MetadataReading } from '../content-hashes/metadata/index.js'
 import { createPlainHasher } from '../content-hashes/verification.js'
-import { MAX_PART_SIZE_CANDIDATES, planVerification, type VerifyAnswer, type VerifyPlan } from '../domain/verify-file.js'
+import { MAX_CONTENT_HASHERS, MAX_PART_SIZE_CANDIDATES, planVerification, type VerifyAnswer, type VerifyPlan } from '../domain/verify-file.js'
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
 import { drain } from '../upload/drain.js'
@@ -195,7 +195,7 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
       summary: 'Check a file against what a store reports about it (S3, Cloud Storage, Azure, Dropbox, OneDrive, Git, a .torrent, a magnet link)',
       description: 'multipart/form-data: `metadata` first (the store\'s JSON, `git ls-tree -l` lines or a magnet link as a text field; a .torrent as a file part), then one `file` part. '
         + 'The file is streamed once, never stored, through every hash the metadata\'s fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field\'s say whether the file matched. '
-        + `A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one \`-N\` and the size imply (at most ${MAX_PART_SIZE_CANDIDATES}); the field names the one that matched. `
+        + `A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one \`-N\` and the size imply (at most ${MAX_PART_SIZE_CANDIDATES}); the field names the one that matched. At most ${MAX_CONTENT_HASHERS} content hashes run for one request, each part size counted; the fields past them cannot be checked. `
         + 'A v1 torrent\'s pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet\'s btih) takes it from the metadata, and without it cannot be checked. '
         + 'A file whose size is not the one the metadata reports mismatches every field, with reason `size`.',
       consumes: ['multipart/form-data'],
