@@ -144,6 +144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/filehash/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a file against what a store reports about it (S3, Cloud Storage, Azure, Dropbox, OneDrive, Git, a .torrent, a magnet link)
+         * @description multipart/form-data: `metadata` first (the store's JSON, `git ls-tree -l` lines or a magnet link as a text field; a .torrent as a file part), then one `file` part. The file is streamed once, never stored, through every hash the metadata's fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field's say whether the file matched. A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one `-N` and the size imply (at most 12); the field names the one that matched. At most 64 content hashes run for one request, each part size counted; the fields past them cannot be checked. A v1 torrent's pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet's btih) takes it from the metadata, and without it cannot be checked. A file whose size is not the one the metadata reports mismatches every field, with reason `size`.
+         */
+        post: operations["postFilehashVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/checksums": {
         parameters: {
             query?: never;
@@ -2327,7 +2347,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2539,7 +2559,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2579,6 +2599,178 @@ export interface operations {
                 };
             };
             /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postFilehashVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description What the store returned, whole, sent before the file: a text field of at most 1048576 bytes (a .torrent file (v1, v2 or hybrid; one file); aws s3api head-object --checksum-mode ENABLED (or get-object-attributes) JSON; a OneDrive or SharePoint driveItem JSON (file.hashes); az storage blob show JSON (properties.contentSettings.contentMd5); gcloud storage objects describe --format=json, or the Cloud Storage JSON API object (crc32c, md5Hash); Dropbox files/get_metadata JSON (content_hash); a magnet link (magnet:?xt=urn:btih:…, urn:tree:tiger:, urn:aich:, urn:ed2k:, xl, dn); git ls-tree lines (<mode> blob <object id>\t<path>, with or without -l)), or a file part of at most 16777216 bytes for a .torrent. More is 413; a shape hashd does not know is 422.
+                     */
+                    metadata: string;
+                    /**
+                     * Format: binary
+                     * @description Exactly one file, at most MAX_FILE_SIZE bytes, after the metadata
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `match` only when every field that could be checked matched and at least one could; `mismatch` when any field mismatched; `cannot-check` when none could be checked */
+                        verdict: "match" | "mismatch" | "cannot-check";
+                        /** @description The metadata's shape: s3, gcs, azure, dropbox, onedrive, torrent, magnet or git-ls-tree */
+                        shape: string;
+                        /** @description The file's size in bytes */
+                        size: number;
+                        /** @description One entry per value the metadata reports, in its order; first a `size` row when the file's size is not the object's */
+                        fields: {
+                            /** @description The store's own name for the value (ETag, ChecksumCRC32C, md5Hash, file.hashes.quickXorHash, pieces, pieces root, xt=urn:btih, a git path), or `size` for the row that says the file's size is not the object's */
+                            field: string;
+                            verdict: "match" | "mismatch" | "cannot-check";
+                            /** @description What the store reported, as the registry prints it */
+                            expected: string;
+                            /** @description What the file gives, in the same form; for a torrent's pieces, how many differ and the first that does */
+                            actual?: string;
+                            /** @description Why the field did not match (`size`: the file's size is not the object's) or cannot be checked */
+                            reason?: string;
+                            /** @description For a multipart ETag or composite checksum: the part size that matched, or the one the metadata gave */
+                            partSize?: number;
+                            /** @description The content hash (s3-etag, git-blob-sha1, btih…), the digest (sha1, ed2k…), sha1 for a torrent's pieces, or size */
+                            algorithm: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; no metadata part, or one after the file (pointer /body/metadata); no file part, or two (/body/file); an unknown part (/body/<name>); a malformed multipart body or boundary */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: urn:hashd:problem:unknown-metadata for metadata of no known shape, and urn:hashd:problem:invalid-metadata naming the field for metadata of a known shape that cannot be read (a .torrent that is not valid bencode, say) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

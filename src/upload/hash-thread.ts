@@ -1,6 +1,7 @@
 /**
  * A hashing thread of the upload fan-out (threads.ts). It serves one upload at a time: `start`
- * names the algorithms, the content hashes (registry name and resolved parameters) and the shared ring, each `data` names a range of the ring to hash, `end`
+ * names the algorithms, the content hashes (registry name and resolved parameters, or one of
+ * /api/filehash/verify's own: content-hashes/verification.ts) and the shared ring, each `data` names a range of the ring to hash, `end`
  * asks for the digests. After each range it records how far it has read in shared memory, so the
  * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting.
  * Messages arrive in order on one port, so every hasher sees every chunk in order.
@@ -38,14 +39,12 @@ async function hasherFor({ name, outputBytes, openssl }: ThreadAlgorithm): Promi
   return (await registry).digestNamed(name).create(outputBytes)
 }
 
-/** The content-hash registry, loaded only when an upload asks for a content hash. */
-let contentRegistry: Promise<typeof import('../content-hashes/index.js')> | undefined
+/** The content-hash registry (and verify's own hashers), loaded only when an upload asks for a content hash. */
+let contentRegistry: Promise<typeof import('../content-hashes/verification.js')> | undefined
 
-async function contentHasherFor({ name, params }: ThreadContentHash): Promise<ContentHasher> {
-  contentRegistry ??= import('../content-hashes/index.js')
-  const entry = (await contentRegistry).findContentHash(name)
-  if (entry === undefined) throw new Error(`no content hash ${name}`)
-  return entry.create(params)
+async function contentHasherFor(hash: ThreadContentHash): Promise<ContentHasher> {
+  contentRegistry ??= import('../content-hashes/verification.js')
+  return (await contentRegistry).createPlainHasher(hash)
 }
 
 function send(message: FromThread): void {
@@ -79,7 +78,7 @@ async function handle(message: ToThread): Promise<void> {
       active = true
       try {
         hashers = await Promise.all(message.algorithms.map(async (algorithm): Promise<[string, Hasher]> => [algorithm.name, await hasherFor(algorithm)]))
-        contentHashers = await Promise.all(message.contentHashes.map(async (hash): Promise<[string, ContentHasher]> => [hash.name, await contentHasherFor(hash)]))
+        contentHashers = await Promise.all(message.contentHashes.map(async (hash): Promise<[string, ContentHasher]> => [hash.key ?? hash.name, await contentHasherFor(hash)]))
       } catch (error) {
         fail(error)
       }

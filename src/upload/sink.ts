@@ -43,11 +43,19 @@ export async function inlineSink(algorithms: readonly DigestAlgorithm[]): Promis
  * (src/content-hashes) and its parameters, already checked and resolved on the main thread
  * (domain/content-hashes.ts), as plain values that survive a thread's message.
  */
-export interface ThreadContentHash { name: string, params: Record<string, string | number> }
+export interface ThreadContentHash {
+  name: string
+  params: Record<string, string | number>
+  /**
+   * The name its result goes by, when not `name`: the same entry with other parameters runs beside
+   * it (/api/filehash/verify tries several part sizes at once). Results are keyed by `key ?? name`.
+   */
+  key?: string
+}
 
 /** A sink that also computes content hashes (the threaded one): their text by canonical name. */
 export interface ContentHashingSink extends DigestSink {
-  /** Each content hash's text by canonical name, once `finish` has settled. */
+  /** Each content hash's text by its `key ?? name`, once `finish` has settled. */
   contentHashes(): ReadonlyMap<string, string>
 }
 

@@ -49,7 +49,7 @@ function forThread(algorithm: DigestAlgorithm): ThreadAlgorithm {
 export type FromThread =
   /** Sent only while the main thread waits for room (CONTROL_WAITING): a wake-up, the count is shared. */
   | { t: 'progress', id: number }
-  /** `contentHashes`: each content hash's text by canonical name. */
+  /** `contentHashes`: each content hash's text by its `key ?? name`. */
   | { t: 'done', id: number, digests: Array<[string, Uint8Array]>, contentHashes: Array<[string, string]> }
   /** `problem`: the request's fault, found by a content hasher (a partSize that makes too many parts), rebuilt on the main thread. */
   | { t: 'error', id: number, message: string, problem?: ThreadProblem }
@@ -98,6 +98,13 @@ const CONTENT_HASH_COST: Record<string, number> = {
   'ipfs-cid': 2, 'tth': 3.5, 'magnet': 9.5,
 }
 
+/** verify's hashers cost what the entry they wrap costs; its piece check is a SHA-1. */
+function contentHashCost({ name, params }: ThreadContentHash): number {
+  if (name === 'verify:pieces') return CONTENT_HASH_COST.btih ?? DEFAULT_COST
+  const entry = name === 'verify:entry' ? String(params.entry) : name
+  return CONTENT_HASH_COST[entry] ?? DEFAULT_COST
+}
+
 /** What a lane hashes: digests, and content hashes made in the thread from their registry entry. */
 export interface LaneWork { algorithms: DigestAlgorithm[], contentHashes: ThreadContentHash[] }
 
@@ -108,7 +115,7 @@ export interface LaneWork { algorithms: DigestAlgorithm[], contentHashes: Thread
 export function balance(algorithms: readonly DigestAlgorithm[], lanes: number, contentHashes: readonly ThreadContentHash[] = []): LaneWork[] {
   const items = [
     ...algorithms.map((algorithm) => ({ cost: RELATIVE_COST[algorithm.name] ?? DEFAULT_COST, add: (work: LaneWork) => work.algorithms.push(algorithm) })),
-    ...contentHashes.map((hash) => ({ cost: CONTENT_HASH_COST[hash.name] ?? DEFAULT_COST, add: (work: LaneWork) => work.contentHashes.push(hash) })),
+    ...contentHashes.map((hash) => ({ cost: contentHashCost(hash), add: (work: LaneWork) => work.contentHashes.push(hash) })),
   ]
   const groups = Array.from({ length: Math.min(lanes, items.length) }, () => ({ cost: 0, work: { algorithms: [], contentHashes: [] } as LaneWork }))
   // Stable: equal costs keep their order, digests before content hashes.
