@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { bencode } from '../src/content-hashes/bencode.js'
 import { keyLine } from '../src/keys/api-keys.js'
 import { catalog } from '../src/identify/catalog.js'
 import { allDigestVectors } from '../test/vectors/digests-index.js'
@@ -215,6 +216,54 @@ if (has('gpg')) {
   seed('keys-file', 'pepper keys staged and retired', joinFields(Buffer.from([1]), `k0 ${secret(3)} state=retired\nk1 ${secret(1)}\nk2 ${secret(2)} state=staged\n`))
   seed('keys-file', 'api keys scoped', joinFields(Buffer.from([0]), `${keyLine('front', key(4))} scopes=verify,hmac:verify hmac-keys=orders\n${keyLine('back', key(5), 60)} scopes=-pepper:rewrap\n`))
   seed('keys-file', 'hmac keys rotation', joinFields(Buffer.from([2]), `orders 1 ${secret(1)} algorithms=sha256,sha512 min-verify-version=2\norders 2 ${secret(2)}\norders 3 ${secret(3)} state=staged\nusers 7 ${secret(4)} state=current\nusers 9 ${secret(5)}\n`))
+}
+
+// ---- torrent-metadata: bencode, torrents v1, v2 and hybrid, and each store's metadata as its CLI prints it ----
+{
+  const sha1 = (text: string): Buffer => createHash('sha1').update(text).digest()
+  const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest()
+  const decoderInputs: Array<[string, string | Buffer]> = [
+    ['bep3 examples', 'd4:spaml1:a1:be3:cow3:moo1:xi-3ee'],
+    ['integer bounds', 'li9223372036854775807ei-9223372036854775808ei0ee'],
+    ['leading zero', 'i03e'],
+    ['negative zero', 'i-0e'],
+    ['unsorted keys', 'd4:name1:a6:lengthi5ee'],
+    ['repeated key', 'd1:ai1e1:ai2ee'],
+    ['length past the end', 'l5:abce'],
+    ['nested 100', `${'l'.repeat(100)}${'e'.repeat(100)}`],
+    ['binary key', Buffer.concat([Buffer.from('d2:'), Buffer.from([0xff, 0x00]), Buffer.from('i1ee')])],
+  ]
+  for (const [label, input] of decoderInputs) seed('torrent-metadata', `bencode ${label}`, joinFields(Buffer.from([0]), input))
+
+  const pieces = Buffer.concat([sha1('piece 1'), sha1('piece 2')])
+  const v1Info = { length: 20000, name: 'object.bin', 'piece length': 16384, pieces }
+  const fileTree = { 'object.bin': { '': { length: 20000, 'pieces root': sha256('root') } } }
+  const torrents: Array<[string, Uint8Array]> = [
+    ['v1 single file', bencode({ announce: 'udp://tracker.example:6969', 'creation date': 1741083667, info: v1Info })],
+    ['v1 private', bencode({ info: { ...v1Info, private: 1, source: 'tracker' } })],
+    ['v1 one of files', bencode({ info: { files: [{ length: 20000, path: ['dir', 'object.bin'] }], name: 'dir', 'piece length': 16384, pieces } })],
+    ['v1 two files', bencode({ info: { files: [{ length: 10000, path: ['a'] }, { length: 10000, path: ['b'] }], name: 'dir', 'piece length': 16384, pieces } })],
+    ['v2 single file', bencode({ info: { 'file tree': fileTree, 'meta version': 2, name: 'object.bin', 'piece length': 16384 }, 'piece layers': {} })],
+    ['hybrid single file', bencode({ info: { ...v1Info, 'file tree': fileTree, 'meta version': 2 } })],
+    ['v2 empty file', bencode({ info: { 'file tree': { e: { '': { length: 0 } } }, 'meta version': 2, name: 'e', 'piece length': 16384 } })],
+  ]
+  for (const [label, torrent] of torrents) seed('torrent-metadata', `torrent ${label}`, joinFields(Buffer.from([1]), torrent))
+
+  const md5 = 'b10a8db164e0754105b7a99be72e3fe5'
+  const texts: Array<[string, string]> = [
+    ['s3 head-object', JSON.stringify({ AcceptRanges: 'bytes', ContentLength: 11010048, ETag: `"${md5}-2"`, ChecksumCRC64NVME: 'uLYKZQwNEnU=', ChecksumType: 'FULL_OBJECT', ServerSideEncryption: 'AES256', Metadata: {} }, null, 4)],
+    ['s3 composite sse-kms', JSON.stringify({ ContentLength: 11010048, ETag: `"${md5}"`, ChecksumCRC32C: 'yZRlqg==-3', ChecksumType: 'COMPOSITE', ServerSideEncryption: 'aws:kms', PartsCount: 3 })],
+    ['s3 get-object-attributes', JSON.stringify({ ETag: md5, ObjectSize: 11010048, Checksum: { ChecksumSHA256: `${Buffer.alloc(32, 1).toString('base64')}-2`, ChecksumType: 'COMPOSITE' }, ObjectParts: { TotalPartsCount: 2, Parts: [{ PartNumber: 1, Size: 8388608 }] } })],
+    ['gcloud storage describe', JSON.stringify({ bucket: 'b', crc32c_hash: 'yZRlqg==', md5_hash: 'sQqNsWTgdUEFt6mb5y4/5Q==', name: 'object.bin', size: 11, storage_url: 'gs://b/object.bin#1' }, null, 2)],
+    ['gcs json api', JSON.stringify({ kind: 'storage#object', crc32c: 'yZRlqg==', md5Hash: 'sQqNsWTgdUEFt6mb5y4/5Q==', size: '11' })],
+    ['az storage blob show', JSON.stringify({ name: 'object.bin', properties: { blobType: 'BlockBlob', contentLength: 11, contentSettings: { contentMd5: 'sQqNsWTgdUEFt6mb5y4/5Q==', contentType: 'text/plain' } } }, null, 2)],
+    ['dropbox get_metadata', JSON.stringify({ '.tag': 'file', name: 'object.bin', rev: 'a1c10ce0dd78', size: 11, content_hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' })],
+    ['onedrive driveitem', JSON.stringify({ name: 'object.bin', size: 11, file: { mimeType: 'text/plain', hashes: { quickXorHash: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=', sha1Hash: 'DA39A3EE5E6B4B0D3255BFEF95601890AFD80709', crc32Hash: '00000000' } } })],
+    ['rhash magnet', 'magnet:?xl=3&dn=hostname&xt=urn:tree:tiger:rnkcifxjikrsxyjikvd2hbkw7js7mbmo3dryngy&xt=urn:btih:74764509bc0c04b70eeb7b2cd78f38a5117f34a7&xt=urn:ed2k:16c39643552757122cbb5d25cfb14260&xt=urn:aich:ki4qsrwfsduxji2yyjoub4e3kzwpgff6'],
+    ['magnet base32 btmh', `magnet:?xt.1=urn:btih:OR3EKCN4BQCLODXLPMWNPDZYUUIX6NFH&xt.2=urn:btmh:1220${'ab'.repeat(32)}&dn=a+b%20c&tr=udp%3A%2F%2Ft`],
+    ['git ls-tree -l', `100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391       0\tREADME.md\n040000 tree ${'1'.repeat(40)}       -\tsrc\n100755 blob ${'3'.repeat(64)}    1234\tbin/run\n`],
+  ]
+  for (const [label, text] of texts) seed('torrent-metadata', label, joinFields(Buffer.from([2]), text))
 }
 
 rmSync(work, { recursive: true, force: true })

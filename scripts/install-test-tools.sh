@@ -8,6 +8,10 @@ packages=(
   python3 python3-passlib python3-bcrypt python3-argon2 python3-pycryptodome python3-nacl libcrypt1
   openssh-client redis-server chromium prometheus minisign signify-openbsd gnupg jq grep procps sysvinit-utils util-linux
   shellcheck slowhttptest iproute2 systemd
+  # the content-hash cross-checks, test/content-hashes.test.ts
+  git rclone python3-crcmod python3-libtorrent
+  # scripts/build-tiger-wasm.sh, whose output test/tiger-wasm.test.ts compares with the committed one
+  clang-16 lld-16
   # npm run fuzz (fuzz/native/build-addon.sh): libFuzzer and a C++ compiler for Jazzer.js's addon
   libclang-rt-16-dev g++
 )

@@ -27,6 +27,7 @@ import { auditRoute } from './routes/audit.js'
 import { calibrateRoute } from './routes/calibrate.js'
 import { checksumsRoute } from './routes/checksums.js'
 import { fileHashRoute } from './routes/filehash.js'
+import { fileVerifyRoute } from './routes/filehash-verify.js'
 import { hashRoute } from './routes/hash.js'
 import { hmacRoute } from './routes/hmac.js'
 import { keysRoute } from './routes/keys.js'
@@ -158,6 +159,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(verifyRoute, { engine, config })
   await app.register(hmacRoute, { engine, config })
   await app.register(fileHashRoute, { config })
+  await app.register(fileVerifyRoute, { config })
   await app.register(checksumsRoute, { config })
   await app.register(identifyRoute, { config })
   await app.register(metaRoutes, { config, engine })

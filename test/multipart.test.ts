@@ -20,6 +20,7 @@ import { PassThrough, Readable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { Busboy } from '@fastify/busboy'
 import { Problem } from '../src/problem.js'
+import { MAX_FORM_PARTS } from '../src/routes/filehash.js'
 import { boundaryOf, collect, readMultipart, type MultipartLimits, type PartConsumer, type PartHead } from '../src/upload/multipart.js'
 import { whichever } from './helpers/events.js'
 import { Random } from './helpers/random.js'
@@ -865,14 +866,15 @@ describe('POST /api/filehash through the real server', () => {
     assertProblem(await send(server.url, boundary, [body], 'length'), 413, /headers are larger than 8192 bytes/)
   })
 
-  it('seven parts: 413 (six are allowed)', async () => {
+  it(`${MAX_FORM_PARTS + 1} parts: 413 (${MAX_FORM_PARTS} are allowed)`, async () => {
     const boundary = 'many-parts'
-    const six = fileForm(boundary, Buffer.from('abc'), { fields: Array.from({ length: 5 }, (): [string, string] => ['encoding', 'hex']) })
-    const ok = await send(server.url, boundary, [six], 'length')
+    const fields = (count: number) => Array.from({ length: count }, (): [string, string] => ['encoding', 'hex'])
+    const most = fileForm(boundary, Buffer.from('abc'), { fields: fields(MAX_FORM_PARTS - 1) })
+    const ok = await send(server.url, boundary, [most], 'length')
     assert.equal(ok.status, 200, JSON.stringify(ok.body))
     assert.equal(ok.body.hashes.sha256, sha256(Buffer.from('abc')))
-    const seven = fileForm(boundary, Buffer.from('abc'), { fields: Array.from({ length: 6 }, (): [string, string] => ['encoding', 'hex']) })
-    assertProblem(await send(server.url, boundary, [seven], 'length'), 413, /more than 6 parts/)
+    const oneMore = fileForm(boundary, Buffer.from('abc'), { fields: fields(MAX_FORM_PARTS) })
+    assertProblem(await send(server.url, boundary, [oneMore], 'length'), 413, new RegExp(`more than ${MAX_FORM_PARTS} parts`))
   })
 
   it('a field over 4096 bytes: 413', async () => {

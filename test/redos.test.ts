@@ -61,7 +61,7 @@ describe('ReDoS gate (recheck)', { timeout: 30 * 60_000, skip: skipWithoutBacken
 
   it('finds the patterns of every part that reads client input', () => {
     const sites = found.regexes.flatMap((regex) => regex.sites)
-    for (const file of ['src/identify/unwrap.ts', 'src/identify/input.ts', 'src/identify/batch.ts', 'src/checksums/list.ts', 'src/upload/multipart.ts', 'src/keys/file.ts', 'src/keys/api-keys.ts', 'src/plugins/auth.ts', 'src/routes/identify.ts', 'src/domain/hmac.ts']) {
+    for (const file of ['src/identify/unwrap.ts', 'src/identify/input.ts', 'src/identify/batch.ts', 'src/checksums/list.ts', 'src/upload/multipart.ts', 'src/keys/file.ts', 'src/keys/api-keys.ts', 'src/plugins/auth.ts', 'src/routes/identify.ts', 'src/domain/hmac.ts', 'src/content-hashes/metadata/values.ts', 'src/content-hashes/metadata/git.ts']) {
       assert.ok(sites.some((site) => site.startsWith(`${file}:`)), `no pattern found in ${file}`)
     }
     // The identify table as compiled: one per row, plus the `typical` patterns and near misses.

@@ -34,7 +34,7 @@ const GRANTS: Record<string, string[]> = {
   verify: ['POST /api/verify'],
   hmac: ['POST /api/hmac'],
   'hmac:verify': ['POST /api/hmac/verify'],
-  filehash: ['POST /api/filehash', 'PUT /api/filehash'],
+  filehash: ['POST /api/filehash', 'PUT /api/filehash', 'POST /api/filehash/verify'],
   checksums: ['POST /api/checksums'],
   identify: ['POST /api/identify'],
   'passwords:check': ['POST /api/passwords/check'],

@@ -135,9 +135,29 @@ export interface paths {
         put: operations["putFilehash"];
         /**
          * Hash an uploaded file with several algorithms in one pass
-         * @description The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). With several algorithms and a large file, the hashers run on several threads.
+         * @description The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). With several algorithms and a large file, the hashers run on several threads. Content hashes (s3-etag, dropbox, tth, btih, ipfs-cid, magnet…) are computed in the same pass and answered in their store's own form; their parameters go in the query string (or as form fields before the file).
          */
         post: operations["postFilehash"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/filehash/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a file against what a store reports about it (S3, Cloud Storage, Azure, Dropbox, OneDrive, Git, a .torrent, a magnet link)
+         * @description multipart/form-data: `metadata` first (the store's JSON, `git ls-tree -l` lines or a magnet link as a text field; a .torrent as a file part), then one `file` part. The file is streamed once, never stored, through every hash the metadata's fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field's say whether the file matched. A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one `-N` and the size imply (at most 12); the field names the one that matched. At most 64 content hashes run for one request, each part size counted; the fields past them cannot be checked. A v1 torrent's pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet's btih) takes it from the metadata, and without it cannot be checked. A file whose size is not the one the metadata reports mismatches every field, with reason `size`.
+         */
+        post: operations["postFilehashVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2260,14 +2280,26 @@ export interface operations {
     putFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
-                /** @description The file name to echo back, for the raw-body form */
+                /** @description The file name to echo back, for the raw-body form. Also btih's torrent name (its info dictionary's name: a base name, 1 to 255 bytes of UTF-8) and magnet's (its dn, and its btih's); for the multipart form btih and magnet take the file part's filename when this is absent */
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
+                partSize?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
+                multipartThreshold?: string;
+                /** @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. */
+                checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                /** @description For git-blob-sha1, git-blob-sha256, btih, magnet: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). */
+                size?: string;
+                /** @description For btih, magnet: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. */
+                pieceLength?: string;
+                /** @description For ipfs-cid: the CID version, as ipfs add --cid-version: 0 (dag-pb leaves, base58btc) or 1 (raw leaves, base32). Default 0. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/cidVersion. */
+                cidVersion?: "0" | "1";
             };
             header?: never;
             path?: never;
@@ -2294,7 +2326,7 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
                         hashes: {
                             [key: string]: string;
                         };
@@ -2335,7 +2367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2374,7 +2406,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2422,14 +2454,26 @@ export interface operations {
     postFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
-                /** @description The file name to echo back, for the raw-body form */
+                /** @description The file name to echo back, for the raw-body form. Also btih's torrent name (its info dictionary's name: a base name, 1 to 255 bytes of UTF-8) and magnet's (its dn, and its btih's); for the multipart form btih and magnet take the file part's filename when this is absent */
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
+                partSize?: string;
+                /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
+                multipartThreshold?: string;
+                /** @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. */
+                checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                /** @description For git-blob-sha1, git-blob-sha256, btih, magnet: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). */
+                size?: string;
+                /** @description For btih, magnet: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. */
+                pieceLength?: string;
+                /** @description For ipfs-cid: the CID version, as ipfs add --cid-version: 0 (dag-pb leaves, base58btc) or 1 (raw leaves, base32). Default 0. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/cidVersion. */
+                cidVersion?: "0" | "1";
             };
             header?: never;
             path?: never;
@@ -2439,7 +2483,7 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /**
-                     * @description Comma-separated algorithm names, at most 16 different ones; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Send before the file part.
+                     * @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. Send before the file part.
                      * @default sha256
                      */
                     algorithms?: string;
@@ -2451,6 +2495,24 @@ export interface operations {
                     encoding?: "hex" | "base64" | "base64url";
                     /** @description Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum's length fits none of the requested algorithms. Send before the file part. */
                     expected?: string;
+                    /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. Send before the file part; as a form field, its problems point to /body/partSize. */
+                    partSize?: string;
+                    /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. Send before the file part; as a form field, its problems point to /body/multipartThreshold. */
+                    multipartThreshold?: string;
+                    /**
+                     * @description For s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType). Default FULL_OBJECT for s3-crc64nvme, s3-crc32, s3-crc32c; COMPOSITE for s3-sha1, s3-sha256. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/checksumType. Send before the file part; as a form field, its problems point to /body/checksumType.
+                     * @enum {string}
+                     */
+                    checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                    /** @description For git-blob-sha1, git-blob-sha256, btih, magnet: the content's size in bytes, which git puts in the object header before the content; the content's size in bytes; needed up front only without pieceLength, to choose RHash's default piece length. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 9007199254740991 bytes. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/size. Without it, the raw body's Content-Length serves; a file of another size is 422 naming size (or content-length). Send before the file part; as a form field, its problems point to /body/size. */
+                    size?: string;
+                    /** @description For btih, magnet: the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB). Bytes, or a whole number of KiB, MiB or GiB (8MiB); 16 KiB to 256 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/pieceLength. Send before the file part; as a form field, its problems point to /body/pieceLength. */
+                    pieceLength?: string;
+                    /**
+                     * @description For ipfs-cid: the CID version, as ipfs add --cid-version: 0 (dag-pb leaves, base58btc) or 1 (raw leaves, base32). Default 0. Each algorithm takes the values it knows; another is 422. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/cidVersion. Send before the file part; as a form field, its problems point to /body/cidVersion.
+                     * @enum {string}
+                     */
+                    cidVersion?: "0" | "1";
                     /**
                      * Format: binary
                      * @description Exactly one file, at most MAX_FILE_SIZE bytes
@@ -2476,7 +2538,7 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
                         hashes: {
                             [key: string]: string;
                         };
@@ -2517,7 +2579,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope filehash (hashing uploads); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2556,7 +2618,179 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postFilehashVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description What the store returned, whole, sent before the file: a text field of at most 1048576 bytes (a .torrent file (v1, v2 or hybrid; one file); aws s3api head-object --checksum-mode ENABLED (or get-object-attributes) JSON; a OneDrive or SharePoint driveItem JSON (file.hashes); az storage blob show JSON (properties.contentSettings.contentMd5); gcloud storage objects describe --format=json, or the Cloud Storage JSON API object (crc32c, md5Hash); Dropbox files/get_metadata JSON (content_hash); a magnet link (magnet:?xt=urn:btih:…, urn:tree:tiger:, urn:aich:, urn:ed2k:, xl, dn); git ls-tree lines (<mode> blob <object id>\t<path>, with or without -l)), or a file part of at most 16777216 bytes for a .torrent. More is 413; a shape hashd does not know is 422.
+                     */
+                    metadata: string;
+                    /**
+                     * Format: binary
+                     * @description Exactly one file, at most MAX_FILE_SIZE bytes, after the metadata
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `match` only when every field that could be checked matched and at least one could; `mismatch` when any field mismatched; `cannot-check` when none could be checked */
+                        verdict: "match" | "mismatch" | "cannot-check";
+                        /** @description The metadata's shape: s3, gcs, azure, dropbox, onedrive, torrent, magnet or git-ls-tree */
+                        shape: string;
+                        /** @description The file's size in bytes */
+                        size: number;
+                        /** @description One entry per value the metadata reports, in its order; first a `size` row when the file's size is not the object's */
+                        fields: {
+                            /** @description The store's own name for the value (ETag, ChecksumCRC32C, md5Hash, file.hashes.quickXorHash, pieces, pieces root, xt=urn:btih, a git path), or `size` for the row that says the file's size is not the object's */
+                            field: string;
+                            verdict: "match" | "mismatch" | "cannot-check";
+                            /** @description What the store reported, as the registry prints it */
+                            expected: string;
+                            /** @description What the file gives, in the same form; for a torrent's pieces, how many differ and the first that does */
+                            actual?: string;
+                            /** @description Why the field did not match (`size`: the file's size is not the object's) or cannot be checked */
+                            reason?: string;
+                            /** @description For a multipart ETag or composite checksum: the part size that matched, or the one the metadata gave */
+                            partSize?: number;
+                            /** @description The content hash (s3-etag, git-blob-sha1, btih…), the digest (sha1, ed2k…), sha1 for a torrent's pieces, or size */
+                            algorithm: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; no metadata part, or one after the file (pointer /body/metadata); no file part, or two (/body/file); an unknown part (/body/<name>); a malformed multipart body or boundary */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope filehash (hashing uploads, and checking them against a store's metadata); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: urn:hashd:problem:unknown-metadata for metadata of no known shape, and urn:hashd:problem:invalid-metadata naming the field for metadata of a known shape that cannot be read (a .torrent that is not valid bencode, say) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

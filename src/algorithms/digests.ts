@@ -22,6 +22,7 @@ const OPENSSL = 'OpenSSL (node:crypto)'
 const HASH_WASM = 'hash-wasm (WASM)'
 /** Algorithms no maintained package implements: written here, checked against published vectors and RHash. */
 const HAND_WRITTEN = 'hashd (src/algorithms/impl)'
+const HAND_WRITTEN_WASM = 'hashd (src/algorithms/impl, C compiled to WebAssembly)'
 
 /** A fixed-length digest that OpenSSL implements. */
 function openssl(name: string, displayName: string, outputBytes: number, blockBytes: number, reference: string, aliases: string[] = [], opensslName = name): DigestAlgorithm {
@@ -110,9 +111,15 @@ export const digestAlgorithms: DigestAlgorithm[] = [
     reference: 'ISO/IEC 10118-3 (Whirlpool, 2003 revision)', implementation: HASH_WASM, create: wasmHasher(() => createWhirlpool()),
   },
   openssl('sm3', 'SM3', 32, 64, 'GB/T 32905-2016; draft-sca-cfrg-sm3'),
-  handWritten('tiger', 'Tiger/192', 24, 64, 'Anderson & Biham, Tiger: A Fast New Hash Function (FSE 1996); byte order as RHash --tiger',
-    ['tiger192', 'tiger-192', 'tiger192,3', 'tiger1'], () => new Tiger(1)),
-  handWritten('tiger2', 'Tiger2/192', 24, 64, 'Tiger with MD4-style 0x80 padding (Tiger reference page, 2005)', ['tiger2-192'], () => new Tiger(2)),
+  {
+    ...handWritten('tiger', 'Tiger/192', 24, 64, 'Anderson & Biham, Tiger: A Fast New Hash Function (FSE 1996); byte order as RHash --tiger',
+      ['tiger192', 'tiger-192', 'tiger192,3', 'tiger1'], () => new Tiger(1)),
+    implementation: HAND_WRITTEN_WASM,
+  },
+  {
+    ...handWritten('tiger2', 'Tiger2/192', 24, 64, 'Tiger with MD4-style 0x80 padding (Tiger reference page, 2005)', ['tiger2-192'], () => new Tiger(2)),
+    implementation: HAND_WRITTEN_WASM,
+  },
   handWritten('streebog-256', 'Streebog-256 (GOST R 34.11-2012)', 32, 64, 'RFC 6986 (GOST R 34.11-2012); byte order as gost12sum and RHash --gost12-256',
     ['streebog256', 'gost12-256', 'gostr3411-2012-256', 'gost-r-34.11-2012-256', 'stribog-256'], () => new Streebog(32)),
   handWritten('streebog-512', 'Streebog-512 (GOST R 34.11-2012)', 64, 64, 'RFC 6986 (GOST R 34.11-2012); byte order as gost12sum and RHash --gost12-512',

@@ -24,7 +24,7 @@ export const SCOPES: readonly ScopeSpec[] = [
   { name: 'verify', routes: ['POST /api/verify'], description: 'checking an input against a digest or password hash' },
   { name: 'hmac', routes: ['POST /api/hmac'], description: 'making HMACs', namedKeys: true },
   { name: 'hmac:verify', routes: ['POST /api/hmac/verify'], description: 'checking HMACs', namedKeys: true },
-  { name: 'filehash', routes: ['POST /api/filehash', 'PUT /api/filehash'], description: 'hashing uploads' },
+  { name: 'filehash', routes: ['POST /api/filehash', 'PUT /api/filehash', 'POST /api/filehash/verify'], description: 'hashing uploads, and checking them against a store\'s metadata' },
   { name: 'checksums', routes: ['POST /api/checksums'], description: 'checking files against checksum lists' },
   { name: 'identify', routes: ['POST /api/identify'], description: 'identifying hashes' },
   { name: 'passwords:check', routes: ['POST /api/passwords/check'], description: 'screening prospective passwords' },

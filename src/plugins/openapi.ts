@@ -20,6 +20,7 @@ import { Type } from '@sinclair/typebox'
 import { algorithms } from '../algorithms/registry.js'
 import { checksumsRequestBody } from '../routes/checksums.js'
 import { fileHashPutBody, fileHashRequestBody } from '../routes/filehash.js'
+import { fileVerifyRequestBody } from '../routes/filehash-verify.js'
 import { documentView, HEADERS, Problem, PROBLEM_JSON } from '../routes/schemas.js'
 
 /** The package version (dist/src/plugins/ → the repository root): info.version follows it. */
@@ -28,6 +29,9 @@ export const API_VERSION = (JSON.parse(readFileSync(new URL('../../../package.js
 /** Every other spelling the server accepts for an algorithm, to its canonical name (lowercase; any case works). */
 const aliases = Object.fromEntries(algorithms.flatMap((algorithm) =>
   [algorithm.displayName, ...algorithm.aliases].filter((spelling) => spelling !== algorithm.name).map((spelling) => [spelling, algorithm.name])))
+
+/** The upload routes, whose multipart bodies are read as a stream and described by hand (transformObject). */
+const MULTIPART_ROUTES = new Set(['/api/filehash', '/api/filehash/verify', '/api/checksums'])
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' }
 
@@ -110,7 +114,7 @@ async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {
       const documented = documentView(schema) as typeof schema
       // The upload routes' bodies are multipart and read as a stream, so it has no JSON schema to
       // validate against; it is described in transformObject instead.
-      if (url !== '/api/filehash' && url !== '/api/checksums') return { schema: documented, url }
+      if (!MULTIPART_ROUTES.has(url)) return { schema: documented, url }
       return { schema: { ...documented, consumes: undefined, body: undefined } as typeof schema, url }
     },
     transformObject: (documentObject) => {
@@ -121,6 +125,8 @@ async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {
       const upload = spec.paths?.['/api/filehash']
       if (upload?.post) upload.post.requestBody = fileHashRequestBody
       if (upload?.put) upload.put.requestBody = fileHashPutBody
+      const verify = spec.paths?.['/api/filehash/verify']
+      if (verify?.post) verify.post.requestBody = fileVerifyRequestBody
       const checksums = spec.paths?.['/api/checksums']
       if (checksums?.post) checksums.post.requestBody = checksumsRequestBody
       const secured = Object.values(spec.paths ?? {}).some((operations) => Object.values(operations).some((operation) => 'security' in operation))

@@ -15,6 +15,7 @@ import { answer, MAX_PUBLIC_KEY_BYTES, MAX_SIGNATURE_BYTES, reportAsText, startC
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
 import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer } from '../upload/multipart.js'
+import { drain } from '../upload/drain.js'
 import { chooseSink } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
 import { errorResponses } from './schemas.js'
@@ -25,14 +26,6 @@ const MAX_PART_HEADER_BYTES = 8 * 1024
 const MAX_FIELD_BYTES = 4096
 /** Room for the multipart envelope around the parts: boundaries and part headers. */
 const ENVELOPE_BYTES = 64 * 1024
-/**
- * A refusal before the body's end (a bad signature found at the first file, say) reads and drops
- * the rest of a body declared at most this large, so the client, still sending, gets the 4xx
- * rather than a reset connection; a larger body is cut and the connection closed.
- */
-const DRAIN_MAX_BYTES = 16 * 1024 * 1024
-const DRAIN_TIMEOUT_MS = 10_000
-
 const TEXT_PARTS = ['checksums', 'signature', 'publicKey'] as const
 
 /** These error responses with a text/plain form beside problem+json (Accept: text/plain). */
@@ -68,33 +61,6 @@ function readStrict(value: string): boolean {
   if (['true', '1', 'yes', 'on'].includes(normalized)) return true
   if (['false', '0', 'no', 'off', ''].includes(normalized)) return false
   throw problems.validation('strict must be true or false', [{ pointer: '/body/strict', message: 'not a boolean' }])
-}
-
-/** Reads and drops the rest of a small body; false when it is too large, fails or takes too long. */
-async function drain(request: FastifyRequest): Promise<boolean> {
-  const raw = request.raw
-  if (raw.complete) return true
-  const declared = declaredLength(request)
-  if (declared === undefined || declared > DRAIN_MAX_BYTES || raw.destroyed) return false
-  raw.unpipe()
-  return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => finish(false), DRAIN_TIMEOUT_MS)
-    const discard = (): void => {}
-    const finish = (drained: boolean): void => {
-      clearTimeout(timer)
-      raw.off('data', discard)
-      raw.off('end', onEnd)
-      raw.off('close', onClose)
-      resolve(drained)
-    }
-    const onEnd = (): void => finish(true)
-    const onClose = (): void => finish(raw.complete)
-    raw.on('data', discard)
-    raw.once('end', onEnd)
-    raw.once('close', onClose)
-    raw.on('error', discard)
-    raw.resume()
-  })
 }
 
 export const checksumsRequestBody = {

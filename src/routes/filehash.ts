@@ -13,24 +13,84 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
-import { MAX_FILE_ALGORITHMS, parseAlgorithmList } from '../domain/filehash.js'
+import { CONTENT_HASH_PARAMETERS, planContentHashes, type ContentHashParameter, type ContentHashPlan, type ContentHashStage, type GivenParameter } from '../domain/content-hashes.js'
+import { MAX_FILE_ALGORITHMS, parseFileAlgorithms, type FileAlgorithms } from '../domain/filehash.js'
+import { contentHashes } from '../content-hashes/index.js'
+import { formatBytes } from '../content-hashes/parameters.js'
 import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest } from '../domain/expected.js'
 import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
 import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
-import { chooseSink, hashUpload } from '../upload/pipeline.js'
+import { chooseSink, computesContentHashes, hashUpload } from '../upload/pipeline.js'
+import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
 import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
 
+/**
+ * The content hashes' parameters that a request may give in the query or as form fields (all but
+ * `name`, which the route already takes as the file name and which is btih's and magnet's torrent name too).
+ */
+const CONTENT_FIELDS = [...CONTENT_HASH_PARAMETERS.keys()].filter((name) => name !== 'name')
+
 /** The form's text fields, each at most MAX_FIELD_BYTES. */
-const FORM_FIELDS = ['algorithms', 'encoding', 'expected'] as const
+const FORM_FIELDS: readonly string[] = ['algorithms', 'encoding', 'expected', ...CONTENT_FIELDS]
 const MAX_FIELD_BYTES = 4096
+/** Parts a form may have: each field once, the file, and room for two repeats; one more is 413. */
+export const MAX_FORM_PARTS = FORM_FIELDS.length + 3
 /** A part's header block: a Content-Disposition with a long file name, a Content-Type. */
 const MAX_PART_HEADER_BYTES = 8 * 1024
 
 /** Room for the multipart envelope (boundaries, part headers, the text fields) around the file. */
 const ENVELOPE_BYTES = 64 * 1024
+
+/**
+ * A byte size as parameters.ts's parseByteSize reads it: digits, then B, KiB, MiB or GiB in any
+ * case, after one space at most (two runs of spaces side by side would backtrack quadratically).
+ */
+const BYTE_SIZE_PATTERN = '^\\s*[0-9]{1,16}(\\s?([bB]|[kKmMgG][iI][bB]))?\\s*$'
+
+/**
+ * A content-hash parameter as a query (or form) field, read from the registry: the entries that
+ * take it, what it means, its bounds. No `default` keyword: ajv would fill it in, and each entry
+ * applies its own default (checksumType's differs between the CRCs and the SHAs).
+ */
+function contentParameterSchema(name: string, { spec, descriptions, takenBy, choices }: ContentHashParameter) {
+  const what = `For ${takenBy.join(', ')}: ${descriptions.join('; ')}.`
+  // Defaults differ between entries (checksumType: FULL_OBJECT for the CRCs, COMPOSITE for the SHAs): each is named with its entries.
+  const byDefault = new Map<string, string[]>()
+  for (const entry of contentHashes) {
+    const fallback = entry.parameters[name]?.default
+    if (fallback === undefined) continue
+    const shown = typeof fallback === 'number' ? formatBytes(fallback) : fallback
+    byDefault.set(shown, [...byDefault.get(shown) ?? [], entry.name])
+  }
+  const defaults = byDefault.size === 0 ? ''
+    : byDefault.size === 1 ? ` Default ${[...byDefault.keys()][0] as string}.`
+      : ` Default ${[...byDefault].map(([shown, entries]) => `${shown} for ${entries.join(', ')}`).join('; ')}.`
+  const misuse = ` Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/${name}.`
+  switch (spec.kind) {
+    case 'bytes':
+      return Type.String({
+        minLength: 1, maxLength: 32, pattern: BYTE_SIZE_PATTERN,
+        description: `${what} Bytes, or a whole number of KiB, MiB or GiB (8MiB); ${formatBytes(spec.min)} to ${formatBytes(spec.max)}.${defaults}${misuse}`,
+      })
+    case 'choice':
+      return Type.Unsafe<string>({ type: 'string', enum: choices, description: `${what}${defaults} Each algorithm takes the values it knows; another is 422.${misuse}` })
+    case 'text':
+      return Type.String({ minLength: spec.minBytes, maxLength: spec.maxBytes, description: `${what}${defaults}${misuse}` })
+  }
+}
+
+/** `size` also takes its value from the raw body's Content-Length, which the registry does not know of. */
+const SIZE_NOTE = ' Without it, the raw body\'s Content-Length serves; a file of another size is 422 naming size (or content-length).'
+
+const contentParameterSchemas = Object.fromEntries(CONTENT_FIELDS.map((name) => {
+  const schema = contentParameterSchema(name, CONTENT_HASH_PARAMETERS.get(name) as ContentHashParameter)
+  return [name, name === 'size' ? { ...schema, description: `${schema.description as string}${SIZE_NOTE}` } : schema]
+}))
+
+const CONTENT_HASH_NAMES = contentHashes.map((entry) => entry.name)
 
 export const fileHashRequestBody = {
   required: true,
@@ -40,9 +100,10 @@ export const fileHashRequestBody = {
         type: 'object',
         required: ['file'],
         properties: {
-          algorithms: { ...documentView(AlgorithmList('filehash', MAX_FILE_ALGORITHMS)) as object, description: `${AlgorithmList('filehash', MAX_FILE_ALGORITHMS).description} Send before the file part.` },
+          algorithms: { ...documentView(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES)) as object, description: `${AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES).description} Send before the file part.` },
           encoding: { type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex', description: 'Send before the file part; lowercase as written.' },
           expected: { type: 'string', minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum\'s length fits none of the requested algorithms. Send before the file part.' },
+          ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, { ...schema, description: `${schema.description as string} Send before the file part; as a form field, its problems point to /body/${name}.` }])),
           file: { type: 'string', format: 'binary', description: 'Exactly one file, at most MAX_FILE_SIZE bytes' },
         },
         // The form takes these fields and no others: any other field or file part is 400 with its pointer.
@@ -63,24 +124,46 @@ export const fileHashPutBody = {
 }
 
 const Query = Type.Object({
-  algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS)),
+  algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES)),
   encoding: Type.Optional(OutputEncodingSchema),
-  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form' })),
+  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form. Also btih\'s torrent name (its info dictionary\'s name: a base name, 1 to 255 bytes of UTF-8) and magnet\'s (its dn, and its btih\'s); for the multipart form btih and magnet take the file part\'s filename when this is absent' })),
   expected: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'A checksum to compare against every digest; see the form field' })),
+  ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, Type.Optional(schema)])),
 }, { additionalProperties: false })
 
-type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string }
+type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string } & Partial<Record<string, string>>
 interface FileHashResult { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean>, warnings?: string[] }
 
 const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
   query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
 
-/** The response: digests in the asked encoding, `matches` when a checksum was expected, bytes counted for metrics. */
-function answer(name: string, size: number, hashes: Record<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined): FileHashResult {
-  for (const algorithm of Object.keys(hashes)) countHashedBytes('filehash', algorithm, size)
+/** The content-hash parameters in the query string (`name` among them: btih's and magnet's torrent name). */
+function contentParametersFromQuery(query: FileHashQuery): Map<string, GivenParameter> {
+  const given = new Map<string, GivenParameter>()
+  for (const name of CONTENT_HASH_PARAMETERS.keys()) {
+    const value = query[name]
+    if (value !== undefined) given.set(name, { value, pointerBase: '/querystring' })
+  }
+  return given
+}
+
+/**
+ * The response: digests in the asked encoding and content hashes in their store's own form, in
+ * request order; `matches` when a checksum was expected (digests only: a content hash is text in
+ * its store's form, an ETag's `-N` say, not bytes in `encoding`); bytes counted for metrics.
+ */
+function answer(name: string, size: number, chosen: FileAlgorithms, digestHashes: Record<string, string>, contentHashes: ReadonlyMap<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined): FileHashResult {
+  const hashes: Record<string, string> = {}
+  for (const algorithm of chosen.order) {
+    const text = digestHashes[algorithm] ?? contentHashes.get(algorithm)
+    if (text === undefined) throw new Error(`no hash for ${algorithm}`)
+    hashes[algorithm] = text
+    countHashedBytes('filehash', algorithm, size)
+  }
   if (!expected) return { name, size, hashes }
-  const warning = lengthWarning(expected, hashes, encoding)
-  return { name, size, hashes, matches: matchExpected(expected, hashes, encoding), ...(warning ? { warnings: [warning] } : {}) }
+  if (chosen.digests.length === 0) return { name, size, hashes, matches: {}, warnings: ['expected is compared with digests only, and algorithms names none; a content hash is compared by reading it'] }
+  const warning = lengthWarning(expected, digestHashes, encoding)
+  return { name, size, hashes, matches: matchExpected(expected, digestHashes, encoding), ...(warning ? { warnings: [warning] } : {}) }
 }
 
 /**
@@ -110,6 +193,15 @@ function withoutPath(filename: string): string {
   return name === '.' || name === '..' ? '' : name
 }
 
+/**
+ * The digests' sink with the content hashes' stage in front: the stage holds the size, and hashes
+ * the content hashes itself only when the sink leaves them to it (an inline upload; see sink.ts).
+ */
+async function contentSink(digestSink: DigestSink, plan: ContentHashPlan): Promise<{ sink: DigestSink, content: ContentHashStage }> {
+  const content = await plan.start(computesContentHashes(digestSink) ? () => digestSink.contentHashes() : undefined)
+  return { sink: withInlineStage(digestSink, content), content }
+}
+
 const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
 
 function declaredLength(request: FastifyRequest): number | undefined {
@@ -136,15 +228,19 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
 
   /** The raw form: the request body is the file. */
   async function hashRaw(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
-    const algorithms = parseAlgorithmList(request.query.algorithms, '/querystring/algorithms')
+    const chosen = parseFileAlgorithms(request.query.algorithms, '/querystring/algorithms')
     const expected = expectedFromQuery(request.query)
     const encoding = request.query.encoding ?? 'hex'
-    const { size, digests } = await hashUpload(request.raw, algorithms, {
-      maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: declaredLength(request), threads,
+    const bodyLength = declaredLength(request)
+    const plan = planContentHashes(chosen.contentHashes, contentParametersFromQuery(request.query), bodyLength === undefined ? {} : { bodyLength })
+    const options = {
+      maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: bodyLength, threads,
       // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
       release: true,
-    })
-    return answer(request.query.name ?? '', size, encodeDigests(algorithms, digests, encoding), encoding, expected)
+    }
+    const { sink, content } = await contentSink(await chooseSink(chosen.digests, options, plan.resolved), plan)
+    const { size, digests } = await hashUpload(request.raw, chosen.digests, options, sink)
+    return answer(request.query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), content.finish(size), encoding, expected)
   }
 
   /** The multipart form: text fields, then exactly one file part, hashed as it arrives. */
@@ -153,6 +249,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     let algorithmPointer = '/querystring/algorithms'
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
     let expected = expectedFromQuery(request.query)
+    const parameters = contentParametersFromQuery(request.query)
     let fileSeen = false
     let result: FileHashResult | undefined
     // Called when a field ends: before any file part begins, which the check at each part's start makes sure of.
@@ -162,6 +259,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
         algorithmPointer = '/body/algorithms'
       } else if (name === 'encoding') encoding = readEncoding(value)
       else if (name === 'expected') expected = parseExpected(value)
+      else parameters.set(name, { value, pointerBase: '/body' })
     }
     const filePart = async (head: PartHead): Promise<PartConsumer> => {
       if (head.name !== 'file') {
@@ -170,9 +268,11 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       }
       if (fileSeen) throw problems.validation('Send exactly one file part')
       fileSeen = true
-      const algorithms = parseAlgorithmList(algorithmList, algorithmPointer)
-      const sink = await chooseSink(algorithms, { expectedBytes: declaredLength(request), threads })
+      const chosen = parseFileAlgorithms(algorithmList, algorithmPointer)
       const filename = withoutPath(head.filename ?? '')
+      // The body's Content-Length counts the whole form, so it is no file size: `size` must be given.
+      const plan = planContentHashes(chosen.contentHashes, parameters, { fileName: filename })
+      const { sink, content } = await contentSink(await chooseSink(chosen.digests, { expectedBytes: declaredLength(request), threads }, plan.resolved), plan)
       let size = 0
       return {
         write(bytes) {
@@ -182,19 +282,19 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
         },
         end() {
           return sink.finish().then((digests) => {
-            result = answer(filename, size, encodeDigests(algorithms, digests, encoding), encoding, expected)
+            result = answer(filename, size, chosen, encodeDigests(chosen.digests, digests, encoding), content.finish(size), encoding, expected)
           })
         },
         abort: () => sink.abort(),
       }
     }
     await readMultipart(request.raw, boundaryOf(request.headers['content-type']) ?? '', {
-      parts: 6, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
+      parts: MAX_FORM_PARTS, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
       bodyBytes: config.maxFileSize + ENVELOPE_BYTES, tooLargeDetail: tooLarge,
     }, (head) => {
       if (head.filename !== undefined) return filePart(head)
-      if (!(FORM_FIELDS as readonly string[]).includes(head.name)) {
-        throw problems.validation(`Unknown field "${head.name.slice(0, 64)}"; the form takes file, algorithms, encoding and expected`, [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown property' }])
+      if (!FORM_FIELDS.includes(head.name)) {
+        throw problems.validation(`Unknown field "${head.name.slice(0, 64)}"; the form takes file, ${FORM_FIELDS.join(', ')}`, [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown property' }])
       }
       if (fileSeen) throw problems.validation(`Send the "${head.name}" field before the file part: hashing starts with the file's first byte`)
       return collect(MAX_FIELD_BYTES, () => problems.tooLarge(`The "${head.name}" field is larger than ${MAX_FIELD_BYTES} bytes`),
@@ -238,7 +338,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     200: Type.Object({
       name: Type.String({ description: 'The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none)' }),
       size: Type.Integer({ description: 'Bytes hashed' }),
-      hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest' }),
+      hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest in `encoding`, or content hash in its store\'s own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order' }),
       matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
       warnings: Type.Optional(Type.Array(Type.String(), { description: 'Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason' })),
     }),
@@ -246,6 +346,9 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       400: 'an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, '
         + 'an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; '
         + 'query-string fields have pointers /querystring/<name>, form fields /body/<name>',
+      422: 'urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) '
+        + 'out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, '
+        + 'and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length',
     }),
   }
 
@@ -258,7 +361,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       description: 'The file is streamed through the hashers as it arrives: held in memory one chunk at a time, never written to disk, discarded after. ' +
         'Multipart: text fields must precede the file part (or go in the query string). Raw: `Content-Type: application/octet-stream`, the body is the file, ' +
         'and algorithms, encoding and name go in the query string (`curl --data-binary @file -H "Content-Type: application/octet-stream" URL`). ' +
-        'With several algorithms and a large file, the hashers run on several threads.',
+        'With several algorithms and a large file, the hashers run on several threads. ' +
+        'Content hashes (s3-etag, dropbox, tth, btih, ipfs-cid, magnet…) are computed in the same pass and answered in their store\'s own form; their parameters go in the query string (or as form fields before the file).',
       querystring: Query,
       response,
     },

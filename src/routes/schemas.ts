@@ -90,11 +90,16 @@ export const AlgorithmName = (operation: Operation, defaultName: string | undefi
   { enum: canonicalNamesFor(operation), 'x-hashd-case-insensitive': true },
 )
 
-/** A comma-separated list of algorithm names (POST /api/filehash `algorithms`). */
-export const AlgorithmList = (operation: Operation, maxNames: number) => {
-  const name = `(?:${canonicalNamesFor(operation).map((each) => each.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`
+/**
+ * A comma-separated list of algorithm names (POST /api/filehash `algorithms`). `contentHashes`:
+ * the content-hash registry's names the operation also takes (src/content-hashes), which do not
+ * count against `maxNames`.
+ */
+export const AlgorithmList = (operation: Operation, maxNames: number, contentHashes: readonly string[] = []) => {
+  const name = `(?:${[...canonicalNamesFor(operation), ...contentHashes].map((each) => each.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`
+  const content = contentHashes.length === 0 ? '' : ` Also the content hashes ${contentHashes.join(', ')} (canonical names only, any case), which are not counted against the ${maxNames}; each is printed in its store's own form and takes its parameters from the fields of the same names.`
   return documentedAs(
-    Type.String({ minLength: 1, maxLength: 1024, default: 'sha256', description: `Comma-separated algorithm names, at most ${maxNames} different ones; duplicates collapse. ${LENIENCY}` }),
+    Type.String({ minLength: 1, maxLength: 1024, default: 'sha256', description: `Comma-separated algorithm names, at most ${maxNames} different digests; duplicates collapse. ${LENIENCY}${content}` }),
     { pattern: `^\\s*${name}\\s*(?:,\\s*${name}\\s*)*$`, 'x-hashd-case-insensitive': true },
   )
 }

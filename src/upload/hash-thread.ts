@@ -1,13 +1,17 @@
 /**
  * A hashing thread of the upload fan-out (threads.ts). It serves one upload at a time: `start`
- * names the algorithms and the shared ring, each `data` names a range of the ring to hash, `end`
+ * names the algorithms, the content hashes (registry name and resolved parameters, or one of
+ * /api/filehash/verify's own: content-hashes/verification.ts) and the shared ring, each `data` names a range of the ring to hash, `end`
  * asks for the digests. After each range it records how far it has read in shared memory, so the
- * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting. Messages arrive in order on one port, so every hasher sees every
- * chunk in order.
+ * main thread can reuse that part of the ring, and wakes the main thread only if it is waiting.
+ * Messages arrive in order on one port, so every hasher sees every chunk in order.
  */
 import { parentPort } from 'node:worker_threads'
 import { opensslHasher } from '../algorithms/hashers.js'
 import type { Hasher } from '../algorithms/types.js'
+import type { ContentHasher } from '../content-hashes/index.js'
+import { Problem } from '../problem.js'
+import type { ThreadContentHash } from './sink.js'
 import { CONTROL_ABORT, CONTROL_WAITING, type FromThread, type ThreadAlgorithm, type ToThread } from './threads.js'
 
 if (parentPort === null) throw new Error('hash-thread.js runs as a worker thread')
@@ -18,6 +22,9 @@ let control: Int32Array<ArrayBufferLike> = new Int32Array(2)
 let progress: BigInt64Array<ArrayBufferLike> = new BigInt64Array(1)
 let lane = 0
 let hashers: Array<[string, Hasher]> = []
+let contentHashers: Array<[string, ContentHasher]> = []
+/** Whether the current upload still wants work: false once it ended, failed or was dropped. */
+let active = false
 let consumed = 0
 let id = 0
 /** Messages are handled one after another, since creating a WASM hasher is asynchronous. */
@@ -32,8 +39,29 @@ async function hasherFor({ name, outputBytes, openssl }: ThreadAlgorithm): Promi
   return (await registry).digestNamed(name).create(outputBytes)
 }
 
+/** The content-hash registry (and verify's own hashers), loaded only when an upload asks for a content hash. */
+let contentRegistry: Promise<typeof import('../content-hashes/verification.js')> | undefined
+
+async function contentHasherFor(hash: ThreadContentHash): Promise<ContentHasher> {
+  contentRegistry ??= import('../content-hashes/verification.js')
+  return (await contentRegistry).createPlainHasher(hash)
+}
+
 function send(message: FromThread): void {
   port.postMessage(message)
+}
+
+/** Drops the upload's hashers and reports why: a problem (the request's fault) whole, anything else by its name only. */
+function fail(error: unknown): void {
+  hashers = []
+  contentHashers = []
+  active = false
+  if (error instanceof Problem) {
+    const { status, type, title, detail, extensions } = error
+    send({ t: 'error', id, message: error.name, problem: { status, type, title, detail, extensions } })
+  } else {
+    send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+  }
 }
 
 async function handle(message: ToThread): Promise<void> {
@@ -45,22 +73,25 @@ async function handle(message: ToThread): Promise<void> {
       progress = new BigInt64Array(message.progress)
       lane = message.lane
       consumed = 0
+      hashers = []
+      contentHashers = []
+      active = true
       try {
         hashers = await Promise.all(message.algorithms.map(async (algorithm): Promise<[string, Hasher]> => [algorithm.name, await hasherFor(algorithm)]))
+        contentHashers = await Promise.all(message.contentHashes.map(async (hash): Promise<[string, ContentHasher]> => [hash.key ?? hash.name, await contentHasherFor(hash)]))
       } catch (error) {
-        hashers = []
-        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+        fail(error)
       }
       return
     case 'data': {
       // Set by the main thread when the upload is dropped: skip what is still queued.
-      if (Atomics.load(control, CONTROL_ABORT) !== 0 || hashers.length === 0) return
+      if (Atomics.load(control, CONTROL_ABORT) !== 0 || !active) return
       const chunk = ring.subarray(message.start, message.start + message.length)
       try {
         for (const [, hasher] of hashers) hasher.update(chunk)
+        for (const [, hasher] of contentHashers) hasher.update(chunk)
       } catch (error) {
-        hashers = []
-        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+        fail(error)
         return
       }
       consumed += message.skip + message.length
@@ -70,16 +101,24 @@ async function handle(message: ToThread): Promise<void> {
       return
     }
     case 'end':
-      if (Atomics.load(control, CONTROL_ABORT) !== 0 || hashers.length === 0) return
+      if (Atomics.load(control, CONTROL_ABORT) !== 0 || !active) return
       try {
-        send({ t: 'done', id, digests: hashers.map(([name, hasher]) => [name, hasher.digest()]) })
+        send({
+          t: 'done', id,
+          digests: hashers.map(([name, hasher]) => [name, hasher.digest()]),
+          contentHashes: contentHashers.map(([name, hasher]) => [name, hasher.finish()]),
+        })
       } catch (error) {
-        send({ t: 'error', id, message: error instanceof Error ? error.name : 'hasher failed' })
+        fail(error)
       }
       hashers = []
+      contentHashers = []
+      active = false
       return
     case 'abort':
       hashers = []
+      contentHashers = []
+      active = false
       return
   }
 }

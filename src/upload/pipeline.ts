@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import { pump } from './pump.js'
-import { inlineSink, type DigestSink } from './sink.js'
+import { inlineSink, type ContentHashingSink, type DigestSink, type ThreadContentHash } from './sink.js'
 import type { HashThreads } from './threads.js'
 
 /**
@@ -33,11 +33,23 @@ export interface UploadDigests {
   digests: Map<string, Uint8Array>
 }
 
-/** Inline for small or single-algorithm uploads; threaded when several algorithms meet a large upload. */
-export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>): Promise<DigestSink> {
-  const large = options.expectedBytes !== undefined && options.expectedBytes >= PARALLEL_MIN_BYTES
-  const threaded = large && algorithms.length >= 2 ? options.threads?.sink(algorithms) ?? null : null
+/**
+ * Inline for small or single-digest uploads; threaded when several digests meet a large upload, and
+ * for any content hash unless the upload is declared small. Content hashes go with the digests to
+ * the threads (the sink is then a `ContentHashingSink`), even alone or on an upload of unknown
+ * length, since some are slow; inline (declared small, or no thread free), the sink leaves them to
+ * the caller (withInlineStage, sink.ts).
+ */
+export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>, contentHashes: readonly ThreadContentHash[] = []): Promise<DigestSink | ContentHashingSink> {
+  const declaredSmall = options.expectedBytes !== undefined && options.expectedBytes < PARALLEL_MIN_BYTES
+  const worthThreads = contentHashes.length > 0 ? !declaredSmall : !declaredSmall && options.expectedBytes !== undefined && algorithms.length >= 2
+  const threaded = worthThreads ? options.threads?.sink(algorithms, contentHashes) ?? null : null
   return threaded ?? inlineSink(algorithms)
+}
+
+/** Whether `sink` computes the content hashes it was offered (on threads) rather than leaving them to the caller. */
+export function computesContentHashes(sink: DigestSink): sink is ContentHashingSink {
+  return 'contentHashes' in sink
 }
 
 export async function hashUpload(source: Readable, algorithms: readonly DigestAlgorithm[], options: UploadOptions, sink?: DigestSink): Promise<UploadDigests> {

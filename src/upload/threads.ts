@@ -22,10 +22,11 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
-import type { DigestSink } from './sink.js'
+import { Problem } from '../problem.js'
+import type { ContentHashingSink, ThreadContentHash } from './sink.js'
 
 export type ToThread =
-  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: ThreadAlgorithm[] }
+  | { t: 'start', id: number, lane: number, ring: SharedArrayBuffer, control: SharedArrayBuffer, progress: SharedArrayBuffer, algorithms: ThreadAlgorithm[], contentHashes: ThreadContentHash[] }
   /** Hash `length` bytes from `start`; `skip` bytes of the ring before them were left empty (see #put), and count as read. */
   | { t: 'data', start: number, length: number, skip: number }
   | { t: 'end' }
@@ -48,8 +49,13 @@ function forThread(algorithm: DigestAlgorithm): ThreadAlgorithm {
 export type FromThread =
   /** Sent only while the main thread waits for room (CONTROL_WAITING): a wake-up, the count is shared. */
   | { t: 'progress', id: number }
-  | { t: 'done', id: number, digests: Array<[string, Uint8Array]> }
-  | { t: 'error', id: number, message: string }
+  /** `contentHashes`: each content hash's text by its `key ?? name`. */
+  | { t: 'done', id: number, digests: Array<[string, Uint8Array]>, contentHashes: Array<[string, string]> }
+  /** `problem`: the request's fault, found by a content hasher (a partSize that makes too many parts), rebuilt on the main thread. */
+  | { t: 'error', id: number, message: string, problem?: ThreadProblem }
+
+/** A `Problem` as plain values, since a class does not survive a thread's message. */
+export interface ThreadProblem { status: number, type: string, title: string, detail: string, extensions: Record<string, unknown> }
 
 const MiB = 1024 * 1024
 
@@ -78,16 +84,47 @@ export const CONTROL_WAITING = 1
 const RELATIVE_COST: Record<string, number> = { md5: 4, sha1: 1.5, sha224: 2, sha256: 2, sha384: 3.8, sha512: 3.8, 'sha512-224': 3.8, 'sha512-256': 3.8, crc32: 1, xxh64: 0.5, xxh3: 0.5, xxh128: 0.5, blake3: 1 }
 const DEFAULT_COST = 6
 
-/** Splits algorithms into `lanes` groups of about equal cost (longest first, onto the lightest lane). */
-export function balance(algorithms: readonly DigestAlgorithm[], lanes: number): DigestAlgorithm[][] {
-  const groups = Array.from({ length: Math.min(lanes, algorithms.length) }, () => ({ cost: 0, members: [] as DigestAlgorithm[] }))
-  const byCost = [...algorithms].sort((a, b) => (RELATIVE_COST[b.name] ?? DEFAULT_COST) - (RELATIVE_COST[a.name] ?? DEFAULT_COST))
-  for (const algorithm of byCost) {
+/**
+ * A content hash's relative cost per byte, for balancing only: about its underlying digest's, since
+ * the parts, trees and pieces around it cost little beside it (S3's ETag and Cloud Storage's and
+ * Azure's MD5 are MD5; AICH, btih and git's SHA-1 id are SHA-1; Dropbox, bt2-root and git's SHA-256
+ * id are SHA-256, and so is ipfs-cid; the S3 and Cloud Storage CRCs are CRCs). TTH is hashd's own
+ * Tiger in WebAssembly, about 300 MiB/s, so under twice SHA-256; magnet is TTH, AICH, btih and
+ * ed2k (MD4) together. Anything not listed counts as DEFAULT_COST.
+ */
+const CONTENT_HASH_COST: Record<string, number> = {
+  's3-etag': 4, 'gcs-md5': 4, 'azure-md5': 4, 's3-sha1': 1.5, 'aich': 1.5, 'btih': 1.5, 'git-blob-sha1': 1.5,
+  's3-sha256': 2, 'dropbox': 2, 'bt2-root': 2, 'git-blob-sha256': 2, 's3-crc32': 1, 's3-crc32c': 1, 's3-crc64nvme': 1, 'gcs-crc32c': 1,
+  'ipfs-cid': 2, 'tth': 3.5, 'magnet': 9.5,
+}
+
+/** verify's hashers cost what the entry they wrap costs; its piece check is a SHA-1. */
+function contentHashCost({ name, params }: ThreadContentHash): number {
+  if (name === 'verify:pieces') return CONTENT_HASH_COST.btih ?? DEFAULT_COST
+  const entry = name === 'verify:entry' ? String(params.entry) : name
+  return CONTENT_HASH_COST[entry] ?? DEFAULT_COST
+}
+
+/** What a lane hashes: digests, and content hashes made in the thread from their registry entry. */
+export interface LaneWork { algorithms: DigestAlgorithm[], contentHashes: ThreadContentHash[] }
+
+/**
+ * Splits algorithms and content hashes into `lanes` groups of about equal cost (longest first,
+ * onto the lightest lane).
+ */
+export function balance(algorithms: readonly DigestAlgorithm[], lanes: number, contentHashes: readonly ThreadContentHash[] = []): LaneWork[] {
+  const items = [
+    ...algorithms.map((algorithm) => ({ cost: RELATIVE_COST[algorithm.name] ?? DEFAULT_COST, add: (work: LaneWork) => work.algorithms.push(algorithm) })),
+    ...contentHashes.map((hash) => ({ cost: contentHashCost(hash), add: (work: LaneWork) => work.contentHashes.push(hash) })),
+  ]
+  const groups = Array.from({ length: Math.min(lanes, items.length) }, () => ({ cost: 0, work: { algorithms: [], contentHashes: [] } as LaneWork }))
+  // Stable: equal costs keep their order, digests before content hashes.
+  for (const item of items.sort((a, b) => b.cost - a.cost)) {
     const lightest = groups.reduce((best, group) => (group.cost < best.cost ? group : best))
-    lightest.cost += RELATIVE_COST[algorithm.name] ?? DEFAULT_COST
-    lightest.members.push(algorithm)
+    lightest.cost += item.cost
+    item.add(lightest.work)
   }
-  return groups.map((group) => group.members).filter((members) => members.length > 0)
+  return groups.map((group) => group.work).filter((work) => work.algorithms.length + work.contentHashes.length > 0)
 }
 
 /** One worker thread and the upload it currently serves. */
@@ -145,7 +182,7 @@ export class HashThreads {
     this.#idleMs = options.idleMs ?? 30_000
   }
 
-  /** Whether `threadedSink` would get at least two threads now. */
+  /** How many threads `sink` could have now. */
   get available(): number {
     return this.#closed ? 0 : this.#idle.length + (this.#max - this.#started)
   }
@@ -183,13 +220,18 @@ export class HashThreads {
   }
 
   /**
-   * A sink whose algorithms are spread over threads, or null when fewer than two threads are free
-   * (the caller then hashes inline; its socket's own backpressure bounds that).
+   * A sink whose algorithms and content hashes are spread over threads, or null when too few threads
+   * are free (the caller then hashes inline; its socket's own backpressure bounds that). Digests alone
+   * need two threads, since OpenSSL's digests on the event loop cost less than one thread's hop; a
+   * content hash takes one, since it may be slow (hashd's own Merkle trees and chunkings) and is
+   * worth moving off the event loop by itself.
    */
-  sink(algorithms: readonly DigestAlgorithm[]): DigestSink | null {
-    if (this.available < 2 || algorithms.length < 2) return null
-    const groups = balance(algorithms, Math.min(this.available, algorithms.length))
-    if (groups.length < 2) return null
+  sink(algorithms: readonly DigestAlgorithm[], contentHashes: readonly ThreadContentHash[] = []): ContentHashingSink | null {
+    const hashers = algorithms.length + contentHashes.length
+    const fewest = contentHashes.length > 0 ? 1 : 2
+    if (this.available < fewest || hashers < fewest) return null
+    const groups = balance(algorithms, Math.min(this.available, hashers), contentHashes)
+    if (groups.length < fewest) return null
     const lanes = this.#acquire(groups.length)
     if (lanes.length < groups.length) {
       this.#release(lanes)
@@ -207,7 +249,7 @@ export class HashThreads {
 
 let uploads = 0
 
-class ThreadedSink implements DigestSink {
+class ThreadedSink implements ContentHashingSink {
   readonly #id = ++uploads
   readonly #lanes: Lane[]
   readonly #ring: Uint8Array
@@ -227,11 +269,12 @@ class ThreadedSink implements DigestSink {
   #waiter: { resolve: () => void, reject: (error: Error) => void } | null = null
   #finisher: { resolve: (digests: Map<string, Uint8Array>) => void, reject: (error: Error) => void } | null = null
   readonly #digests = new Map<string, Uint8Array>()
+  readonly #contentHashes = new Map<string, string>()
   #doneLanes = 0
   #failure: Error | null = null
   #released = false
 
-  constructor(lanes: Lane[], groups: DigestAlgorithm[][], release: (lanes: Lane[]) => void) {
+  constructor(lanes: Lane[], groups: LaneWork[], release: (lanes: Lane[]) => void) {
     this.#lanes = lanes
     this.#release = release
     // The first lane's ring, which no other upload uses while this one holds the lane. A lane
@@ -247,8 +290,8 @@ class ThreadedSink implements DigestSink {
     lanes.forEach((lane, index) => {
       lane.onMessage = (message) => { if (message.id === this.#id) this.#onMessage(index, message) }
       lane.onFailure = (error) => this.#fail(error)
-      const members = groups[index] as DigestAlgorithm[]
-      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: members.map(forThread) })
+      const work = groups[index] as LaneWork
+      lane.post({ t: 'start', id: this.#id, lane: index, ring, control, progress, algorithms: work.algorithms.map(forThread), contentHashes: work.contentHashes })
     })
   }
 
@@ -346,13 +389,18 @@ class ThreadedSink implements DigestSink {
         return
       case 'done':
         for (const [name, digest] of message.digests) this.#digests.set(name, digest)
+        for (const [name, text] of message.contentHashes) this.#contentHashes.set(name, text)
         if (++this.#doneLanes === this.#lanes.length) {
           this.#handBack()
           this.#finisher?.resolve(this.#digests)
         }
         return
-      case 'error':
-        this.#fail(new Error(`hash thread: ${message.message}`))
+      case 'error': {
+        const problem = message.problem
+        this.#fail(problem === undefined
+          ? new Error(`hash thread: ${message.message}`)
+          : new Problem(problem.status, problem.type, problem.title, problem.detail, { extensions: problem.extensions }))
+      }
     }
   }
 
@@ -361,6 +409,10 @@ class ThreadedSink implements DigestSink {
     this.#failure = error
     this.abort()
     this.#finisher?.reject(error)
+  }
+
+  contentHashes(): Map<string, string> {
+    return this.#contentHashes
   }
 
   async finish(): Promise<Map<string, Uint8Array>> {

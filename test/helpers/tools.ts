@@ -71,6 +71,13 @@ export const TOOLS = {
   ip: { debian: 'iproute2', command: 'ip' },
   tc: { debian: 'iproute2', command: 'tc' },
   'systemd-analyze': { debian: 'systemd', command: 'systemd-analyze' },
+  git: { debian: 'git', command: 'git' },
+  rclone: { debian: 'rclone', command: 'rclone' },
+  crcmod: { debian: 'python3-crcmod', pythonModule: 'crcmod' },
+  libtorrent: { debian: 'python3-libtorrent', pythonModule: 'libtorrent' },
+  // scripts/build-tiger-wasm.sh, to check the committed WebAssembly against its C source
+  'clang-16': { debian: 'clang-16', command: 'clang-16' },
+  'wasm-ld-16': { debian: 'lld-16', command: 'wasm-ld-16' },
 } as const satisfies Record<string, ToolSpec>
 
 export type ToolName = keyof typeof TOOLS

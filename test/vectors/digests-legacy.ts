@@ -20,9 +20,12 @@ export const legacyVectors: DigestVector[] = [
     '378c84a4126e2dc6e56dcc7458377aac838d00032230f53ce1f5700c0ffb4d3b8421557659ef55c106b4b52ac5a4aaa692ed920052838f3362e86dbd37a8903e']),
   { algorithm: 'sm3', input: { text: 'abc' }, expected: '66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0', source: 'GB/T 32905-2016 Appendix A.1 (draft-sca-cfrg-sm3 §A.1)' },
   { algorithm: 'sm3', input: { repeat: 'abcd', times: 16 }, expected: 'debe9ff92275b8a138604889c18e5a4d6fdb70e5387e5765293dcba39c0c5732', source: 'GB/T 32905-2016 Appendix A.2 (draft-sca-cfrg-sm3 §A.2)' },
-  ...suite('tiger', TIGER, ['', 'a', 'abc', 'message digest', 'abcdefghijklmnopqrstuvwxyz'], [
+  ...suite('tiger', TIGER, RFC13XX_SUITE, [
     '3293ac630c13f0245f92bbb1766e16167a4e58492dde73f3', '77befbef2e7ef8ab2ec8f93bf587a7fc613e247f5f247809', '2aab1484e8c158f2bfb8c5ff41b57a525129131c957b5f93',
-    'd981f8cb78201a950dcf3048751e441c517fca1aa55a29f6', '1714a472eee57d30040412bfcc55032a0b11602ff37beee9']),
+    'd981f8cb78201a950dcf3048751e441c517fca1aa55a29f6', '1714a472eee57d30040412bfcc55032a0b11602ff37beee9', '8dcea680a17583ee502ba38a3c368651890ffbccdc49a8cc',
+    '1c14795529fd9f207a958f84c52f11e887fa0cabdfd91bfd']),
+  { algorithm: 'tiger', input: { text: MSG_448 }, expected: '0f7bf9a19b9c58f2b7610df7e84f0ac3a71c631e7b53f78e', source: TIGER },
+  { algorithm: 'tiger', input: MILLION_A, expected: '6db0e2729cbead93d715c6a7d36302e9b3cee0d2bc314b41', source: TIGER },
   { algorithm: 'tiger', input: { text: 'The quick brown fox jumps over the lazy dog' }, expected: '6d12a41e72e644f017b6f0e2f7b44c6285f06dd5d2c5b075', source: 'Wikipedia, "Tiger (hash function)", examples' },
   { algorithm: 'tiger2', input: { text: '' }, expected: '4441be75f6018773c206c22745374b924aa8313fef919f41', source: 'Wikipedia, "Tiger (hash function)", Tiger2 examples' },
   { algorithm: 'tiger2', input: { text: 'The quick brown fox jumps over the lazy dog' }, expected: '976abff8062a2e9dcea3a1ace966ed9c19cb85558b4976d8', source: 'Wikipedia, "Tiger (hash function)", Tiger2 examples' },

@@ -1,0 +1,40 @@
+/**
+ * Dropbox's `content_hash` (Dropbox developer reference, "Content hash"): the file is cut into
+ * 4 MiB blocks (4,194,304 bytes; the last may be shorter), each block is hashed with SHA-256, and
+ * the SHA-256 of those binary digests one after another is written in lower-case hex. An empty
+ * file has no blocks: its content hash is the SHA-256 of nothing.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { hex } from './encoding.js'
+import type { ContentHasher } from './types.js'
+
+export const DROPBOX_BLOCK_BYTES = 4 * 1024 * 1024
+
+export class DropboxContentHash implements ContentHasher {
+  /** The outer SHA-256 takes each block digest as it is made, so nothing is kept per block. */
+  readonly #overall: Hash = createHash('sha256')
+  #block: Hash = createHash('sha256')
+  #fill = 0
+
+  update(chunk: Uint8Array): void {
+    let position = 0
+    while (position < chunk.length) {
+      const take = Math.min(DROPBOX_BLOCK_BYTES - this.#fill, chunk.length - position)
+      this.#block.update(chunk.subarray(position, position + take))
+      this.#fill += take
+      position += take
+      if (this.#fill === DROPBOX_BLOCK_BYTES) this.#endBlock()
+    }
+  }
+
+  #endBlock(): void {
+    this.#overall.update(this.#block.digest())
+    this.#block = createHash('sha256')
+    this.#fill = 0
+  }
+
+  finish(): string {
+    if (this.#fill > 0) this.#endBlock()
+    return hex(this.#overall.digest())
+  }
+}
