@@ -15,8 +15,9 @@
  * ("identical files always result in the same root hash"). An empty file has no pieces root
  * (BEP 52: files of length zero carry no `pieces root`): its result is the empty string.
  */
-import { createHash, type Hash } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { bencode } from './bencode.js'
+import { BlockDigests } from './block-digests.js'
 import { hex } from './encoding.js'
 import { GiB, invalidParameter, KiB, MiB } from './parameters.js'
 import { MerkleStack } from './merkle.js'
@@ -63,8 +64,7 @@ export class BtihV1 implements ContentHasher {
   readonly #pieceLength: number
   readonly #pieces: Uint8Array[] = []
   readonly #size: SizeCheck
-  #piece: Hash = createHash('sha1')
-  #fill = 0
+  readonly #blocks: BlockDigests
 
   /** Either `pieceLength` or `size` (for RHash's default piece length) must be given. */
   constructor(name: string, pieceLength: number | undefined, size: number | undefined) {
@@ -74,29 +74,17 @@ export class BtihV1 implements ContentHasher {
     this.#name = name
     this.#pieceLength = pieceLength ?? rhashDefaultPieceLength(size as number)
     this.#size = new SizeCheck(size)
+    this.#blocks = new BlockDigests('sha1', this.#pieceLength, (digest) => this.#pieces.push(digest))
   }
 
   update(chunk: Uint8Array): void {
     this.#size.add(chunk.length)
-    let position = 0
-    while (position < chunk.length) {
-      const take = Math.min(this.#pieceLength - this.#fill, chunk.length - position)
-      this.#piece.update(chunk.subarray(position, position + take))
-      this.#fill += take
-      position += take
-      if (this.#fill === this.#pieceLength) this.#endPiece()
-    }
-  }
-
-  #endPiece(): void {
-    this.#pieces.push(this.#piece.digest())
-    this.#piece = createHash('sha1')
-    this.#fill = 0
+    this.#blocks.update(chunk)
   }
 
   finish(): string {
     this.#size.end()
-    if (this.#fill > 0) this.#endPiece()
+    this.#blocks.flush()
     const info = bencode({
       length: this.#size.seen,
       name: this.#name,
@@ -121,28 +109,14 @@ function pad(height: number): Uint8Array {
 
 export class Bt2PiecesRoot implements ContentHasher {
   readonly #tree = new MerkleStack(sha256Pair)
-  #block: Hash = createHash('sha256')
-  #fill = 0
+  readonly #blocks = new BlockDigests('sha256', BT2_BLOCK_BYTES, (digest) => this.#tree.push(digest))
 
   update(chunk: Uint8Array): void {
-    let position = 0
-    while (position < chunk.length) {
-      const take = Math.min(BT2_BLOCK_BYTES - this.#fill, chunk.length - position)
-      this.#block.update(chunk.subarray(position, position + take))
-      this.#fill += take
-      position += take
-      if (this.#fill === BT2_BLOCK_BYTES) this.#endBlock()
-    }
-  }
-
-  #endBlock(): void {
-    this.#tree.push(this.#block.digest())
-    this.#block = createHash('sha256')
-    this.#fill = 0
+    this.#blocks.update(chunk)
   }
 
   finish(): string {
-    if (this.#fill > 0) this.#endBlock()
+    this.#blocks.flush()
     const root = this.#tree.paddedRoot(pad)
     return root ? hex(root) : ''
   }

@@ -5,6 +5,7 @@
  * file has no blocks: its content hash is the SHA-256 of nothing.
  */
 import { createHash, type Hash } from 'node:crypto'
+import { BlockDigests } from './block-digests.js'
 import { hex } from './encoding.js'
 import type { ContentHasher } from './types.js'
 
@@ -13,28 +14,14 @@ export const DROPBOX_BLOCK_BYTES = 4 * 1024 * 1024
 export class DropboxContentHash implements ContentHasher {
   /** The outer SHA-256 takes each block digest as it is made, so nothing is kept per block. */
   readonly #overall: Hash = createHash('sha256')
-  #block: Hash = createHash('sha256')
-  #fill = 0
+  readonly #blocks = new BlockDigests('sha256', DROPBOX_BLOCK_BYTES, (digest) => this.#overall.update(digest))
 
   update(chunk: Uint8Array): void {
-    let position = 0
-    while (position < chunk.length) {
-      const take = Math.min(DROPBOX_BLOCK_BYTES - this.#fill, chunk.length - position)
-      this.#block.update(chunk.subarray(position, position + take))
-      this.#fill += take
-      position += take
-      if (this.#fill === DROPBOX_BLOCK_BYTES) this.#endBlock()
-    }
-  }
-
-  #endBlock(): void {
-    this.#overall.update(this.#block.digest())
-    this.#block = createHash('sha256')
-    this.#fill = 0
+    this.#blocks.update(chunk)
   }
 
   finish(): string {
-    if (this.#fill > 0) this.#endBlock()
+    this.#blocks.flush()
     return hex(this.#overall.digest())
   }
 }

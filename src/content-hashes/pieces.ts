@@ -5,7 +5,7 @@
  * differ and the first that does, rather than one hash. The hashes compared are public (they are in
  * the .torrent), so a plain comparison is enough.
  */
-import { createHash, type Hash } from 'node:crypto'
+import { BlockDigests } from './block-digests.js'
 import type { ContentHasher } from './types.js'
 
 const SHA1_BYTES = 20
@@ -23,12 +23,9 @@ export interface PieceCheckResult {
 }
 
 export class PieceCheck implements ContentHasher {
-  readonly #pieceLength: number
   readonly #expected: Uint8Array
   readonly #pieces: number
-  #hash: Hash = createHash('sha1')
-  /** Bytes of the current piece hashed so far. */
-  #inPiece = 0
+  readonly #blocks: BlockDigests
   /** The current piece's index. */
   #piece = 0
   #matched = 0
@@ -38,37 +35,27 @@ export class PieceCheck implements ContentHasher {
   constructor(pieceLength: number, expected: Uint8Array) {
     if (!Number.isSafeInteger(pieceLength) || pieceLength <= 0) throw new RangeError('pieceLength must be a positive integer')
     if (expected.length % SHA1_BYTES !== 0) throw new RangeError('the expected hashes are not 20-byte SHA-1s')
-    this.#pieceLength = pieceLength
     this.#expected = expected
     this.#pieces = expected.length / SHA1_BYTES
+    this.#blocks = new BlockDigests('sha1', pieceLength, (digest) => this.#endPiece(digest))
   }
 
   update(chunk: Uint8Array): void {
     this.#length += chunk.length
-    let offset = 0
-    while (offset < chunk.length) {
-      const take = Math.min(this.#pieceLength - this.#inPiece, chunk.length - offset)
-      this.#hash.update(chunk.subarray(offset, offset + take))
-      this.#inPiece += take
-      offset += take
-      if (this.#inPiece === this.#pieceLength) this.#endPiece()
-    }
+    this.#blocks.update(chunk)
   }
 
-  /** Compares the current piece's SHA-1 with the torrent's; a piece past the listed ones differs. */
-  #endPiece(): void {
-    const digest = this.#hash.digest()
+  /** Compares a piece's SHA-1 with the torrent's; a piece past the listed ones differs. */
+  #endPiece(digest: Buffer): void {
     const index = this.#piece
     const expected = index < this.#pieces ? this.#expected.subarray(index * SHA1_BYTES, index * SHA1_BYTES + SHA1_BYTES) : undefined
     if (expected !== undefined && Buffer.compare(digest, expected) === 0) this.#matched++
     else this.#firstMismatch ??= index
     this.#piece++
-    this.#inPiece = 0
-    this.#hash = createHash('sha1')
   }
 
   result(): PieceCheckResult {
-    if (this.#inPiece > 0) this.#endPiece()
+    this.#blocks.flush()
     // Pieces the file was too short to reach differ too.
     if (this.#piece < this.#pieces) this.#firstMismatch ??= this.#piece
     return { pieces: this.#pieces, matched: this.#matched, firstMismatch: this.#firstMismatch, length: this.#length }
