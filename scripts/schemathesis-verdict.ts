@@ -102,6 +102,19 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     operation: 'POST /api/filehash', status: 400, kind: 'validation', detail: 'Send the "expected" field before the file part',
     stated: 'text fields must precede the file part', why: 'the order of multipart parts',
   },
+  // The metadata says what to compute, so it must come before the file; JSON Schema cannot order parts.
+  {
+    operation: 'POST /api/filehash/verify', status: 400, kind: 'validation', detail: 'Send the "metadata" part before the file part',
+    stated: 'no metadata part, or one after the file (pointer /body/metadata)', why: 'the order of multipart parts',
+  },
+  {
+    operation: 'POST /api/filehash/verify', status: 422, kind: 'unknown-metadata', stated: 'urn:hashd:problem:unknown-metadata for metadata of no known shape',
+    why: 'the metadata\'s shape, read by the store readers (src/content-hashes/metadata)',
+  },
+  {
+    operation: 'POST /api/filehash/verify', status: 422, kind: 'invalid-metadata', stated: 'urn:hashd:problem:invalid-metadata naming the field',
+    why: 'the fields of a known shape, read by its store\'s reader',
+  },
   checksums('no-checksum-lines', 'A list with no usable line', 'the lines of the uploaded list'),
   checksums('malformed-signature', 'a bad or malformed signature', 'the signature file\'s syntax'),
   checksums('bad-signature', 'a bad or malformed signature', 'a signature that does not verify'),
