@@ -431,7 +431,15 @@ if (requireAll && missing.size > 0) {
   console.log(`HASHD_REQUIRE_TOOLS=1 but ${missing.size} tool(s) are missing`)
   process.exitCode = 1
 }
-console.log(`tests: ${countsLine(merge(withTools.map(outcomesOf)))}`)
+const totals = merge(withTools.map(outcomesOf))
+// The closing lines as node's spec reporter prints them (each file's own were taken out of its
+// output), for readers of a CI log that know node's test runner, then the plain line, last.
+const total = (outcome: string): number => totals.get(outcome) ?? 0
+const tests = ['pass', 'fail', 'skip', 'todo', 'cancelled'].reduce((sum, outcome) => sum + total(outcome), 0)
+console.log([`ℹ tests ${tests}`, `ℹ suites ${total('suite')}`, `ℹ pass ${total('pass')}`, `ℹ fail ${total('fail')}`,
+  `ℹ cancelled ${total('cancelled')}`, `ℹ skipped ${total('skip')}`, `ℹ todo ${total('todo')}`,
+  `ℹ duration_ms ${Math.round(wall * 1000)}`].join('\n'))
+console.log(`tests: ${countsLine(totals)}`)
 rmSync(eventsDir, { recursive: true, force: true })
 const code = results.find((result) => result.code !== 0)?.code ?? 0
 process.exitCode = code !== 0 ? code : process.exitCode ?? 0
