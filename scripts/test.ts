@@ -58,6 +58,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from '../test/helpers/fuzz-defaults.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const testDir = join(here, '..', 'test')
@@ -95,7 +96,12 @@ for (const spec of (process.env.HASHD_TEST_ALSO ?? '').split(',').map((each) => 
       console.error(`HASHD_TEST_ALSO: node=${value} is not a Node binary (it said ${JSON.stringify(version)})`)
       process.exit(2)
     }
-    const env = { ...process.env, PATH: `${dirname(value)}${delimiter}${process.env.PATH ?? ''}` }
+    // The property-based tests (test/helpers/fuzz.ts) search new ground under the other Node: the
+    // next seed with half the cases, unless the caller chose either. The same seed twice would send
+    // the same inputs again; this way the two Nodes together try half as many cases again.
+    const seed = Number(process.env.HASHD_FUZZ_SEED ?? FUZZ_SEED_DEFAULT) + runs.length
+    const fuzzRuns = process.env.HASHD_FUZZ_RUNS ?? String(Math.ceil(FUZZ_RUNS_DEFAULT / 2))
+    const env = { ...process.env, PATH: `${dirname(value)}${delimiter}${process.env.PATH ?? ''}`, HASHD_FUZZ_SEED: String(seed), HASHD_FUZZ_RUNS: fuzzRuns }
     runs.push({ label: `node ${version}`, node: value, env, mode: `tools@${version.split('.')[0]}`, onlyToolUsers: false })
   } else if (name === 'tools' && /^none(@.+)?$/.test(value) && !withoutTools(process.env)) {
     // tools=none@<node>: the bare machine's run under that Node (a new user's is likely the current LTS).

@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import fc from 'fast-check'
+import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from './fuzz-defaults.js'
 
-export const FUZZ_RUNS = Math.max(1, Number(process.env.HASHD_FUZZ_RUNS ?? 200) || 200)
-export const FUZZ_SEED = Number(process.env.HASHD_FUZZ_SEED ?? 20_261_122) || 20_261_122
+export const FUZZ_RUNS = Math.max(1, Number(process.env.HASHD_FUZZ_RUNS ?? FUZZ_RUNS_DEFAULT) || FUZZ_RUNS_DEFAULT)
+export const FUZZ_SEED = Number(process.env.HASHD_FUZZ_SEED ?? FUZZ_SEED_DEFAULT) || FUZZ_SEED_DEFAULT
 
 /** Parameters for fc.assert: the fixed seed, and `share` of FUZZ_RUNS cases (at least one). */
 export function fuzzParameters(share = 1): fc.Parameters<unknown> {
