@@ -176,14 +176,20 @@ describe('/api/filehash', () => {
       it(name, async (t) => {
         const path = files[name] as string
         for (const tools of FILE_TOOLS) {
+          const skips = Object.entries(tools).map(([algorithm, { tool }]) => [algorithm, skipUnless(tool)] as const)
+          // With none of these tools here (a bare machine), the upload would be compared with nothing.
+          if (skips.every(([, skip]) => skip !== false)) {
+            for (const [algorithm, skip] of skips) await t.test(algorithm, { skip }, () => {})
+            continue
+          }
           const response = await upload(server, [['algorithms', Object.keys(tools).join(',')], ['file', await openAsBlob(path), name]])
           assert.equal(response.status, 200, response.text)
           assert.equal(response.body.name, name)
           assert.equal(response.body.size, statSync(path).size)
           assert.deepEqual(Object.keys(response.body.hashes), Object.keys(tools))
           // One subtest per algorithm, so a missing tool skips only its own comparison.
-          for (const [algorithm, { tool }] of Object.entries(tools)) {
-            await t.test(algorithm, { skip: skipUnless(tool) }, () => {
+          for (const [algorithm, skip] of skips) {
+            await t.test(algorithm, { skip }, () => {
               assert.equal(response.body.hashes[algorithm], expected.get(`${name} ${algorithm}`), `${algorithm} of ${name}`)
             })
           }
