@@ -10,9 +10,10 @@
  * named HMAC keys and batches (keys.ts), then the breached-password store (pwned.ts: size, import,
  * /range against a bare server, check latency, memory), then webhook verification against
  * /api/hmac of the same payload (webhooks.ts), then the rate limit counting in Redis against
- * counting in memory (`ratelimit`). Durations can be set with BENCH_SECONDS (default 10);
+ * counting in memory (`ratelimit`), then the content hashes against their reference tools on 1 GiB
+ * and a 4 GiB upload's memory (content-hashes.ts: `content`). Durations can be set with BENCH_SECONDS (default 10);
  * BENCH_ONLY picks sections by name (`api`, `flood`, `uploads`, `passwords`, `keys`, `pwned`,
- * `webhooks`, `ratelimit`, comma-separated; all by default).
+ * `webhooks`, `ratelimit`, `content`, comma-separated; all by default).
  */
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -23,11 +24,12 @@ import { benchKeys } from './keys.js'
 import { benchPasswords } from './passwords.js'
 import { benchPwned } from './pwned.js'
 import { benchUploads } from './uploads.js'
+import { benchContentHashes } from './content-hashes.js'
 import { benchWebhooks } from './webhooks.js'
 import { scriptCalls, startRedis } from '../test/helpers/redis.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks,ratelimit').split(',').map((name) => name.trim()))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'api,flood,uploads,passwords,keys,pwned,webhooks,ratelimit,content').split(',').map((name) => name.trim()))
 const here = fileURLToPath(new URL('.', import.meta.url))
 const INPUT_32_BYTES = 'hashd-bench-input-32-bytes-long!'
 
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
   if (ONLY.has('pwned')) await benchPwned(hashdScript, SECONDS)
   if (ONLY.has('webhooks')) await benchWebhooks(hashdScript, SECONDS)
   if (ONLY.has('ratelimit')) await benchRateLimit(hashdScript, sha256)
+  if (ONLY.has('content')) await benchContentHashes(hashdScript)
 }
 
 async function benchApi(hashdScript: string, sha256: object): Promise<void> {

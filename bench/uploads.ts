@@ -48,13 +48,13 @@ export function timed(command: string, args: string[]): number {
  */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_UPLOAD_ROUNDS ?? 7))
 
-interface Paired { a: number, b: number, /** The median over the rounds of b's time ÷ a's. */ ratio: number }
+export interface Paired { a: number, b: number, /** The median over the rounds of b's time ÷ a's. */ ratio: number }
 
-/** ROUNDS rounds of A B B A: each side's median time and the median of the rounds' ratios. */
-function abba(a: () => number, b: () => number): Paired {
+/** `rounds` rounds of A B B A: each side's median time and the median of the rounds' ratios. */
+export function abba(a: () => number, b: () => number, rounds = ROUNDS): Paired {
   const aRounds: number[] = []
   const bRounds: number[] = []
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     const a1 = a(); const b1 = b(); const b2 = b(); const a2 = a()
     aRounds.push((a1 + a2) / 2)
     bRounds.push((b1 + b2) / 2)
