@@ -4,7 +4,9 @@
  * A few thousand hashes spread over the 2^20 prefixes leave most prefixes empty, so a folder corpus
  * has only the files of prefixes that drew a hash and is imported with allowMissing.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import assert from 'node:assert/strict'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { makeCorpus } from '../../scripts/pwned-corpus.js'
@@ -39,4 +41,21 @@ export function corpusInput(corpus: Corpus, layout: 'folder' | 'file' = 'folder'
 
 export function store(input: string, file: string, kind: 'sha1' | 'ntlm' = 'sha1'): ImportSummary {
   return importPwned(input, file, { kind, allowMissing: true })
+}
+
+/** `LC_ALL=C sort` of the corpus's HASH:COUNT lines (coreutils), written to a file in `dir` for grep. */
+export function sortedText(source: Corpus, dir: string, name: string): string {
+  const unsorted = join(dir, `${name}.unsorted`)
+  writeFileSync(unsorted, source.text())
+  const sorted = join(dir, `${name}.sorted`)
+  execFileSync('sort', ['-o', sorted, unsorted], { env: { ...process.env, LC_ALL: 'C' } })
+  return sorted
+}
+
+/** What grep finds under a prefix, as the range API writes it: suffixes and counts, CRLF between. */
+export function grepRange(sorted: string, prefix: string): string {
+  const found = spawnSync('grep', [`^${prefix}`, sorted], { encoding: 'utf8' })
+  if (found.status === 1) return ''
+  assert.equal(found.status, 0, found.stderr)
+  return found.stdout.split('\n').filter((line) => line !== '').map((line) => line.replace(/\r$/, '').slice(5)).join('\r\n')
 }
