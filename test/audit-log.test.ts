@@ -259,6 +259,40 @@ describe('other keyed operations', () => {
   })
 })
 
+describe('peppered password hashes', () => {
+  it('a hash sealed and a hash opened under a pepper key are lines, with the key version and the verdict but no trace of the password', async () => {
+    const log = newLog()
+    const pepperFile = join(dir, 'pepper-hash.keys')
+    writeFileSync(pepperFile, `k7 ${randomBytes(32).toString('base64')}\n`)
+    const password = `pw-${randomBytes(9).toString('hex')}`
+    const server = await startServer(envFor(log, { PEPPER_KEYS_FILE: pepperFile }))
+    try {
+      const sealed = await server.post('/api/hash', { input: password, algorithm: 'bcrypt', options: { cost: 4 } })
+      assert.equal(sealed.status, 200, sealed.text)
+      assert.equal(sealed.body.pepperKey, 'k7')
+      const right = await server.post('/api/verify', { input: password, hash: sealed.body.hash })
+      assert.equal(right.body.match, true, right.text)
+      const wrong = await server.post('/api/verify', { input: `${password}!`, hash: sealed.body.hash })
+      assert.equal(wrong.body.match, false, wrong.text)
+      // No pepper key used, no line: an opted-out password hash, its check, a digest.
+      const plain = await server.post('/api/hash', { input: password, algorithm: 'bcrypt', options: { cost: 4 }, pepper: false })
+      assert.equal(plain.status, 200, plain.text)
+      assert.equal((await server.post('/api/verify', { input: password, hash: plain.body.hash })).body.match, true)
+      assert.equal((await server.post('/api/hash', { input: password, algorithm: 'sha256' })).status, 200)
+    } finally {
+      await server.close()
+    }
+    const events = parsed(log).filter((line) => line.type === 'event')
+    assert.deepEqual(events.map((line) => [line.operation, line.keyName, line.keyVersion, line.outcome, line.inputs]), [
+      ['password.hash', 'pepper', 'k7', 'ok', undefined], ['password.verify', 'pepper', 'k7', 'match', undefined], ['password.verify', 'pepper', 'k7', 'mismatch', undefined],
+    ])
+    const text = readFileSync(log, 'utf8')
+    assert.ok(!text.includes(password), 'the password is not in the log')
+    assert.ok(!text.includes(tool(HASH, [password]).stdout.trim().slice('hmac-sha256:'.length)), 'nor its MAC')
+    assert.equal(verify(log).status, 0)
+  })
+})
+
 describe('the key ring', () => {
   it('a reload that puts new keys in force is a keys.reload line, with names and versions only', async () => {
     const log = newLog()

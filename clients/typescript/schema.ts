@@ -1238,7 +1238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; a password hash sealed under a pepper key, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
@@ -1572,7 +1572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or shutting down; see Retry-After */
+            /** @description Overloaded or shutting down; see Retry-After; a peppered hash opened under a pepper key, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */

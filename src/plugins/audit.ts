@@ -106,4 +106,27 @@ export async function auditKeyed<R>(
   }
 }
 
+/**
+ * Runs an operation that may use a pepper key (a password hash made or verified: the server's keys,
+ * the request's `pepper` and the stored hash's form decide), and has its line written when it did,
+ * before its answer leaves, as auditKeyed does. Whether a key was used is known only once it has
+ * run (plugins/keys.ts notes each use), so the line is set up then. The password is not in the
+ * line in any form, not even as a MAC: anyone holding the audit key could test guesses against it.
+ */
+export async function auditIfPeppered<R>(
+  app: FastifyInstance, request: FastifyRequest, operation: string,
+  run: () => R | Promise<R>, outcome: (result: R) => string = () => 'ok',
+): Promise<R> {
+  if (app.audit === null) return run()
+  const peppered = (): boolean => request.keyUses?.some((use) => use.startsWith('pepper:')) ?? false
+  try {
+    const result = await run()
+    if (peppered()) request.auditEvent = { event: { operation }, outcome: outcome(result), recorded: false }
+    return result
+  } catch (error) {
+    if (peppered()) request.auditEvent = { event: { operation }, outcome: outcomeOf(error), recorded: false }
+    throw error
+  }
+}
+
 export default fp(auditPlugin, { name: 'audit', dependencies: ['keys'] })

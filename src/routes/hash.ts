@@ -5,6 +5,7 @@ import { algorithms, refusal } from '../algorithms/registry.js'
 import type { CostCaps } from '../config.js'
 import type { Config } from '../config.js'
 import { checkHashBatchTop, hash, type HashRequest, type HashResult } from '../domain/hash.js'
+import { auditIfPeppered } from '../plugins/audit.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { describeOptionBounds, digestOptionSpecs } from '../domain/options.js'
 import { AlgorithmName, CanonicalAlgorithm, ContextWords, errorResponsesWith, InputEncoding, OutputEncoding, passwordNamesFor, ProcessingTime, Screened, encodedFieldRule } from './schemas.js'
@@ -127,6 +128,7 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
       response: {
         200: batchableResponse(HashAnswer),
         ...errorResponsesWith({
+          503: 'a password hash sealed under a pepper key, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)',
           400: 'an option the algorithm does not take (or any option to one that takes none) or outside its range (/body/options/<name>); an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
           422: 'a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server\'s cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt\'s 72 bytes, crypt(3)\'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context)',
@@ -136,7 +138,11 @@ export const hashRoute: FastifyPluginAsyncTypebox<{ engine: import('../domain/en
   }, (request, reply) => {
     const body = request.body as HashRequest & { items?: unknown[] }
     // The common case, one short digest: no batch glue, no key context.
-    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) return hash(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
+      const run = () => hash(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+      // A password hash sealed under a pepper key is a keyed operation: the audit log records it.
+      return app.audit === null ? run() : auditIfPeppered(app, request, 'password.hash', run)
+    }
     return batchOrSingle<HashRequest, HashResult>(app, config, request, reply, (item) => hash(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'hash',
       { encodedFields: [['input', 'inputEncoding']], checkTop: checkHashBatchTop })
   })

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
 import { checkVerifyBatchTop, verify, type VerifyRequest, type VerifyResult } from '../domain/verify.js'
 import type { Engine } from '../domain/engine.js'
+import { auditIfPeppered } from '../plugins/audit.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { AlgorithmName, CanonicalAlgorithm, encodedFieldRule, errorResponsesWith, InputEncoding, passwordNamesFor, ProcessingTime, Screened } from './schemas.js'
 
@@ -55,6 +56,7 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
       response: {
         200: batchableResponse(VerifyAnswer),
         ...errorResponsesWith({
+          503: 'a peppered hash opened under a pepper key, AUDIT_FAIL=closed and the audit log cannot be written (urn:hashd:problem:audit-unavailable)',
           400: 'an input not valid in its inputEncoding (/body/input)',
           501: 'a crypt(3) format whose libxcrypt method is missing on this machine',
           422: 'a hash malformed for its algorithm (malformed-hash), with costs above the caps (cost-above-cap), of no known form (unrecognized-hash), or a wrapper no input verifies (verify-not-supported); a peppered hash under a key this server does not have (unknown-pepper-key) or that does not open under its key (pepper-key-mismatch); an input a crypt(3) scheme cannot take (input-not-representable, input-too-long); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: upgrade true or a password algorithm)',
@@ -64,7 +66,9 @@ export const verifyRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Co
   }, async (request, reply) => {
     const body = request.body as VerifyRequest & { items?: unknown[] }
     if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
-      return verify(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+      const run = () => verify(engine, body, () => clientGone(reply), app.passwords, app.screening, { keys: { used: (...use) => app.keyContext(request).used(...use) } })
+      // A peppered hash opened under a pepper key is a keyed operation: the audit log records it.
+      return app.audit === null ? run() : auditIfPeppered(app, request, 'password.verify', run, (result) => result.match ? 'match' : 'mismatch')
     }
     return batchOrSingle<VerifyRequest, VerifyResult>(app, config, request, reply, (item) => verify(engine, item, undefined, app.passwords, app.screening, { batch: true }), 'verify',
       { encodedFields: [['input', 'inputEncoding']], checkTop: checkVerifyBatchTop })
