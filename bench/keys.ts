@@ -9,6 +9,8 @@
  *   machine's limit for one core (printed, no goal).
  * - One item per request: `keyName` against `key` (the same secret sent by the caller), A B B A on
  *   one server (goal ≥ 0.95: finding a named key costs nothing).
+ * - One item per request with `keyName`, the audit log on (AUDIT_LOG=file:…, a line per request)
+ *   against off, a server of each in turn on core 0, A B B A (goal ≥ 0.85).
  * The server runs at LOG_LEVEL=warn with the limiter off, as row 1's quiet configuration. Rates
  * are wall-clock items per second while the server is kept busy; the server's CPU time per item is
  * printed beside them, which drifts less on a shared machine.
@@ -106,6 +108,30 @@ export async function benchKeys(hashdScript: string, seconds: number): Promise<v
     const [byName, byKey] = [mean(n1, n2), mean(k1, k2)]
     console.log(`POST /api/hmac with keyName        ${show(byName)}`)
     console.log(`POST /api/hmac with key            ${show(byKey)}   keyName ÷ key: ${(byName.rate / byKey.rate).toFixed(2)} by items/s, ${(byKey.cpuMicros / byName.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.95)`)
+    await stop(server)
+    server = undefined
+
+    // The audit log on (a file beside the keys, a line per request) against off, one per request,
+    // each server alone on core 0 in its turn, A B B A.
+    const auditKey = join(dir, 'audit.key')
+    writeFileSync(auditKey, `${randomBytes(32).toString('base64')}\n`)
+    const auditEnv = { AUDIT_LOG: `file:${join(dir, 'audit.log')}`, AUDIT_KEY: auditKey }
+    const withServer = async (env: Record<string, string>): Promise<Rate> => {
+      server = await start(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', HMAC_KEYS_FILE: keysFile, ...env }, '0')
+      try {
+        return await served(server, named, 1, seconds, 50)
+      } finally {
+        await stop(server)
+        server = undefined
+      }
+    }
+    const off1 = await withServer({})
+    const on1 = await withServer(auditEnv)
+    const on2 = await withServer(auditEnv)
+    const off2 = await withServer({})
+    const [on, off] = [mean(on1, on2), mean(off1, off2)]
+    console.log(`POST /api/hmac keyName, audit off  ${show(off)}`)
+    console.log(`POST /api/hmac keyName, audit on   ${show(on)}   on ÷ off: ${(on.rate / off.rate).toFixed(2)} by items/s, ${(off.cpuMicros / on.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.85)`)
   } finally {
     if (server) await stop(server)
     rmSync(dir, { recursive: true, force: true })
