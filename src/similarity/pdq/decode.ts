@@ -88,6 +88,7 @@ export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Prom
       const { data, info } = await image.raw().toBuffer({ resolveWithObject: true })
       const channels = info.channels === 1 ? 1 : 3
       if (info.channels !== channels) throw new Error(`${info.channels} channels after decoding`)
+      if (data.length !== info.width * info.height * channels) throw new Error('not 8 bits a sample after decoding')
       return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height, channels }
     } catch (error) {
       throw undecodable(format, reason(error))
