@@ -14,7 +14,7 @@
  * as luminance), GIF and WebP give their first frame. Alpha is dropped, not composited: the
  * reference stops on a four-channel image, and Meta's Python tools convert to RGB, which drops it.
  */
-import sharp, { type Metadata } from 'sharp'
+import type { Metadata, Sharp, SharpOptions } from 'sharp'
 import { problems } from '../../problem.js'
 import type { Pixels } from './prescale.js'
 import { sniffImage, type ImageFormat } from './sniff.js'
@@ -26,6 +26,11 @@ export interface DecodeLimits {
 
 /** Two decodes at once: each may hold 3 × MAX_IMAGE_PIXELS bytes, and libuv's pool has four threads for all of Node. */
 export const DECODES_AT_ONCE = 2
+
+/** sharp (and libvips with it) is loaded on the first image, not at start: most servers never decode one. */
+let loading: Promise<(input: Buffer, options: SharpOptions) => Sharp> | undefined
+const loadSharp = (): Promise<(input: Buffer, options: SharpOptions) => Sharp> =>
+  loading ??= import('sharp').then((module) => module.default)
 
 let running = 0
 const waiting: Array<() => void> = []
@@ -66,6 +71,7 @@ export function tooManyPixels(width: number, height: number, maxPixels: number) 
 export async function decodeImage(bytes: Uint8Array, limits: DecodeLimits): Promise<Pixels> {
   const { format } = sniffImage(bytes)
   if (format === null) throw notAnImage(sniffImage(bytes).description)
+  const sharp = await loadSharp()
   return withDecodeSlot(async () => {
     const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     // The header only: no pixel is decoded here.
