@@ -2288,7 +2288,7 @@ export interface operations {
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
-                /** @description With pdq: true adds `dihedral`, the hashes of the image rotated and flipped (seven), as Meta's reference computes them from the same DCT. */
+                /** @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. */
                 dihedral?: "true" | "false";
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
                 partSize?: string;
@@ -2486,7 +2486,7 @@ export interface operations {
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
-                /** @description With pdq: true adds `dihedral`, the hashes of the image rotated and flipped (seven), as Meta's reference computes them from the same DCT. */
+                /** @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. */
                 dihedral?: "true" | "false";
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
                 partSize?: string;
@@ -2520,7 +2520,7 @@ export interface operations {
                      */
                     encoding?: "hex" | "base64" | "base64url";
                     /**
-                     * @description With pdq: true adds `dihedral`, the hashes of the image rotated and flipped (seven), as Meta's reference computes them from the same DCT. Send before the file part.
+                     * @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. Send before the file part.
                      * @default false
                      * @enum {string}
                      */

@@ -97,7 +97,7 @@ const CONTENT_HASH_NAMES = contentHashes.map((entry) => entry.name)
 /** Names beside the digests in `algorithms`: the content hashes, and PDQ. */
 const OTHER_HASH_NAMES = [...CONTENT_HASH_NAMES, PDQ]
 
-const DIHEDRAL_DESCRIPTION = 'With pdq: true adds `dihedral`, the hashes of the image rotated and flipped (seven), as Meta\'s reference computes them from the same DCT.'
+const DIHEDRAL_DESCRIPTION = 'With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta\'s reference computes them from the same DCT.'
 
 export const fileHashRequestBody = {
   required: true,
