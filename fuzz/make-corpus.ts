@@ -9,6 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { crc32 } from 'node:zlib'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -264,6 +265,22 @@ if (has('gpg')) {
     ['git ls-tree -l', `100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391       0\tREADME.md\n040000 tree ${'1'.repeat(40)}       -\tsrc\n100755 blob ${'3'.repeat(64)}    1234\tbin/run\n`],
   ]
   for (const [label, text] of texts) seed('torrent-metadata', label, joinFields(Buffer.from([2]), text))
+}
+
+// ---- image-sniff: the small PDQ fixtures (test/fixtures/pdq), cut short, and a header claiming too many pixels ----
+{
+  const fixture = (name: string): Buffer => readFileSync(join(root, 'test', 'fixtures', 'pdq', name))
+  for (const name of ['gen-tiny-7x5.png', 'gen-gray-150x150.jpg', 'gen-rgb-320x240-lossy.webp', 'ref-small.jpg', 'gen-tiny-4x4.png']) {
+    seed('image-sniff', name, fixture(name))
+  }
+  const jpeg = fixture('gen-rgb-300x200.jpg')
+  seed('image-sniff', 'truncated jpeg', jpeg.subarray(0, jpeg.length >> 1))
+  const bomb = Buffer.from(fixture('gen-tiny-7x5.png'))
+  bomb.writeUInt32BE(100_000, 16)
+  bomb.writeUInt32BE(100_000, 20)
+  bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29)
+  seed('image-sniff', 'png header claiming 100000 x 100000', bomb)
+  seed('image-sniff', 'pdf', '%PDF-1.7\n1 0 obj\n<<>>\nendobj\n')
 }
 
 rmSync(work, { recursive: true, force: true })

@@ -158,7 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(hashRoute, { engine, config })
   await app.register(verifyRoute, { engine, config })
   await app.register(hmacRoute, { engine, config })
-  await app.register(fileHashRoute, { config })
+  await app.register(fileHashRoute, { config, engine })
   await app.register(fileVerifyRoute, { config })
   await app.register(checksumsRoute, { config })
   await app.register(identifyRoute, { config })

@@ -28,6 +28,8 @@ export interface Config {
   bodyLimit: number
   /** Largest uploaded file, bytes. */
   maxFileSize: number
+  /** PDQ's images (similarity/pdq): the most bytes collected (MAX_IMAGE_SIZE) and pixels decoded (MAX_IMAGE_PIXELS). */
+  images: { maxBytes: number, maxPixels: number }
   /** Requests per window per client; 0 disables rate limiting. */
   rateLimitMax: number
   /** Batch items per window per client (a budget beside the requests'); 0 counts a batch as one request. */
@@ -343,6 +345,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     bodyLimit,
     maxFileSize: readInt(env, 'MAX_FILE_SIZE', 1024 * MiB, 1),
+    // 50 megapixels: the largest phone and most camera sensors (48–50 MP), 150 MB decoded (docs/configuration.md).
+    images: { maxBytes: readInt(env, 'MAX_IMAGE_SIZE', 64 * MiB, 1024, 1024 * MiB), maxPixels: readInt(env, 'MAX_IMAGE_PIXELS', 50_000_000, 25, 1_000_000_000) },
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600, 0),
     rateLimitItemsMax: readInt(env, 'RATE_LIMIT_ITEMS_MAX', 100_000, 0),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),

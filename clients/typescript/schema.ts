@@ -2280,7 +2280,7 @@ export interface operations {
     putFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet, pdq (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
@@ -2288,6 +2288,8 @@ export interface operations {
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. */
+                dihedral?: "true" | "false";
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
                 partSize?: string;
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
@@ -2326,9 +2328,31 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order; `pdq` is an object: `{hash, quality}`, and `dihedral` with dihedral=true */
                         hashes: {
-                            [key: string]: string;
+                            [key: string]: string | {
+                                /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                hash: string;
+                                /** @description How much significant gradient the image has, 0–100; Meta advises ignoring hashes of quality below 50 */
+                                quality: number;
+                                /** @description With dihedral=true: the hashes of the image rotated by 90°, 180° and 270° and flipped (about either axis and either diagonal), named as in Meta's reference */
+                                dihedral?: {
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate90: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate180: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate270: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipX: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipY: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipPlus1: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipMinus1: string;
+                                };
+                            };
                         };
                         /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
                         matches?: {
@@ -2380,7 +2404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE); with pdq, an upload over MAX_IMAGE_SIZE, or an image whose header declares more than MAX_IMAGE_PIXELS pixels (refused before decoding) */
             413: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2406,7 +2430,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length. With pdq: urn:hashd:problem:not-an-image for an upload that is no JPEG, PNG, WebP or GIF (`detected` names what it looks like), urn:hashd:problem:undecodable-image for one that starts as an image but cannot be decoded (truncated, corrupt) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2454,7 +2478,7 @@ export interface operations {
     postFilehash: {
         parameters: {
             query?: {
-                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
+                /** @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet, pdq (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. */
                 algorithms?: string;
                 /** @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. */
                 encoding?: "hex" | "base64" | "base64url";
@@ -2462,6 +2486,8 @@ export interface operations {
                 name?: string;
                 /** @description A checksum to compare against every digest; see the form field */
                 expected?: string;
+                /** @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. */
+                dihedral?: "true" | "false";
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. */
                 partSize?: string;
                 /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 0 bytes to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/multipartThreshold. */
@@ -2483,7 +2509,7 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /**
-                     * @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. Send before the file part.
+                     * @description Comma-separated algorithm names, at most 16 different digests; duplicates collapse. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Also the content hashes s3-etag, s3-crc64nvme, s3-crc32, s3-crc32c, s3-sha1, s3-sha256, gcs-crc32c, gcs-md5, azure-md5, dropbox, quickxor, git-blob-sha1, git-blob-sha256, tth, aich, btih, bt2-root, ipfs-cid, magnet, pdq (canonical names only, any case), which are not counted against the 16; each is printed in its store's own form and takes its parameters from the fields of the same names. Send before the file part.
                      * @default sha256
                      */
                     algorithms?: string;
@@ -2493,6 +2519,12 @@ export interface operations {
                      * @enum {string}
                      */
                     encoding?: "hex" | "base64" | "base64url";
+                    /**
+                     * @description With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta's reference computes them from the same DCT. Send before the file part.
+                     * @default false
+                     * @enum {string}
+                     */
+                    dihedral?: "true" | "false";
                     /** @description Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum's length fits none of the requested algorithms. Send before the file part. */
                     expected?: string;
                     /** @description For s3-etag, s3-crc32, s3-crc32c, s3-sha1, s3-sha256: the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB. Bytes, or a whole number of KiB, MiB or GiB (8MiB); 5 MiB to 5 GiB. Default 8 MiB. Out of bounds, or given without an algorithm that takes it: 422 urn:hashd:problem:invalid-parameter naming /querystring/partSize. Send before the file part; as a form field, its problems point to /body/partSize. */
@@ -2538,9 +2570,31 @@ export interface operations {
                         name: string;
                         /** @description Bytes hashed */
                         size: number;
-                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order */
+                        /** @description Canonical algorithm name → digest in `encoding`, or content hash in its store's own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order; `pdq` is an object: `{hash, quality}`, and `dihedral` with dihedral=true */
                         hashes: {
-                            [key: string]: string;
+                            [key: string]: string | {
+                                /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                hash: string;
+                                /** @description How much significant gradient the image has, 0–100; Meta advises ignoring hashes of quality below 50 */
+                                quality: number;
+                                /** @description With dihedral=true: the hashes of the image rotated by 90°, 180° and 270° and flipped (about either axis and either diagonal), named as in Meta's reference */
+                                dihedral?: {
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate90: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate180: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate270: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipX: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipY: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipPlus1: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipMinus1: string;
+                                };
+                            };
                         };
                         /** @description Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum */
                         matches?: {
@@ -2592,7 +2646,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE); with pdq, an upload over MAX_IMAGE_SIZE, or an image whose header declares more than MAX_IMAGE_PIXELS pixels (refused before decoding) */
             413: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -2618,7 +2672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length */
+            /** @description Well-formed but unprocessable: urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length. With pdq: urn:hashd:problem:not-an-image for an upload that is no JPEG, PNG, WebP or GIF (`detected` names what it looks like), urn:hashd:problem:undecodable-image for one that starts as an image but cannot be decoded (truncated, corrupt) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

@@ -10,6 +10,9 @@ import { encodeOutput, type OutputEncoding } from './encoding.js'
 
 export const MAX_FILE_ALGORITHMS = 16
 
+/** The image hash /api/filehash takes beside the digests and content hashes (any case). */
+export const PDQ = 'pdq'
+
 /**
  * What `algorithms=sha256,md5,s3-etag,SHA-256` asks for: digests (the algorithm registry) and
  * content hashes (the content-hash registry), canonical names, duplicates collapsed, each kept in
@@ -19,6 +22,8 @@ export const MAX_FILE_ALGORITHMS = 16
 export interface FileAlgorithms {
   digests: DigestAlgorithm[]
   contentHashes: ContentHash[]
+  /** PDQ (similarity/pdq): an image hash of the whole upload, computed once it has arrived. */
+  pdq: boolean
   /** Every canonical name in request order: the order of the response's `hashes`. */
   order: string[]
 }
@@ -33,7 +38,13 @@ export function parseFileAlgorithms(list: string | undefined, pointer = '/body/a
   const digests = new Map<string, DigestAlgorithm>()
   const content = new Map<string, ContentHash>()
   const order = new Set<string>()
+  let pdq = false
   for (const name of names) {
+    if (name.toLowerCase() === PDQ) {
+      pdq = true
+      order.add(PDQ)
+      continue
+    }
     const entry = findContentHash(name)
     if (entry !== undefined) {
       content.set(entry.name, entry)
@@ -47,7 +58,7 @@ export function parseFileAlgorithms(list: string | undefined, pointer = '/body/a
       throw problems.validation(`at most ${MAX_FILE_ALGORITHMS} digest algorithms per request`, [{ pointer, message: `more than ${MAX_FILE_ALGORITHMS}` }])
     }
   }
-  return { digests: [...digests.values()], contentHashes: [...content.values()], order: [...order] }
+  return { digests: [...digests.values()], contentHashes: [...content.values()], pdq, order: [...order] }
 }
 
 export interface FileDigests {

@@ -14,7 +14,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { CONTENT_HASH_PARAMETERS, planContentHashes, type ContentHashParameter, type ContentHashPlan, type ContentHashStage, type GivenParameter } from '../domain/content-hashes.js'
-import { MAX_FILE_ALGORITHMS, parseFileAlgorithms, type FileAlgorithms } from '../domain/filehash.js'
+import { MAX_FILE_ALGORITHMS, parseFileAlgorithms, PDQ, type FileAlgorithms } from '../domain/filehash.js'
+import type { Engine } from '../domain/engine.js'
+import { ImageBytes, pdqOfUpload } from '../domain/pdq-upload.js'
+import type { PdqResult } from '../similarity/pdq/index.js'
 import { contentHashes } from '../content-hashes/index.js'
 import { formatBytes } from '../content-hashes/parameters.js'
 import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest } from '../domain/expected.js'
@@ -25,7 +28,7 @@ import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type Part
 import { chooseSink, computesContentHashes, hashUpload } from '../upload/pipeline.js'
 import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
-import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema } from './schemas.js'
+import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as OutputEncodingSchema, PdqHashSchema } from './schemas.js'
 
 /**
  * The content hashes' parameters that a request may give in the query or as form fields (all but
@@ -34,7 +37,7 @@ import { AlgorithmList, documentView, errorResponsesWith, OutputEncoding as Outp
 const CONTENT_FIELDS = [...CONTENT_HASH_PARAMETERS.keys()].filter((name) => name !== 'name')
 
 /** The form's text fields, each at most MAX_FIELD_BYTES. */
-const FORM_FIELDS: readonly string[] = ['algorithms', 'encoding', 'expected', ...CONTENT_FIELDS]
+const FORM_FIELDS: readonly string[] = ['algorithms', 'encoding', 'expected', 'dihedral', ...CONTENT_FIELDS]
 const MAX_FIELD_BYTES = 4096
 /** Parts a form may have: each field once, the file, and room for two repeats; one more is 413. */
 export const MAX_FORM_PARTS = FORM_FIELDS.length + 3
@@ -91,6 +94,10 @@ const contentParameterSchemas = Object.fromEntries(CONTENT_FIELDS.map((name) => 
 }))
 
 const CONTENT_HASH_NAMES = contentHashes.map((entry) => entry.name)
+/** Names beside the digests in `algorithms`: the content hashes, and PDQ. */
+const OTHER_HASH_NAMES = [...CONTENT_HASH_NAMES, PDQ]
+
+const DIHEDRAL_DESCRIPTION = 'With pdq, `true` adds `dihedral` to `hashes.pdq`: the seven hashes of the image rotated and flipped, as Meta\'s reference computes them from the same DCT.'
 
 export const fileHashRequestBody = {
   required: true,
@@ -100,8 +107,9 @@ export const fileHashRequestBody = {
         type: 'object',
         required: ['file'],
         properties: {
-          algorithms: { ...documentView(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES)) as object, description: `${AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES).description} Send before the file part.` },
+          algorithms: { ...documentView(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, OTHER_HASH_NAMES)) as object, description: `${AlgorithmList('filehash', MAX_FILE_ALGORITHMS, OTHER_HASH_NAMES).description} Send before the file part.` },
           encoding: { type: 'string', enum: [...OUTPUT_ENCODINGS], default: 'hex', description: 'Send before the file part; lowercase as written.' },
+          dihedral: { type: 'string', enum: ['true', 'false'], default: 'false', description: `${DIHEDRAL_DESCRIPTION} Send before the file part.` },
           expected: { type: 'string', minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'Optional checksum to compare against every digest, in constant time: hex (any case), base64 or base64url, or one line of a checksum file (`<hex>  <name>` as in SHA256SUMS, or `SHA256 (<name>) = <hex>`; the name is ignored). The response then has `matches`, and a warning when the checksum\'s length fits none of the requested algorithms. Send before the file part.' },
           ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, { ...schema, description: `${schema.description as string} Send before the file part; as a form field, its problems point to /body/${name}.` }])),
           file: { type: 'string', format: 'binary', description: 'Exactly one file, at most MAX_FILE_SIZE bytes' },
@@ -124,15 +132,16 @@ export const fileHashPutBody = {
 }
 
 const Query = Type.Object({
-  algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, CONTENT_HASH_NAMES)),
+  algorithms: Type.Optional(AlgorithmList('filehash', MAX_FILE_ALGORITHMS, OTHER_HASH_NAMES)),
   encoding: Type.Optional(OutputEncodingSchema),
   name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back, for the raw-body form. Also btih\'s torrent name (its info dictionary\'s name: a base name, 1 to 255 bytes of UTF-8) and magnet\'s (its dn, and its btih\'s); for the multipart form btih and magnet take the file part\'s filename when this is absent' })),
   expected: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_EXPECTED_LENGTH, pattern: '\\S', description: 'A checksum to compare against every digest; see the form field' })),
+  dihedral: Type.Optional(Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], default: 'false', description: DIHEDRAL_DESCRIPTION })),
   ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, Type.Optional(schema)])),
 }, { additionalProperties: false })
 
-type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string } & Partial<Record<string, string>>
-interface FileHashResult { name: string, size: number, hashes: Record<string, string>, matches?: Record<string, boolean>, warnings?: string[] }
+type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string, dihedral?: 'true' | 'false' } & Partial<Record<string, string>>
+interface FileHashResult { name: string, size: number, hashes: Record<string, string | PdqResult>, matches?: Record<string, boolean>, warnings?: string[] }
 
 const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
   query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
@@ -152,10 +161,10 @@ function contentParametersFromQuery(query: FileHashQuery): Map<string, GivenPara
  * request order; `matches` when a checksum was expected (digests only: a content hash is text in
  * its store's form, an ETag's `-N` say, not bytes in `encoding`); bytes counted for metrics.
  */
-function answer(name: string, size: number, chosen: FileAlgorithms, digestHashes: Record<string, string>, contentHashes: ReadonlyMap<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined): FileHashResult {
-  const hashes: Record<string, string> = {}
+function answer(name: string, size: number, chosen: FileAlgorithms, digestHashes: Record<string, string>, contentHashes: ReadonlyMap<string, string>, encoding: OutputEncoding, expected: ExpectedDigest | undefined, pdq?: PdqResult): FileHashResult {
+  const hashes: Record<string, string | PdqResult> = {}
   for (const algorithm of chosen.order) {
-    const text = digestHashes[algorithm] ?? contentHashes.get(algorithm)
+    const text = algorithm === PDQ ? pdq : digestHashes[algorithm] ?? contentHashes.get(algorithm)
     if (text === undefined) throw new Error(`no hash for ${algorithm}`)
     hashes[algorithm] = text
     countHashedBytes('filehash', algorithm, size)
@@ -209,6 +218,13 @@ function declaredLength(request: FastifyRequest): number | undefined {
   return Number.isFinite(declared) ? declared : undefined
 }
 
+function readDihedral(value: string): 'true' | 'false' {
+  if (value !== 'true' && value !== 'false') {
+    throw problems.validation('dihedral must be true or false', [{ pointer: '/body/dihedral', message: 'must be one of true, false' }])
+  }
+  return value
+}
+
 function readEncoding(value: string): OutputEncoding {
   if (!(OUTPUT_ENCODINGS as readonly string[]).includes(value)) {
     throw problems.validation(`encoding must be one of ${OUTPUT_ENCODINGS.join(', ')}`, [{ pointer: '/body/encoding', message: `must be one of ${OUTPUT_ENCODINGS.join(', ')}` }])
@@ -216,7 +232,17 @@ function readEncoding(value: string): OutputEncoding {
   return value as OutputEncoding
 }
 
-export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
+/**
+ * With pdq: the upload also goes to a collector beside the digests (domain/pdq-upload.ts), in the
+ * same pass; the image is hashed once the upload has ended.
+ */
+function withImage(sink: DigestSink, chosen: FileAlgorithms, config: Config): { sink: DigestSink, image?: ImageBytes } {
+  if (!chosen.pdq) return { sink }
+  const image = new ImageBytes(config.images.maxBytes)
+  return { sink: withInlineStage(sink, image), image }
+}
+
+export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
   // Both forms: the body is left unread here and streamed by the handler (the form read by
   // upload/multipart.ts). Only this route's context has the parser, and its media-type check
   // (plugins/body.ts) runs first.
@@ -238,9 +264,12 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
       release: true,
     }
-    const { sink, content } = await contentSink(await chooseSink(chosen.digests, options, plan.resolved), plan)
+    const { sink: contentAndDigests, content } = await contentSink(await chooseSink(chosen.digests, options, plan.resolved), plan)
+    const { sink, image } = withImage(contentAndDigests, chosen, config)
     const { size, digests } = await hashUpload(request.raw, chosen.digests, options, sink)
-    return answer(request.query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), content.finish(size), encoding, expected)
+    const contentTexts = content.finish(size)
+    const pdq = image && await pdqOfUpload(image, config.images, request.query.dihedral === 'true', engine)
+    return answer(request.query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), contentTexts, encoding, expected, pdq)
   }
 
   /** The multipart form: text fields, then exactly one file part, hashed as it arrives. */
@@ -249,6 +278,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     let algorithmPointer = '/querystring/algorithms'
     let encoding: OutputEncoding = request.query.encoding ?? 'hex'
     let expected = expectedFromQuery(request.query)
+    let dihedral = request.query.dihedral ?? 'false'
     const parameters = contentParametersFromQuery(request.query)
     let fileSeen = false
     let result: FileHashResult | undefined
@@ -259,6 +289,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
         algorithmPointer = '/body/algorithms'
       } else if (name === 'encoding') encoding = readEncoding(value)
       else if (name === 'expected') expected = parseExpected(value)
+      else if (name === 'dihedral') dihedral = readDihedral(value)
       else parameters.set(name, { value, pointerBase: '/body' })
     }
     const filePart = async (head: PartHead): Promise<PartConsumer> => {
@@ -272,7 +303,8 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
       const filename = withoutPath(head.filename ?? '')
       // The body's Content-Length counts the whole form, so it is no file size: `size` must be given.
       const plan = planContentHashes(chosen.contentHashes, parameters, { fileName: filename })
-      const { sink, content } = await contentSink(await chooseSink(chosen.digests, { expectedBytes: declaredLength(request), threads }, plan.resolved), plan)
+      const { sink: contentAndDigests, content } = await contentSink(await chooseSink(chosen.digests, { expectedBytes: declaredLength(request), threads }, plan.resolved), plan)
+      const { sink, image } = withImage(contentAndDigests, chosen, config)
       let size = 0
       return {
         write(bytes) {
@@ -280,10 +312,11 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
           if (size > config.maxFileSize) throw problems.tooLarge(tooLarge)
           return sink.write(bytes)
         },
-        end() {
-          return sink.finish().then((digests) => {
-            result = answer(filename, size, chosen, encodeDigests(chosen.digests, digests, encoding), content.finish(size), encoding, expected)
-          })
+        async end() {
+          const digests = await sink.finish()
+          const contentTexts = content.finish(size)
+          const pdq = image && await pdqOfUpload(image, config.images, dihedral === 'true', engine)
+          result = answer(filename, size, chosen, encodeDigests(chosen.digests, digests, encoding), contentTexts, encoding, expected, pdq)
         },
         abort: () => sink.abort(),
       }
@@ -338,17 +371,20 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asyn
     200: Type.Object({
       name: Type.String({ description: 'The uploaded file name, as the client sent it (the multipart filename, or the name query parameter; empty if none)' }),
       size: Type.Integer({ description: 'Bytes hashed' }),
-      hashes: Type.Record(Type.String(), Type.String(), { description: 'Canonical algorithm name → digest in `encoding`, or content hash in its store\'s own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order' }),
+      hashes: Type.Record(Type.String(), Type.Union([Type.String(), PdqHashSchema]), { description: 'Canonical algorithm name → digest in `encoding`, or content hash in its store\'s own form (hex, base64 or base32, with -N for a multipart ETag or composite checksum; `encoding` does not apply), in request order; `pdq` is an object: `{hash, quality}`, and `dihedral` with dihedral=true' }),
       matches: Type.Optional(Type.Record(Type.String(), Type.Boolean(), { description: 'Only with `expected`: canonical algorithm name → whether its digest equals the expected checksum' })),
       warnings: Type.Optional(Type.Array(Type.String(), { description: 'Only with `expected`: present when its length fits none of the requested digests, so every match is false for that reason' })),
     }),
     ...errorResponsesWith({
+      413: 'with pdq, an upload over MAX_IMAGE_SIZE, or an image whose header declares more than MAX_IMAGE_PIXELS pixels (refused before decoding)',
       400: 'an unknown or misplaced form field or file part (pointer /body/<name>), a field after the file part, no file part or two, '
         + 'an `expected` that is not a digest or checksum line, a malformed multipart body or boundary; '
         + 'query-string fields have pointers /querystring/<name>, form fields /body/<name>',
       422: 'urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) '
         + 'out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, '
-        + 'and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length',
+        + 'and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length. '
+        + 'With pdq: urn:hashd:problem:not-an-image for an upload that is no JPEG, PNG, WebP or GIF (`detected` names what it looks like), '
+        + 'urn:hashd:problem:undecodable-image for one that starts as an image but cannot be decoded (truncated, corrupt)',
     }),
   }
 

@@ -200,11 +200,11 @@ const DEFAULT_ERRORS = {
  * the 400 and 422 descriptions (rules a schema cannot state: a key that is not valid base64, options
  * to an algorithm that takes none, a malformed hash…).
  */
-export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: string, 503?: string } = {}) {
+export function errorResponsesWith(rules: { 400?: string, 413?: string, 422?: string, 501?: string, 503?: string } = {}) {
   return {
     ...(rules[501] ? { 501: problemResponse(rules[501]) } : {}),
     400: problemResponse(rules[400] ? `${DEFAULT_ERRORS[400]}; ${rules[400]}` : DEFAULT_ERRORS[400]),
-    413: problemResponse(DEFAULT_ERRORS[413]),
+    413: problemResponse(rules[413] ? `${DEFAULT_ERRORS[413]}; ${rules[413]}` : DEFAULT_ERRORS[413]),
     415: problemResponse(DEFAULT_ERRORS[415]),
     422: problemResponse(rules[422] ? `${DEFAULT_ERRORS[422]}: ${rules[422]}` : DEFAULT_ERRORS[422]),
     429: problemResponse('Rate limited; see Retry-After'),
@@ -214,6 +214,17 @@ export function errorResponsesWith(rules: { 400?: string, 422?: string, 501?: st
 
 /** The error responses every JSON operation may give. */
 export const errorResponses = errorResponsesWith()
+
+const PdqHex = Type.String({ pattern: '^[0-9a-f]{64}$', description: '256 bits as 64 lowercase hex digits, as Meta\'s reference prints them' })
+
+/** PDQ of an image (similarity/pdq): `hashes.pdq` in /api/filehash. */
+export const PdqHashSchema = Type.Object({
+  hash: PdqHex,
+  quality: Type.Integer({ minimum: 0, maximum: 100, description: 'How much significant gradient the image has, 0–100; Meta advises ignoring hashes of quality below 50' }),
+  dihedral: Type.Optional(Type.Object({
+    rotate90: PdqHex, rotate180: PdqHex, rotate270: PdqHex, flipX: PdqHex, flipY: PdqHex, flipPlus1: PdqHex, flipMinus1: PdqHex,
+  }, { description: 'With dihedral=true: the hashes of the image rotated by 90°, 180° and 270° and flipped (about either axis and either diagonal), named as in Meta\'s reference' })),
+}, { description: 'PDQ (Meta): the perceptual hash of the image and its quality' })
 
 export const ProcessingTime = Type.Number({ description: 'Wall time of the hashing work itself, in milliseconds (fractional)' })
 

@@ -41,6 +41,8 @@ export function declaredMemoryBytes(task: Task): number {
     }
     // The text (up to twice the bytes, UTF-16) and the parsed strings beside the body.
     case 'json': return Math.max(SMALL_TASK_BYTES, task.input.length * 4)
+    // The pixels (at most 512 × 512 × 3 bytes), and two float luminance buffers of 4 bytes a pixel.
+    case 'pdq': return Math.max(SMALL_TASK_BYTES, task.input.length * 4)
     default: return SMALL_TASK_BYTES
   }
 }

@@ -8,6 +8,7 @@ import { digestNamed, passwordSchemeNamed } from '../algorithms/registry.js'
 import type { CostParams, DigestAlgorithm, Hasher } from '../algorithms/types.js'
 import { parseJsonBody } from '../domain/json-body.js'
 import { knownProblem } from '../problem.js'
+import { pdqHash } from '../similarity/pdq/hash.js'
 
 export type Task =
   | { op: 'password-hash', scheme: string, input: Uint8Array, options: CostParams }
@@ -16,6 +17,8 @@ export type Task =
   | { op: 'hmac', algorithm: string, key: Uint8Array, message: Uint8Array }
   /** A large JSON request body (plugins/body.ts), parsed off the event loop. */
   | { op: 'json', input: Uint8Array }
+  /** PDQ of decoded pixels (similarity/pdq): the result as JSON text. */
+  | { op: 'pdq', input: Uint8Array, width: number, height: number, channels: 1 | 3, dihedral: boolean }
 
 /** A parsed JSON body, boxed: the value may itself be a string or a boolean. */
 export interface ParsedJson { json: unknown }
@@ -61,6 +64,7 @@ async function perform(task: Task): Promise<TaskValue> {
     case 'digest': return digest(digestNamed(task.algorithm), task.input, task.outputBytes)
     case 'hmac': return hmac(digestNamed(task.algorithm), task.key, task.message)
     case 'json': return { json: parseJsonBody(task.input) }
+    case 'pdq': return JSON.stringify(pdqHash({ data: task.input, width: task.width, height: task.height, channels: task.channels }, { dihedral: task.dihedral }))
   }
 }
 
