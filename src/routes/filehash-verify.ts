@@ -18,7 +18,8 @@ import { MAX_CONTENT_HASHERS, MAX_PART_SIZE_CANDIDATES, planVerification, type V
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
 import { drain } from '../upload/drain.js'
-import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer } from '../upload/multipart.js'
+import { declaredLength, refuseEarly } from '../upload/early-refusal.js'
+import { boundaryOf, collect, readMultipart, type PartConsumer } from '../upload/multipart.js'
 import { chooseSink, computesContentHashes } from '../upload/pipeline.js'
 import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
@@ -71,12 +72,6 @@ const VerifyResponse = Type.Object({
   fields: Type.Array(FieldResult, { description: 'One entry per value the metadata reports, in its order; first a `size` row when the file\'s size is not the object\'s' }),
 })
 
-const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
-
-function declaredLength(request: FastifyRequest): number | undefined {
-  const declared = Number(request.headers['content-length'] ?? NaN)
-  return Number.isFinite(declared) ? declared : undefined
-}
 
 const missingMetadata = (detail: string) => problems.validation(detail, [{ pointer: '/body/metadata', message: 'required before the file part' }])
 
@@ -174,18 +169,10 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
   }
 
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const declared = declaredLength(request)
-    if (declared !== undefined && declared > maxDeclaredBytes) {
-      reply.header('connection', 'close')
-      throw problems.tooLarge(`The request declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}, and the metadata at most ${MAX_TORRENT_BYTES}`)
-    }
-    if (!isMultipart(request)) return
-    const boundary = boundaryOf(request.headers['content-type'])
-    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-    }
-  }
+  const onRequest = refuseEarly({
+    maxDeclaredBytes,
+    tooLargeDetail: (declared) => `The request declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}, and the metadata at most ${MAX_TORRENT_BYTES}`,
+  })
 
   app.post('/api/filehash/verify', {
     config: { accepts: 'multipart/form-data' },
