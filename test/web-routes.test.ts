@@ -82,7 +82,7 @@ describe('web page: addresses', { skip: skipUnless('chromium') }, () => {
     await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash === '#/hash')
     const unknown = await shown(page)
     assert.deepEqual({ ...unknown, notice: null }, { tab: 'Hash', panel: 'Hash', hash: '#/hash', notice: null })
-    assert.match(unknown.notice ?? '', /^This page has no tab called “passwrod”, so here is the Hash tab\. The tabs’ links are #\/hash, #\/verify, #\/file, #\/hmac, #\/identify, #\/checksums, #\/check, #\/webhook\.$/)
+    assert.match(unknown.notice ?? '', /^This page has no tab called “passwrod”, so here is the Hash tab\. The tabs’ links are #\/hash, #\/verify, #\/file, #\/hmac, #\/identify, #\/checksums, #\/check, #\/webhook, #\/compare\.$/)
     assert.deepEqual(await runAxe(page), [])
 
     await page.getByRole('tab', { name: 'Verify', exact: true }).click()

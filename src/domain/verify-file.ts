@@ -186,7 +186,10 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
     }
     const tries = candidates.map((partSize, attempt) => {
       const key = `field${index}.${attempt}`
-      hashers.push({ key, name: ENTRY_HASHER, params: { entry: entry.name, ...params, ...(partSize !== undefined ? { partSize } : {}) } })
+      // The registry's defaults filled in (a single PUT's ETag names no part size, and the hasher still takes one).
+      const resolved = resolveParameters(entry, { ...params, ...(partSize !== undefined ? { partSize } : {}) })
+      const plain = Object.fromEntries(Object.entries(resolved).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
+      hashers.push({ key, name: ENTRY_HASHER, params: { entry: entry.name, ...plain } })
       const given = partSize ?? (typeof params.partSize === 'number' ? params.partSize : undefined)
       return given === undefined ? { key } : { key, partSize: given }
     })
