@@ -155,6 +155,40 @@ describe('filehash/verify: git ls-tree of a real repository', { skip: skipUnless
     }
   })
 
+  it('a whole tree pasted: the verdict is the file\'s own line\'s, found by the file part\'s name or else by size', async () => {
+    const repository = mkdtempSync(join(scratch, 'git-tree-'))
+    run('git', ['init', '-q', repository])
+    mkdirSync(join(repository, 'dir'))
+    const files: Record<string, string> = { 'a.txt': 'abc', 'dir/b.txt': 'abd', 'c.txt': 'hello world', 'dir/d.txt': 'a longer file' }
+    for (const [path, content] of Object.entries(files)) writeFileSync(join(repository, path), content)
+    run('git', ['-C', repository, 'add', '.'])
+    const tree = run('git', ['-C', repository, 'write-tree'])
+    // -r -t: the blobs in dir/ and the tree line of dir itself, which stays cannot-check.
+    const lines = run('git', ['-C', repository, 'ls-tree', '-r', '-t', '-l', tree])
+    const check = async (content: string, name: string) => {
+      const form = new FormData()
+      form.append('metadata', lines)
+      form.append('file', new Blob([content]), name)
+      const answer = answerOf(await toTestResponse(await server.fetch('/api/filehash/verify', { method: 'POST', body: form })), `${name}: ${content}`)
+      return { verdict: answer.verdict, fields: Object.fromEntries(answer.fields.map((each) => [each.field, each.verdict])), reasons: answer.fields.map((each) => each.reason ?? '') }
+    }
+    // By size: a.txt and dir/b.txt are 3 bytes; the file is dir/b.txt's content, so that line matches and the others are other files.
+    const bySize = await check('abd', 'upload.bin')
+    assert.deepEqual(bySize.fields, { 'a.txt': 'cannot-check', 'c.txt': 'cannot-check', dir: 'cannot-check', 'dir/b.txt': 'match', 'dir/d.txt': 'cannot-check' })
+    assert.equal(bySize.verdict, 'match')
+    assert.ok(bySize.reasons.some((reason) => /^another file: the file's own line is dir\/b\.txt, found by its size, 3 bytes$/.test(reason)), JSON.stringify(bySize.reasons))
+    // By name, the path's last segment: d.txt's line is the file's, and its content differs: mismatch.
+    const byName = await check('a longer filf', 'd.txt')
+    assert.equal(byName.verdict, 'mismatch')
+    assert.equal(byName.fields['dir/d.txt'], 'mismatch')
+    assert.equal(byName.fields['a.txt'], 'cannot-check')
+    assert.equal((await check('abc', 'a.txt')).verdict, 'match')
+    // No line of that name or size: every blob's line is judged, and none matches.
+    const none = await check('zzzz', 'upload.bin')
+    assert.equal(none.verdict, 'mismatch')
+    assert.deepEqual(Object.values(none.fields).sort(), ['cannot-check', 'mismatch', 'mismatch', 'mismatch', 'mismatch'])
+  })
+
   it('lines without -l: cannot be checked, and the reason says to paste git ls-tree -l', async () => {
     const answer = answerOf(await verify(lsTree('sha1', big, false), big), 'without -l')
     assert.equal(answer.verdict, 'cannot-check')

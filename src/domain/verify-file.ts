@@ -116,8 +116,11 @@ function judgePieces(field: ExpectedField, key: string, torrentLength: number): 
   }
 }
 
+/** What the request says about the file beside its bytes: the form part's filename. */
+export interface FileFacts { fileName?: string | undefined }
+
 /** The hashers and judges for the fields of one reading. */
-export function planVerification(reading: MetadataReading): VerifyPlan {
+export function planVerification(reading: MetadataReading, file: FileFacts = {}): VerifyPlan {
   const digests = new Map<string, DigestAlgorithm>()
   const hashers: KeyedHasher[] = []
   const judges: Judge[] = []
@@ -207,6 +210,7 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
     hashedWith: [...new Set([...digests.keys(), ...hashers.map(({ name, params }) => name === PIECES_HASHER ? 'sha1' : String(params.entry))])],
     verdicts(size, digestResults, texts) {
       let fields = judges.map((judge) => judge(size, digestResults, texts))
+      if (reading.shape === 'git-ls-tree') fields = ownLines(reading.fields, fields, size, file.fileName)
       // The metadata's size is the object's: a file of another size matches none of its fields.
       if (reading.size !== undefined && size !== reading.size) {
         fields = [
@@ -217,6 +221,40 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
       return { verdict: overall(fields), shape: reading.shape, size, fields }
     },
   }
+}
+
+/** The last segment of a path as `git ls-tree` prints it (unquoted paths; a quoted one is compared whole). */
+const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1)
+
+/**
+ * `git ls-tree` pasted whole lists a tree, and the file is one of its blobs: the verdict is about
+ * the file's own line, not the others'. Its own lines are those whose path, or the path's last
+ * segment, is the file part's name; when none is, those of the file's size (`-l`); of several,
+ * the one the file matches. The other blobs' lines cannot be checked against this file ("another
+ * file"). When no line is the file's by name or size, every line is judged as it is: the file is
+ * none of them.
+ */
+function ownLines(expected: readonly ExpectedField[], fields: FieldVerdict[], size: number, fileName: string | undefined): FieldVerdict[] {
+  if (fields.length < 2) return fields
+  const lineSize = (index: number): number | undefined => {
+    const value = expected[index]?.parameters.size
+    return typeof value === 'number' ? value : undefined
+  }
+  const blob = (index: number): boolean => expected[index]?.cannotCheck === undefined
+  const byName = fileName === undefined || fileName === ''
+    ? []
+    : fields.map((_, index) => index).filter((index) => blob(index) && (fields[index]?.field === fileName || baseName(fields[index]?.field ?? '') === fileName))
+  const candidates = byName.length > 0 ? byName : fields.map((_, index) => index).filter((index) => blob(index) && lineSize(index) === size)
+  // Of several lines of that name or size, the one the file matches is its own; the others are other files.
+  const matched = candidates.filter((index) => fields[index]?.verdict === 'match')
+  const own = matched.length > 0 ? matched : candidates
+  if (own.length === 0) return fields
+  const how = byName.length > 0 ? `its name, ${fileName}` : `its size, ${size} bytes`
+  const chosen = new Set(own)
+  return fields.map((field, index) => chosen.has(index) || !blob(index) ? field : {
+    field: field.field, verdict: 'cannot-check', expected: field.expected, algorithm: field.algorithm,
+    reason: `another file: the file's own line is ${own.length === 1 ? fields[own[0] as number]?.field : `one of ${own.length} lines`}, found by ${how}`,
+  })
 }
 
 /** `match` only when every checkable field matched and one was; `mismatch` if any mismatched. */

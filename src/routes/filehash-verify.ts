@@ -112,12 +112,12 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
       })
     }
 
-    const filePart = async (): Promise<PartConsumer> => {
+    const filePart = async (fileName: string | undefined): Promise<PartConsumer> => {
       if (fileSeen) throw problems.validation('Send exactly one file part', [{ pointer: '/body/file', message: 'one file part only' }])
       fileSeen = true
       if (reading === undefined) throw missingMetadata('Send the "metadata" part before the file part: it says what to compute')
       const read = reading
-      const plan = planVerification(read)
+      const plan = planVerification(read, { fileName })
       const { sink, texts } = await sinkFor(plan, declaredLength(request))
       let size = 0
       return {
@@ -147,7 +147,7 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
         if (metadataSeen) throw problems.validation('Send one "metadata" part', [{ pointer: '/body/metadata', message: 'one metadata part only' }])
         return metadataPart(head.filename !== undefined)
       }
-      if (head.name === 'file') return filePart()
+      if (head.name === 'file') return filePart(head.filename)
       throw problems.validation(`Unknown part "${name}"; the form takes metadata, then file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
     })
     if (reading === undefined) throw missingMetadata('The form has no "metadata" part')
@@ -184,7 +184,8 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
         + 'The file is streamed once, never stored, through every hash the metadata\'s fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field\'s say whether the file matched. '
         + `A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one \`-N\` and the size imply (at most ${MAX_PART_SIZE_CANDIDATES}); the field names the one that matched. At most ${MAX_CONTENT_HASHERS} content hashes run for one request, each part size counted; the fields past them cannot be checked. `
         + 'A v1 torrent\'s pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet\'s btih) takes it from the metadata, and without it cannot be checked. '
-        + 'A file whose size is not the one the metadata reports mismatches every field, with reason `size`.',
+        + 'A file whose size is not the one the metadata reports mismatches every field, with reason `size`. '
+        + '`git ls-tree` lines pasted whole: the verdict is about the file\'s own line, the one whose path (or its last segment) is the file part\'s filename, else those of the file\'s size, of which the one that matches; the other blobs\' lines are `cannot-check` (reason `another file: …`).',
       consumes: ['multipart/form-data'],
       response: {
         200: VerifyResponse,
