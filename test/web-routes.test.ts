@@ -67,6 +67,7 @@ describe('web page: addresses', { skip: skipUnless('chromium') }, () => {
       ['#/passwords', 'Password', '#/check'], ['#/Password/', 'Password', '#/check'], ['#/password-check', 'Password', '#/check'],
       ['#/files', 'File', '#/file'], ['#/webhooks', 'Webhook', '#/webhook'], ['#/checksum', 'Checksums', '#/checksums'],
       ['#/HMAC', 'HMAC', '#/hmac'], ['#/digest', 'Hash', '#/hash'], ['#/verify', 'Verify', '#/verify'], ['#/identify', 'Identify', '#/identify'],
+      ['#/store', 'Compare', '#/compare'], ['#/compare', 'Compare', '#/compare'],
     ]
     for (const [address, tab, own] of guesses) {
       await goTo(page, address, tab, own)
