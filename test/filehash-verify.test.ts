@@ -183,6 +183,15 @@ describe('filehash/verify: git ls-tree of a real repository', { skip: skipUnless
     assert.equal(byName.fields['dir/d.txt'], 'mismatch')
     assert.equal(byName.fields['a.txt'], 'cannot-check')
     assert.equal((await check('abc', 'a.txt')).verdict, 'match')
+    // A paste longer than the hashers one request runs: the line named as the file is computed first.
+    const padding = Array.from({ length: 80 }, (_, index) => `100644 blob ${index.toString(16).padStart(40, '0')}       9\tpad/${index}.txt\n`).join('')
+    const form = new FormData()
+    form.append('metadata', padding + lines)
+    form.append('file', new Blob(['abc']), 'a.txt')
+    const long = answerOf(await toTestResponse(await server.fetch('/api/filehash/verify', { method: 'POST', body: form })), 'a long paste')
+    assert.equal(long.verdict, 'match')
+    assert.equal(field(long.fields, 'a.txt').verdict, 'match')
+    assert.equal(long.fields.length, 85)
     // No line of that name or size: every blob's line is judged, and none matches.
     const none = await check('zzzz', 'upload.bin')
     assert.equal(none.verdict, 'mismatch')

@@ -127,44 +127,47 @@ export function planVerification(reading: MetadataReading, file: FileFacts = {})
   const cannotCheck = (field: ExpectedField, algorithm: string, reason: string): Judge =>
     () => ({ field: field.field, verdict: 'cannot-check', expected: field.expected, reason, algorithm })
 
-  for (const [index, field] of reading.fields.entries()) {
+  // The file's own git ls-tree lines (by the file part's name) are planned first, so that they are
+  // within MAX_CONTENT_HASHERS however long the paste; the judges keep the metadata's order.
+  for (const index of planningOrder(reading, file.fileName)) {
+    const field = reading.fields[index] as ExpectedField
     const algorithm = field.contentHash ?? field.digest ?? (field.pieces ? 'sha1' : 'unknown')
     if (field.cannotCheck !== undefined) {
-      judges.push(cannotCheck(field, algorithm, field.cannotCheck))
+      judges[index] = cannotCheck(field, algorithm, field.cannotCheck)
       continue
     }
     if (field.pieces !== undefined || field.contentHash !== null) {
       const needed = field.pieces !== undefined ? 1 : Math.min(field.partSizeCandidates?.length ?? 1, MAX_PART_SIZE_CANDIDATES)
       if (hashers.length + needed > MAX_CONTENT_HASHERS) {
-        judges.push(cannotCheck(field, algorithm, `more than ${MAX_CONTENT_HASHERS} values to compute in one request: send the metadata of this file alone (its own git ls-tree line, say)`))
+        judges[index] = cannotCheck(field, algorithm, `more than ${MAX_CONTENT_HASHERS} values to compute in one request: send the metadata of this file alone (its own git ls-tree line, say)`)
         continue
       }
     }
     if (field.pieces !== undefined) {
       const key = `field${index}`
       hashers.push({ key, name: PIECES_HASHER, params: { pieceLength: field.pieces.pieceLength, hashes: Buffer.from(field.pieces.hashes).toString('base64') } })
-      judges.push(judgePieces(field, key, field.pieces.length))
+      judges[index] = judgePieces(field, key, field.pieces.length)
       continue
     }
     if (field.contentHash === null) {
       const digest = field.digest === undefined ? undefined : findAlgorithm(field.digest)
       if (digest === undefined || digest.kind === 'password') {
-        judges.push(cannotCheck(field, algorithm, 'a value hashd does not compute'))
+        judges[index] = cannotCheck(field, algorithm, 'a value hashd does not compute')
         continue
       }
       digests.set(digest.name, digest)
-      judges.push((_size, results) => {
+      judges[index] = (_size, results) => {
         const bytes = results.get(digest.name)
         const actual = bytes === undefined ? undefined : Buffer.from(bytes).toString('hex')
         const base = { field: field.field, expected: field.expected, algorithm: digest.name }
         if (actual === undefined) return { ...base, verdict: 'cannot-check', reason: 'not computed' }
         return { ...base, verdict: actual === field.expected.toLowerCase() ? 'match' : 'mismatch', actual }
-      })
+      }
       continue
     }
     const entry = findContentHash(field.contentHash)
     if (entry === undefined) {
-      judges.push(cannotCheck(field, algorithm, 'a value hashd does not compute'))
+      judges[index] = cannotCheck(field, algorithm, 'a value hashd does not compute')
       continue
     }
     const params: Record<string, string | number> = Object.fromEntries(Object.entries(field.parameters).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
@@ -179,12 +182,12 @@ export function planVerification(reading: MetadataReading, file: FileFacts = {})
     } catch (error) {
       if (!(error instanceof Problem)) throw error
       const needsSize = 'size' in entry.parameters && params.size === undefined
-      judges.push(cannotCheck(field, algorithm, needsSize ? sizeHint(reading.shape, entry.name) : error.detail))
+      judges[index] = cannotCheck(field, algorithm, needsSize ? sizeHint(reading.shape, entry.name) : error.detail)
       continue
     }
     // btih chooses RHash's default piece length by the size, so it needs one or the other up front (as planContentHashes).
     if ('pieceLength' in entry.parameters && params.pieceLength === undefined && params.size === undefined) {
-      judges.push(cannotCheck(field, algorithm, sizeHint(reading.shape, entry.name)))
+      judges[index] = cannotCheck(field, algorithm, sizeHint(reading.shape, entry.name))
       continue
     }
     const tries = candidates.map((partSize, attempt) => {
@@ -199,9 +202,9 @@ export function planVerification(reading: MetadataReading, file: FileFacts = {})
     const judge = judgeTexts(field, algorithm, tries)
     // A git line of another size than the file is no match, whatever the id: say so, rather than the hasher's complaint.
     const fieldSize = typeof field.parameters.size === 'number' ? field.parameters.size : undefined
-    judges.push(fieldSize === undefined ? judge : (size, results, texts) => size === fieldSize
+    judges[index] = fieldSize === undefined ? judge : (size, results, texts) => size === fieldSize
       ? judge(size, results, texts)
-      : { field: field.field, verdict: 'mismatch', expected: field.expected, reason: 'size', algorithm })
+      : { field: field.field, verdict: 'mismatch', expected: field.expected, reason: 'size', algorithm }
   }
 
   return {
@@ -221,6 +224,17 @@ export function planVerification(reading: MetadataReading, file: FileFacts = {})
       return { verdict: overall(fields), shape: reading.shape, size, fields }
     },
   }
+}
+
+/** The fields' indexes in the order their hashers are planned: a git ls-tree line named as the file first. */
+function planningOrder(reading: MetadataReading, fileName: string | undefined): number[] {
+  const indexes = reading.fields.map((_, index) => index)
+  if (reading.shape !== 'git-ls-tree' || fileName === undefined || fileName === '') return indexes
+  const named = (index: number): boolean => {
+    const path = reading.fields[index]?.field ?? ''
+    return path === fileName || baseName(path) === fileName
+  }
+  return [...indexes.filter(named), ...indexes.filter((index) => !named(index))]
 }
 
 /** The last segment of a path as `git ls-tree` prints it (unquoted paths; a quoted one is compared whole). */
