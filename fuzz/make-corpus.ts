@@ -27,6 +27,7 @@ import { scryptVectors } from '../test/vectors/password-scrypt.js'
 import { sha256CryptVectors, sha512CryptVectors } from '../test/vectors/password-sha-crypt.js'
 import { joinFields } from './support.js'
 import { FUZZ_PEPPER_KEY } from './targets/pepper.js'
+import { JSON_KEYS, MAGNET_KEYS, MODES, TYPES, URN_PREFIXES } from './targets/store-metadata.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const corpusRoot = join(root, 'fuzz', 'corpus')
@@ -281,6 +282,43 @@ if (has('gpg')) {
   bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29)
   seed('image-sniff', 'png header claiming 100000 x 100000', bomb)
   seed('image-sniff', 'pdf', '%PDF-1.7\n1 0 obj\n<<>>\nendobj\n')
+}
+
+// ---- store-metadata: each store's metadata as its CLI prints it, a magnet link and ls-tree lines, in the target's field encoding ----
+{
+  const md5 = 'b10a8db164e0754105b7a99be72e3fe5'
+  /** A JSON member: the key's index, the value's type (0 text, 1 quoted text, 3 a number written as text), the value. */
+  const member = (key: typeof JSON_KEYS[number], type: number, value: string): Buffer => Buffer.concat([Buffer.from([JSON_KEYS.indexOf(key), type]), Buffer.from(value)])
+  const json = (...members: Buffer[]): Buffer => Buffer.concat([Buffer.from([0]), joinFields(...members)])
+  const objects: Array<[string, Buffer]> = [
+    ['s3 head-object multipart', json(member('ETag', 1, `${md5}-2`), member('ContentLength', 3, '11010048'), member('ChecksumCRC64NVME', 0, 'uLYKZQwNEnU='), member('ChecksumType', 0, 'FULL_OBJECT'))],
+    ['s3 composite sse-kms', json(member('ETag', 1, md5), member('ChecksumCRC32C', 0, 'yZRlqg==-3'), member('ChecksumType', 0, 'COMPOSITE'), member('ServerSideEncryption', 0, 'aws:kms'), member('PartsCount', 3, '3'))],
+    ['s3 get-object-attributes', json(member('ETag', 0, md5), member('ObjectSize', 3, '11010048'), member('Checksum.ChecksumSHA256', 0, `${Buffer.alloc(32, 1).toString('base64')}-2`), member('Checksum.ChecksumType', 0, 'COMPOSITE'), member('ObjectParts.TotalPartsCount', 3, '2'))],
+    ['gcs json api', json(member('kind', 0, 'storage#object'), member('crc32c', 0, 'yZRlqg=='), member('md5Hash', 0, 'sQqNsWTgdUEFt6mb5y4/5Q=='), member('size', 0, '11'))],
+    ['gcloud storage describe', json(member('crc32c_hash', 0, 'yZRlqg=='), member('md5_hash', 0, 'sQqNsWTgdUEFt6mb5y4/5Q=='), member('size', 3, '11'))],
+    ['az storage blob show', json(member('properties.blobType', 0, 'BlockBlob'), member('properties.contentLength', 3, '11'), member('properties.contentSettings.contentMd5', 0, 'sQqNsWTgdUEFt6mb5y4/5Q=='))],
+    ['dropbox get_metadata', json(member('.tag', 0, 'file'), member('rev', 0, 'a1c10ce0dd78'), member('size', 3, '11'), member('content_hash', 0, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'))],
+    ['onedrive driveitem', json(member('file.hashes.quickXorHash', 0, 'AAAAAAAAAAAAAAAAAAAAAAAAAAA='), member('file.hashes.sha1Hash', 0, 'DA39A3EE5E6B4B0D3255BFEF95601890AFD80709'), member('size', 3, '11'))],
+  ]
+  for (const [label, input] of objects) seed('store-metadata', label, input)
+
+  /** A magnet pair: the key's index, the URN prefix's index (shifted) and whether to percent-encode, the value. */
+  const pair = (key: typeof MAGNET_KEYS[number], prefix: typeof URN_PREFIXES[number], encode: boolean, value: string): Buffer =>
+    Buffer.concat([Buffer.from([MAGNET_KEYS.indexOf(key), (URN_PREFIXES.indexOf(prefix) << 1) | (encode ? 1 : 0)]), Buffer.from(value)])
+  const magnet = (...pairs: Buffer[]): Buffer => Buffer.concat([Buffer.from([1]), joinFields(...pairs)])
+  seed('store-metadata', 'rhash magnet', magnet(pair('xl', '', false, '3'), pair('dn', '', false, 'hostname'),
+    pair('xt', 'urn:tree:tiger:', false, 'rnkcifxjikrsxyjikvd2hbkw7js7mbmo3dryngy'), pair('xt', 'urn:btih:', false, '74764509bc0c04b70eeb7b2cd78f38a5117f34a7'),
+    pair('xt', 'urn:ed2k:', false, '16c39643552757122cbb5d25cfb14260'), pair('xt', 'urn:aich:', false, 'ki4qsrwfsduxji2yyjoub4e3kzwpgff6')))
+  seed('store-metadata', 'magnet base32 btmh', magnet(pair('xt.1', 'urn:btih:', false, 'OR3EKCN4BQCLODXLPMWNPDZYUUIX6NFH'),
+    pair('xt.2', 'urn:btmh:1220', false, 'ab'.repeat(32)), pair('dn', '', true, 'a b c')))
+
+  /** An ls-tree line: the control bits (0x04 a size, 0x08 a SHA-256 id, 0x10 the size `-`), the mode's and type's indexes, the path. */
+  const line = (control: number, mode: typeof MODES[number], type: typeof TYPES[number], path: string): Buffer =>
+    Buffer.concat([Buffer.from([control, MODES.indexOf(mode), TYPES.indexOf(type)]), Buffer.from(path)])
+  const lines = [line(0x04, '100644', 'blob', 'README.md'), line(0x14, '040000', 'tree', 'src'), line(0x0c, '100755', 'blob', 'bin/run')]
+  // The mode byte over 3 chooses the line end: 2 newline, 5 CRLF, 8 NUL (-z).
+  for (const [mode, label] of [[2, 'newline'], [5, 'crlf'], [8, 'nul']] as const) seed('store-metadata', `git ls-tree -l ${label}`, Buffer.concat([Buffer.from([mode]), joinFields(...lines)]))
+  seed('store-metadata', 'git ls-tree without -l', Buffer.concat([Buffer.from([2]), joinFields(line(0, '100644', 'blob', 'a.txt'), line(0, '160000', 'commit', 'vendor/lib'))]))
 }
 
 rmSync(work, { recursive: true, force: true })

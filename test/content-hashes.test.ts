@@ -20,6 +20,7 @@ import { opensslDigest, PartDigests, S3_MAX_PARTS } from '../src/content-hashes/
 import { rhashDefaultPieceLength } from '../src/content-hashes/bittorrent.js'
 import { Problem } from '../src/problem.js'
 import { Random } from './helpers/random.js'
+import { awsChecksums } from './helpers/aws.js'
 import { python, run, skipUnless } from './helpers/tools.js'
 
 const KiB = 1024
@@ -202,44 +203,6 @@ describe('content hashes: git hash-object', { skip: skipUnless('git') }, () => {
   })
 })
 
-/**
- * S3's ETag and checksums as AWS documents them, computed from the parts in Python: MD5 (or the
- * checksum) of each part, then of those digests one after another, and `-N`; a single PUT below
- * the threshold is the digest of the whole. The CRCs come from crcmod with CRC-64/NVME's and
- * CRC-32C's parameters (the script checks their check values first) and from zlib.
- */
-const AWS_ALGORITHM = `
-import base64, hashlib, json, sys, zlib, crcmod
-path, part_size, threshold = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-crc64nvme = crcmod.mkCrcFun(0x1AD93D23594C93659, initCrc=0, rev=True, xorOut=0xFFFFFFFFFFFFFFFF)
-crc32c = crcmod.mkCrcFun(0x11EDC6F41, initCrc=0, rev=True, xorOut=0xFFFFFFFF)
-assert crc64nvme(b'123456789') == 0xae8b14860a799888
-assert crc32c(b'123456789') == 0xe3069283
-digests = {
-  'md5': lambda b: hashlib.md5(b).digest(),
-  'sha1': lambda b: hashlib.sha1(b).digest(),
-  'sha256': lambda b: hashlib.sha256(b).digest(),
-  'crc32': lambda b: zlib.crc32(b).to_bytes(4, 'big'),
-  'crc32c': lambda b: crc32c(b).to_bytes(4, 'big'),
-  'crc64nvme': lambda b: crc64nvme(b).to_bytes(8, 'big'),
-}
-data = open(path, 'rb').read()
-parts = [data[i:i + part_size] for i in range(0, len(data), part_size)] or [b'']
-out = {}
-for name, digest in digests.items():
-  whole = digest(data)
-  if len(data) >= threshold:
-    combined, suffix = digest(b''.join(digest(part) for part in parts)), '-%d' % len(parts)
-  else:
-    combined, suffix = whole, ''
-  out[name] = {
-    'full': base64.b64encode(whole).decode(), 'composite': base64.b64encode(combined).decode() + suffix,
-    'etag': combined.hex() + suffix, 'md5': whole.hex(),
-  }
-print(json.dumps(out))
-`
-
-interface AwsResult { full: string, composite: string, etag: string, md5: string }
 
 describe('content hashes: S3, Cloud Storage and Azure against Python (hashlib, zlib, crcmod)', { skip: skipUnless('python3', 'crcmod') }, () => {
   // partSize and multipartThreshold: the AWS CLI's defaults; 5 MiB parts from the first byte (an
@@ -256,7 +219,7 @@ describe('content hashes: S3, Cloud Storage and Azure against Python (hashlib, z
     for (const size of [0, 16 * KiB + 1, 5 * MiB, 5 * MiB + 1, ED2K_CHUNK + 1]) {
       const path = fileOf(size)
       for (const { partSize, multipartThreshold, params } of SETTINGS) {
-        const aws = JSON.parse(python(AWS_ALGORITHM, [path, String(partSize), String(multipartThreshold)])) as Record<string, AwsResult>
+        const aws = awsChecksums(path, partSize, multipartThreshold)
         const label = `${size} bytes, parts of ${partSize}, threshold ${multipartThreshold}`
         assert.equal(await hashFile('s3-etag', path, params), aws.md5!.etag, `s3-etag, ${label}`)
         for (const name of ['crc32', 'crc32c'] as const) {
@@ -274,7 +237,7 @@ describe('content hashes: S3, Cloud Storage and Azure against Python (hashlib, z
   it('s3-crc64nvme, gcs-crc32c, gcs-md5 and azure-md5 are the whole object\'s, in base64', async () => {
     for (const size of [0, 1, 16 * KiB + 1, 5 * MiB + 1]) {
       const path = fileOf(size)
-      const aws = JSON.parse(python(AWS_ALGORITHM, [path, String(8 * MiB), String(8 * MiB)])) as Record<string, AwsResult>
+      const aws = awsChecksums(path, 8 * MiB, 8 * MiB)
       assert.equal(await hashFile('s3-crc64nvme', path), aws.crc64nvme!.full, `s3-crc64nvme, ${size} bytes`)
       assert.equal(await hashFile('gcs-crc32c', path), aws.crc32c!.full, `gcs-crc32c, ${size} bytes`)
       assert.equal(await hashFile('gcs-md5', path), aws.md5!.full, `gcs-md5, ${size} bytes`)

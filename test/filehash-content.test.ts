@@ -16,6 +16,7 @@ import { TigerTreeHash } from '../src/content-hashes/tth.js'
 import { Random } from './helpers/random.js'
 import { sendInPieces } from './helpers/send.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
+import { awsChecksums } from './helpers/aws.js'
 import { python, run, skipUnless } from './helpers/tools.js'
 
 const KiB = 1024
@@ -180,42 +181,10 @@ describe('filehash content hashes: rclone hashsum (Dropbox, quickXorHash)', { sk
   })
 })
 
-/**
- * S3's ETag and checksums from the parts, as AWS documents them, and the single-object MD5s and
- * CRC-32C of Cloud Storage and Azure: hashlib, zlib and crcmod (CRC-64/NVME and CRC-32C by their
- * parameters, each checked against its check value first).
- */
-const AWS_ALGORITHM = `
-import base64, hashlib, json, sys, zlib, crcmod
-path, part_size, threshold = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-crc64nvme = crcmod.mkCrcFun(0x1AD93D23594C93659, initCrc=0, rev=True, xorOut=0xFFFFFFFFFFFFFFFF)
-crc32c = crcmod.mkCrcFun(0x11EDC6F41, initCrc=0, rev=True, xorOut=0xFFFFFFFF)
-assert crc64nvme(b'123456789') == 0xae8b14860a799888
-assert crc32c(b'123456789') == 0xe3069283
-digests = {
-  'md5': lambda b: hashlib.md5(b).digest(),
-  'sha1': lambda b: hashlib.sha1(b).digest(),
-  'sha256': lambda b: hashlib.sha256(b).digest(),
-  'crc32': lambda b: zlib.crc32(b).to_bytes(4, 'big'),
-  'crc32c': lambda b: crc32c(b).to_bytes(4, 'big'),
-  'crc64nvme': lambda b: crc64nvme(b).to_bytes(8, 'big'),
-}
-data = open(path, 'rb').read()
-parts = [data[i:i + part_size] for i in range(0, len(data), part_size)] or [b'']
-out = {}
-for name, digest in digests.items():
-  whole = digest(data)
-  multipart = len(data) >= threshold
-  combined = digest(b''.join(digest(part) for part in parts)) if multipart else whole
-  suffix = '-%d' % len(parts) if multipart else ''
-  out[name] = {'full': base64.b64encode(whole).decode(), 'composite': base64.b64encode(combined).decode() + suffix, 'etag': combined.hex() + suffix}
-print(json.dumps(out))
-`
-interface AwsResult { full: string, composite: string, etag: string }
 
 describe('filehash content hashes: S3, Cloud Storage and Azure against Python (hashlib, zlib, crcmod)', { skip: skipUnless('python3', 'crcmod') }, () => {
   const aws = (size: number, partSize: number, threshold: number) =>
-    JSON.parse(python(AWS_ALGORITHM, [fileOf(size), String(partSize), String(threshold)])) as Record<string, AwsResult>
+    awsChecksums(fileOf(size), partSize, threshold)
   const ALL = 's3-etag,s3-crc64nvme,s3-crc32,s3-crc32c,s3-sha1,s3-sha256,gcs-crc32c,gcs-md5,azure-md5'
 
   it('with the AWS CLI\'s defaults (8 MiB parts from 8 MiB on), raw with a Content-Length and as a form', async () => {

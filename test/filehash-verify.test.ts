@@ -7,12 +7,13 @@
  * bad inputs, each a 4xx that names the part at fault.
  */
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, openAsBlob, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { PieceCheck } from '../src/content-hashes/pieces.js'
 import { TigerTreeHash } from '../src/content-hashes/tth.js'
+import { awsChecksums } from './helpers/aws.js'
 import { Random } from './helpers/random.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 import { python, run, skipUnless } from './helpers/tools.js'
@@ -84,29 +85,19 @@ const field = (fields: Field[], name: string): Field => {
   return found
 }
 
-/** S3's values computed from the parts as AWS documents them (see filehash-content.test.ts). */
-const AWS = `
-import base64, hashlib, json, sys, zlib, crcmod
-path, part_size = sys.argv[1], int(sys.argv[2])
-crc64nvme = crcmod.mkCrcFun(0x1AD93D23594C93659, initCrc=0, rev=True, xorOut=0xFFFFFFFFFFFFFFFF)
-crc32c = crcmod.mkCrcFun(0x11EDC6F41, initCrc=0, rev=True, xorOut=0xFFFFFFFF)
-assert crc64nvme(b'123456789') == 0xae8b14860a799888
-data = open(path, 'rb').read()
-parts = [data[i:i + part_size] for i in range(0, len(data), part_size)]
-md5s = b''.join(hashlib.md5(p).digest() for p in parts)
-c32 = b''.join(crc32c(p).to_bytes(4, 'big') for p in parts)
-print(json.dumps({
-  'ETag': '"%s-%d"' % (hashlib.md5(md5s).hexdigest(), len(parts)),
-  'ContentLength': len(data),
-  'ChecksumCRC64NVME': base64.b64encode(crc64nvme(data).to_bytes(8, 'big')).decode(),
-  'ChecksumCRC32C': '%s-%d' % (base64.b64encode(crc32c(c32).to_bytes(4, 'big')).decode(), len(parts)),
-}))
-`
+/** An `aws s3api head-object` answer for a multipart upload in parts of `partSize`, from the values Python computes (helpers/aws.ts). */
+function s3HeadObject(path: string, partSize: number): string {
+  const aws = awsChecksums(path, partSize, 0)
+  return JSON.stringify({
+    ETag: `"${aws.md5.etag}"`, ContentLength: statSync(path).size,
+    ChecksumCRC64NVME: aws.crc64nvme.full, ChecksumCRC32C: aws.crc32c.composite,
+  })
+}
 
 describe('filehash/verify: S3 head-object against Python (hashlib, crcmod)', { skip: skipUnless('python3', 'crcmod') }, () => {
   it('a multipart ETag and checksums without a part size: matched through the candidates, which the answer names', async () => {
     for (const partSize of [8 * MiB, 5 * MiB]) {
-      const metadata = python(AWS, [big, String(partSize)])
+      const metadata = s3HeadObject(big, partSize)
       const fields = assertAll(await verify(metadata, big), 'match', `${partSize}-byte parts`)
       assert.equal(field(fields, 'ETag').partSize, partSize)
       assert.equal(field(fields, 'ChecksumCRC32C').partSize, partSize)
@@ -116,8 +107,18 @@ describe('filehash/verify: S3 head-object against Python (hashlib, crcmod)', { s
     }
   })
 
+  it('a single PUT\'s ETag (no -N, no part size): match, on the event loop and on the hash threads', async () => {
+    for (const path of [small, big]) {
+      const etag = awsChecksums(path, 8 * MiB, 16 * MiB).md5.etag
+      assert.match(etag, /^[0-9a-f]{32}$/)
+      const fields = assertAll(await verify(JSON.stringify({ ETag: `"${etag}"`, ContentLength: statSync(path).size }), path), 'match', `single PUT of ${path}`)
+      assert.equal(field(fields, 'ETag').verdict, 'match')
+    }
+    assertAll(await verify(JSON.stringify({ ETag: `"${awsChecksums(big, 8 * MiB, 16 * MiB).md5.etag}"`, ContentLength: SIZE }), flipped), 'mismatch', 'single PUT, flipped')
+  })
+
   it('an SSE-KMS ETag cannot be checked; the checksums still are', async () => {
-    const metadata = JSON.parse(python(AWS, [big, String(8 * MiB)])) as Record<string, unknown>
+    const metadata = JSON.parse(s3HeadObject(big, 8 * MiB)) as Record<string, unknown>
     const fields = assertAll(await verify(JSON.stringify({ ...metadata, ServerSideEncryption: 'aws:kms' }), big), 'match', 'SSE-KMS')
     assert.equal(field(fields, 'ETag').verdict, 'cannot-check')
     assert.match(field(fields, 'ETag').reason ?? '', /SSE-KMS/)
@@ -126,7 +127,7 @@ describe('filehash/verify: S3 head-object against Python (hashlib, crcmod)', { s
   })
 
   it('a file of another size than ContentLength: every field mismatches for its size, and a size row says so', async () => {
-    const metadata = python(AWS, [big, String(8 * MiB)])
+    const metadata = s3HeadObject(big, 8 * MiB)
     const fields = assertAll(await verify(metadata, small), 'mismatch', 'another size')
     assert.deepEqual(fields[0], { field: 'size', verdict: 'mismatch', expected: String(SIZE), actual: String(SMALL), reason: 'size', algorithm: 'size' })
     for (const each of fields) assert.equal(each.reason, 'size')
@@ -152,6 +153,49 @@ describe('filehash/verify: git ls-tree of a real repository', { skip: skipUnless
       assert.equal(field(fields, 'big.bin').algorithm, `git-blob-${format}`)
       assertAll(await verify(lsTree(format, big, true), flipped), 'mismatch', `${format}, flipped`)
     }
+  })
+
+  it('a whole tree pasted: the verdict is the file\'s own line\'s, found by the file part\'s name or else by size', async () => {
+    const repository = mkdtempSync(join(scratch, 'git-tree-'))
+    run('git', ['init', '-q', repository])
+    mkdirSync(join(repository, 'dir'))
+    const files: Record<string, string> = { 'a.txt': 'abc', 'dir/b.txt': 'abd', 'c.txt': 'hello world', 'dir/d.txt': 'a longer file' }
+    for (const [path, content] of Object.entries(files)) writeFileSync(join(repository, path), content)
+    run('git', ['-C', repository, 'add', '.'])
+    const tree = run('git', ['-C', repository, 'write-tree'])
+    // -r -t: the blobs in dir/ and the tree line of dir itself, which stays cannot-check.
+    const lines = run('git', ['-C', repository, 'ls-tree', '-r', '-t', '-l', tree])
+    const check = async (content: string, name: string) => {
+      const form = new FormData()
+      form.append('metadata', lines)
+      form.append('file', new Blob([content]), name)
+      const answer = answerOf(await toTestResponse(await server.fetch('/api/filehash/verify', { method: 'POST', body: form })), `${name}: ${content}`)
+      return { verdict: answer.verdict, fields: Object.fromEntries(answer.fields.map((each) => [each.field, each.verdict])), reasons: answer.fields.map((each) => each.reason ?? '') }
+    }
+    // By size: a.txt and dir/b.txt are 3 bytes; the file is dir/b.txt's content, so that line matches and the others are other files.
+    const bySize = await check('abd', 'upload.bin')
+    assert.deepEqual(bySize.fields, { 'a.txt': 'cannot-check', 'c.txt': 'cannot-check', dir: 'cannot-check', 'dir/b.txt': 'match', 'dir/d.txt': 'cannot-check' })
+    assert.equal(bySize.verdict, 'match')
+    assert.ok(bySize.reasons.some((reason) => /^another file: the file's own line is dir\/b\.txt, found by its size, 3 bytes$/.test(reason)), JSON.stringify(bySize.reasons))
+    // By name, the path's last segment: d.txt's line is the file's, and its content differs: mismatch.
+    const byName = await check('a longer filf', 'd.txt')
+    assert.equal(byName.verdict, 'mismatch')
+    assert.equal(byName.fields['dir/d.txt'], 'mismatch')
+    assert.equal(byName.fields['a.txt'], 'cannot-check')
+    assert.equal((await check('abc', 'a.txt')).verdict, 'match')
+    // A paste longer than the hashers one request runs: the line named as the file is computed first.
+    const padding = Array.from({ length: 80 }, (_, index) => `100644 blob ${index.toString(16).padStart(40, '0')}       9\tpad/${index}.txt\n`).join('')
+    const form = new FormData()
+    form.append('metadata', padding + lines)
+    form.append('file', new Blob(['abc']), 'a.txt')
+    const long = answerOf(await toTestResponse(await server.fetch('/api/filehash/verify', { method: 'POST', body: form })), 'a long paste')
+    assert.equal(long.verdict, 'match')
+    assert.equal(field(long.fields, 'a.txt').verdict, 'match')
+    assert.equal(long.fields.length, 85)
+    // No line of that name or size: every blob's line is judged, and none matches.
+    const none = await check('zzzz', 'upload.bin')
+    assert.equal(none.verdict, 'mismatch')
+    assert.deepEqual(Object.values(none.fields).sort(), ['cannot-check', 'mismatch', 'mismatch', 'mismatch', 'mismatch'])
   })
 
   it('lines without -l: cannot be checked, and the reason says to paste git ls-tree -l', async () => {

@@ -53,6 +53,12 @@ async function fill(page: Page, tab: string, file: string): Promise<void> {
       await panel.getByRole('button', { name: 'Identify', exact: true }).click()
       await panel.locator('section.identification').nth(1).waitFor()
       break
+    case 'Compare':
+      await panel.getByLabel('Metadata', { exact: true }).fill(JSON.stringify({ ContentLength: 3, ETag: `"${MD5_ABC}"` }))
+      await panel.getByLabel('File', { exact: true }).setInputFiles(file)
+      await panel.getByRole('button', { name: 'Compare', exact: true }).click()
+      await panel.locator('table.compare').waitFor()
+      break
   }
 }
 
@@ -80,7 +86,7 @@ describe('web page accessibility (axe-core) and screenshots', { skip: skipUnless
         const { page } = watched
         await page.locator('#hash-algorithm:not([disabled])').waitFor({ state: 'attached' })
         const found: string[] = []
-        for (const tab of ['Hash', 'Verify', 'File', 'HMAC', 'Identify']) {
+        for (const tab of ['Hash', 'Verify', 'File', 'HMAC', 'Identify', 'Compare']) {
           await page.getByRole('tab', { name: tab, exact: true }).click()
           await fill(page, tab, join(dir, 'abc.txt'))
           for (const violation of await runAxe(page)) {

@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Digest or password hash of an input
-         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. Digests only: a password algorithm is 422 password-in-batch for its item; at the top, a password algorithm, `"pepper": true` or `context` is 422 password-in-batch for the whole batch (the body's batch branch states it). `options` are read against each item's algorithm, so a wrong one is the item's problem.
+         * @description Digests honour `encoding`; password hashes (bcrypt, argon2, scrypt, pbkdf2, …) return their standard string with a fresh random salt. When the server has pepper keys (PEPPER_KEYS_FILE), password hashes are peppered with the current key by default: the finished hash is encrypted (AES-256-GCM) into a `$pepper$v=1,k=<key id>,s=<scheme>$<nonce>$<ciphertext>` string, and `pepperKey` names the key; `"pepper": false` opts out (`"pepper": true` on a server without keys is 422 no-pepper-keys). bcrypt refuses inputs over 72 bytes (422 input-too-long); bcrypt-sha256 takes any length. Rules the schema cannot state: `options` are per algorithm (below); an option the algorithm does not take, or options to an algorithm that takes none, or a value outside its range is 400 with the pointer /body/options/<name>, and so are values that break a relation between options: scrypt's N must be a power of two below 2^(16·r) (RFC 7914 §2), argon2's memoryCost at least 8·parallelism KiB (RFC 9106 §3.1); a value within the format's range but above this server's cap is 422 urn:hashd:problem:cost-above-cap; an input longer than bcrypt's 72 bytes is 422 urn:hashd:problem:input-too-long; a NUL byte in the input of a crypt(3) scheme is 422 urn:hashd:problem:input-not-representable; and rules the body's `allOf` states: an `input` not valid in its `inputEncoding` (the pattern for hex and base64) is 400 with the pointer /body/input; `"pepper": true` with a digest is 400 urn:hashd:problem:algorithm-not-allowed. Password hashes of text input are made from its NFKC form (PASSWORD_NORMALIZATION) and screened first (PASSWORD_SCREENING): with `warn` (the default) the answer carries `screening`; with `reject` an unacceptable password is 422 urn:hashd:problem:password-rejected with `reasons`, and no hash is made. `context` on a digest is 400 algorithm-not-allowed. **Batches:** instead of one hash, `items` may hold up to 10000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. Password work is refused (422 password-in-batch): per item, or whole when the top asks for it. Digests only: a password algorithm is 422 password-in-batch for its item; at the top, a password algorithm, `"pepper": true` or `context` is 422 password-in-batch for the whole batch (the body's batch branch states it). `options` are read against each item's algorithm, so a wrong one is the item's problem. Content hashes (s3-etag, s3-crc32c…, gcs-*, azure-md5, dropbox, quickxor, git-blob-*, tth, aich, btih, bt2-root, ipfs-cid, magnet: docs/content-hashes.md) of the input bytes, each printed as its store shows it (`encoding` is `standard`, whatever was asked); their parameters go in `options`, and one out of its bounds, or one the content hash does not take, is 422 urn:hashd:problem:invalid-parameter with the pointer /body/options/<name>, as in /api/filehash; btih and magnet need `options.name`.
          */
         post: operations["postHash"];
         delete?: never;
@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Check a file against what a store reports about it (S3, Cloud Storage, Azure, Dropbox, OneDrive, Git, a .torrent, a magnet link)
-         * @description multipart/form-data: `metadata` first (the store's JSON, `git ls-tree -l` lines or a magnet link as a text field; a .torrent as a file part), then one `file` part. The file is streamed once, never stored, through every hash the metadata's fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field's say whether the file matched. A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one `-N` and the size imply (at most 12); the field names the one that matched. At most 64 content hashes run for one request, each part size counted; the fields past them cannot be checked. A v1 torrent's pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet's btih) takes it from the metadata, and without it cannot be checked. A file whose size is not the one the metadata reports mismatches every field, with reason `size`.
+         * @description multipart/form-data: `metadata` first (the store's JSON, `git ls-tree -l` lines or a magnet link as a text field; a .torrent as a file part), then one `file` part. The file is streamed once, never stored, through every hash the metadata's fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field's say whether the file matched. A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one `-N` and the size imply (at most 12); the field names the one that matched. At most 64 content hashes run for one request, each part size counted; the fields past them cannot be checked. A v1 torrent's pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet's btih) takes it from the metadata, and without it cannot be checked. A file whose size is not the one the metadata reports mismatches every field, with reason `size`. `git ls-tree` lines pasted whole: the verdict is about the file's own line, the one whose path (or its last segment) is the file part's filename, else those of the file's size, of which the one that matches; the other blobs' lines are `cannot-check` (reason `another file: …`).
          */
         post: operations["postFilehashVerify"];
         delete?: never;
@@ -647,11 +647,11 @@ export interface operations {
                     /** @description The text (or, with inputEncoding, binary data) to hash */
                     input?: string;
                     /**
-                     * @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
+                     * @description Algorithm to use: a digest, a password scheme, or a content hash (s3-etag, tth, git-blob-sha1…, canonical names only). The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed.
                      * @default sha256
                      * @enum {string}
                      */
-                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5";
+                    algorithm?: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "s3-etag" | "s3-crc64nvme" | "s3-crc32" | "s3-crc32c" | "s3-sha1" | "s3-sha256" | "gcs-crc32c" | "gcs-md5" | "azure-md5" | "dropbox" | "quickxor" | "git-blob-sha1" | "git-blob-sha256" | "tth" | "aich" | "btih" | "bt2-root" | "ipfs-cid" | "magnet";
                     /**
                      * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form.
                      * @default hex
@@ -664,9 +664,9 @@ export interface operations {
                      * @enum {string}
                      */
                     inputEncoding?: "utf8" | "hex" | "base64";
-                    /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                    /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. A content hash takes its parameters here, by the names and bounds of /api/filehash's query (s3-etag: partSize, multipartThreshold; s3-crc64nvme: checksumType; s3-crc32: checksumType, partSize, multipartThreshold; s3-crc32c: checksumType, partSize, multipartThreshold; s3-sha1: checksumType, partSize, multipartThreshold; s3-sha256: checksumType, partSize, multipartThreshold; btih: name, pieceLength; ipfs-cid: cidVersion; magnet: name, pieceLength); a byte size may be text with KiB, MiB or GiB; `size` is the input's length. */
                     options?: {
-                        [key: string]: number;
+                        [key: string]: number | string;
                     };
                     /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                     pepper?: boolean;
@@ -683,7 +683,7 @@ export interface operations {
                     items?: {
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
-                        /** @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        /** @description Algorithm to use: a digest, a password scheme, or a content hash (s3-etag, tth, git-blob-sha1…, canonical names only). The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
                         algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
@@ -695,9 +695,9 @@ export interface operations {
                          * @enum {string}
                          */
                         inputEncoding?: "utf8" | "hex" | "base64";
-                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. A content hash takes its parameters here, by the names and bounds of /api/filehash's query (s3-etag: partSize, multipartThreshold; s3-crc64nvme: checksumType; s3-crc32: checksumType, partSize, multipartThreshold; s3-crc32c: checksumType, partSize, multipartThreshold; s3-sha1: checksumType, partSize, multipartThreshold; s3-sha256: checksumType, partSize, multipartThreshold; btih: name, pieceLength; ipfs-cid: cidVersion; magnet: name, pieceLength); a byte size may be text with KiB, MiB or GiB; `size` is the input's length. */
                         options?: {
-                            [key: string]: number;
+                            [key: string]: number | string;
                         };
                         /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                         pepper?: boolean;
@@ -955,6 +955,155 @@ export interface operations {
                          */
                         saltLength?: number;
                     };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-etag";
+                    options?: {
+                        /** @description the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        partSize?: number | string;
+                        /** @description objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        multipartThreshold?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-crc64nvme";
+                    options?: {
+                        /**
+                         * @description FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType)
+                         * @default FULL_OBJECT
+                         * @enum {string}
+                         */
+                        checksumType?: "FULL_OBJECT";
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-crc32";
+                    options?: {
+                        /**
+                         * @description FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType)
+                         * @default FULL_OBJECT
+                         * @enum {string}
+                         */
+                        checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                        /** @description the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        partSize?: number | string;
+                        /** @description objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        multipartThreshold?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-crc32c";
+                    options?: {
+                        /**
+                         * @description FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType)
+                         * @default FULL_OBJECT
+                         * @enum {string}
+                         */
+                        checksumType?: "FULL_OBJECT" | "COMPOSITE";
+                        /** @description the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        partSize?: number | string;
+                        /** @description objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        multipartThreshold?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-sha1";
+                    options?: {
+                        /**
+                         * @description FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType)
+                         * @default COMPOSITE
+                         * @enum {string}
+                         */
+                        checksumType?: "COMPOSITE" | "FULL_OBJECT";
+                        /** @description the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        partSize?: number | string;
+                        /** @description objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        multipartThreshold?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "s3-sha256";
+                    options?: {
+                        /**
+                         * @description FULL_OBJECT: the checksum of the whole object; COMPOSITE: the checksum of the parts' checksums, then -N (S3's ChecksumType)
+                         * @default COMPOSITE
+                         * @enum {string}
+                         */
+                        checksumType?: "COMPOSITE" | "FULL_OBJECT";
+                        /** @description the size of each part of a multipart upload (the last may be smaller): 5 MiB to 5 GiB, at most 10,000 parts; the AWS CLI and boto3 use 8 MiB: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        partSize?: number | string;
+                        /** @description objects of at least this size were uploaded in parts, smaller ones in a single PUT (the AWS CLI's and boto3's multipart_threshold, 8 MiB); 0: always in parts: bytes, or with KiB, MiB or GiB; default 8388608 */
+                        multipartThreshold?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "gcs-crc32c";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "gcs-md5";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "azure-md5";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "dropbox";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "quickxor";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "git-blob-sha1";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "git-blob-sha256";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "tth";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "aich";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "btih";
+                    options: {
+                        /** @description the file name the torrent carries (its info dictionary's name): a base name, no directories (1 to 255 bytes of UTF-8) */
+                        name: string;
+                        /** @description the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB): bytes, or with KiB, MiB or GiB */
+                        pieceLength?: number | string;
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "bt2-root";
+                    options?: Record<string, never>;
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "ipfs-cid";
+                    options?: {
+                        /**
+                         * @description the CID version, as ipfs add --cid-version: 0 (dag-pb leaves, base58btc) or 1 (raw leaves, base32)
+                         * @default 0
+                         * @enum {string}
+                         */
+                        cidVersion?: "0" | "1";
+                    };
+                } | {
+                    /** @enum {unknown} */
+                    algorithm: "magnet";
+                    options: {
+                        /** @description the file name the torrent carries (its info dictionary's name): a base name, no directories (1 to 255 bytes of UTF-8) */
+                        name: string;
+                        /** @description the torrent's piece length; when absent, RHash's default for the size (16 KiB below 16 MiB, up to 8 MiB): bytes, or with KiB, MiB or GiB */
+                        pieceLength?: number | string;
+                    };
                 }) & ({
                     /** @enum {unknown} */
                     pepper?: false;
@@ -967,7 +1116,7 @@ export interface operations {
                     items: {
                         /** @description The text (or, with inputEncoding, binary data) to hash */
                         input: string;
-                        /** @description Algorithm to use. The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        /** @description Algorithm to use: a digest, a password scheme, or a content hash (s3-etag, tth, git-blob-sha1…, canonical names only). The server also accepts, case-insensitively and ignoring "-", "_", "/", "." and spaces, the display names and aliases GET /api/algorithms lists (and the document's root `x-hashd-algorithm-aliases`), e.g. SHA-256 or sha_256; any other value is 400 urn:hashd:problem:unknown-algorithm (with `suggestions` for near misses), and a known algorithm this operation does not take is 400 urn:hashd:problem:algorithm-not-allowed. Default: the batch's own field, or "sha256". In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
                         algorithm?: string;
                         /**
                          * @description hex (lowercase), base64 (padded) or base64url (unpadded); lowercase as written. Ignored by password hashes and formats with a standard text form. Default: the batch's own field, or "hex".
@@ -979,9 +1128,9 @@ export interface operations {
                          * @enum {string}
                          */
                         inputEncoding?: "utf8" | "hex" | "base64";
-                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. */
+                        /** @description Per-algorithm parameters, each an integer within the bounds this server takes (caps applied): shake128, shake256, blake3: outputLength 1–1024; bcrypt, bcrypt-sha256: cost 4–14; argon2id, argon2i, argon2d: memoryCost 8–262144, timeCost 1–10, parallelism 1–16, hashLength 4–1024, saltLength 8–64; scrypt: N 2–1073741824, r 1–1024, p 1–16, keyLength 16–1024, saltLength 8–64; pbkdf2-sha256, pbkdf2-sha512, pbkdf2-sha1: iterations 1000–2000000, keyLength 16–1024, saltLength 8–64; yescrypt, gost-yescrypt: cost 1–11; sha512-crypt, sha256-crypt: rounds 1000–10000000; phpass, drupal7: rounds 7–23; ldap-ssha512, ldap-ssha256, ldap-ssha, ldap-smd5: saltLength 4–16. Algorithms not listed take no options. GET /api/algorithms gives each option's default and bounds too. A content hash takes its parameters here, by the names and bounds of /api/filehash's query (s3-etag: partSize, multipartThreshold; s3-crc64nvme: checksumType; s3-crc32: checksumType, partSize, multipartThreshold; s3-crc32c: checksumType, partSize, multipartThreshold; s3-sha1: checksumType, partSize, multipartThreshold; s3-sha256: checksumType, partSize, multipartThreshold; btih: name, pieceLength; ipfs-cid: cidVersion; magnet: name, pieceLength); a byte size may be text with KiB, MiB or GiB; `size` is the input's length. */
                         options?: {
-                            [key: string]: number;
+                            [key: string]: number | string;
                         };
                         /** @description Password hashes only: true with a digest (or no algorithm, which is sha256) is 400 algorithm-not-allowed. Default: true when the server has pepper keys, false otherwise. true on a server without keys is 422 no-pepper-keys. */
                         pepper?: boolean;
@@ -1023,11 +1172,11 @@ export interface operations {
                         /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
                         processingTimeMs: number;
                         /**
-                         * @description Canonical algorithm name
+                         * @description Canonical algorithm name, or the content hash's
                          * @enum {string}
                          */
-                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
-                        /** @description hex, base64, base64url, or standard for formats with their own text form */
+                        algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt" | "s3-etag" | "s3-crc64nvme" | "s3-crc32" | "s3-crc32c" | "s3-sha1" | "s3-sha256" | "gcs-crc32c" | "gcs-md5" | "azure-md5" | "dropbox" | "quickxor" | "git-blob-sha1" | "git-blob-sha256" | "tth" | "aich" | "btih" | "bt2-root" | "ipfs-cid" | "magnet";
+                        /** @description hex, base64, base64url, or standard for formats with their own text form (password hashes, content hashes) */
                         encoding: ("hex" | "base64" | "base64url") | "standard";
                         /**
                          * @description The id of the pepper key the hash is encrypted under (peppered password hashes only)
@@ -1063,11 +1212,11 @@ export interface operations {
                             /** @description hash.length */
                             length: number;
                             /**
-                             * @description Canonical algorithm name
+                             * @description Canonical algorithm name, or the content hash's
                              * @enum {string}
                              */
-                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt";
-                            /** @description hex, base64, base64url, or standard for formats with their own text form */
+                            algorithm: "md2" | "md4" | "md5" | "sha1" | "sha224" | "sha256" | "sha384" | "sha512" | "sha512-224" | "sha512-256" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "keccak-224" | "keccak-256" | "keccak-384" | "keccak-512" | "shake128" | "shake256" | "blake2b-256" | "blake2b-384" | "blake2b-512" | "blake2s-256" | "blake3" | "ripemd160" | "whirlpool" | "sm3" | "tiger" | "tiger2" | "streebog-256" | "streebog-512" | "gost94" | "gost94-cryptopro" | "has160" | "ed2k" | "crc32" | "crc32c" | "crc64" | "adler32" | "xxh32" | "xxh64" | "xxh3" | "xxh128" | "ntlm" | "lm" | "mysql41" | "bcrypt" | "bcrypt-sha256" | "argon2id" | "argon2i" | "argon2d" | "scrypt" | "pbkdf2-sha256" | "pbkdf2-sha512" | "pbkdf2-sha1" | "yescrypt" | "gost-yescrypt" | "sha512-crypt" | "sha256-crypt" | "md5-crypt" | "apr1" | "phpass" | "drupal7" | "ldap-ssha512" | "ldap-ssha256" | "ldap-ssha" | "ldap-smd5" | "ldap-sha" | "ldap-md5" | "ldap-crypt" | "nt-crypt" | "bsdi-crypt" | "des-crypt" | "s3-etag" | "s3-crc64nvme" | "s3-crc32" | "s3-crc32c" | "s3-sha1" | "s3-sha256" | "gcs-crc32c" | "gcs-md5" | "azure-md5" | "dropbox" | "quickxor" | "git-blob-sha1" | "git-blob-sha256" | "tth" | "aich" | "btih" | "bt2-root" | "ipfs-cid" | "magnet";
+                            /** @description hex, base64, base64url, or standard for formats with their own text form (password hashes, content hashes) */
                             encoding: ("hex" | "base64" | "base64url") | "standard";
                             /**
                              * @description The id of the pepper key the hash is encrypted under (peppered password hashes only)
@@ -1197,7 +1346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but unprocessable: a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context) */
+            /** @description Well-formed but unprocessable: a content hash's parameter out of its bounds, missing (btih's and magnet's name) or not taken (invalid-parameter, /body/options/<name>); a password PASSWORD_SCREENING=reject refuses (password-rejected, with reasons); an option above this server's cap (cost-above-cap); an input too long for the algorithm (input-too-long: bcrypt's 72 bytes, crypt(3)'s limit); an input with a NUL byte to a crypt(3) scheme (input-not-representable); pepper asked for on a server without pepper keys (no-pepper-keys); bytes that are not UTF-8 to an algorithm defined on text (not-text); a batch whose top asks for password work (password-in-batch: a password algorithm, pepper true or context) */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */

@@ -10,22 +10,15 @@
  * Invariants: the decoder refuses with a BencodeError whose offset lies within the input, or
  * answers with dictionaries whose spans start with `d` and end with `e` inside the input; when
  * every dictionary's keys were sorted, encoding the answer again gives the input byte for byte
- * (canonical bencoding has one form per value). A reading has fields; each names a content hash of
- * the registry or a digest of src/algorithms (or is a v1 torrent's piece plan, or cannot be
- * checked); the parameters of a field that can be checked are ones the registry accepts, with each
- * candidate part size; a piece plan holds one 20-byte hash per piece of its length.
+ * (canonical bencoding has one form per value). A reading holds the invariants of
+ * fuzz/metadata-checks.ts (shared with the store-metadata target, which builds text in each shape).
  *
  * Expected refusals: BencodeError from the decoder; from readMetadata, Problem 413 and 422
  * `invalid-metadata` or `unknown-metadata`. Anything else is a finding.
  */
-import { findAlgorithm } from '../../src/algorithms/registry.js'
 import { bdecode, BencodeDictionary, BencodeError, keyBytes, type BencodeValue } from '../../src/content-hashes/bencode.js'
-import { findContentHash, resolveParameters } from '../../src/content-hashes/index.js'
-import { readMetadata } from '../../src/content-hashes/metadata/index.js'
-import { S3_MAX_PART_BYTES, S3_MIN_PART_BYTES } from '../../src/content-hashes/parts.js'
-import { fields, invariant, isProblem, refusing } from '../support.js'
-
-const METADATA_REFUSALS = ['urn:hashd:problem:invalid-metadata', 'urn:hashd:problem:unknown-metadata']
+import { checkReader } from '../metadata-checks.js'
+import { fields, invariant } from '../support.js'
 
 /** Canonical bencoding of a decoded value, keys in the order decoded (written here, apart from the encoder under test). */
 function encode(value: BencodeValue, out: Buffer[]): void {
@@ -78,33 +71,6 @@ function checkDecoder(input: Buffer): void {
     const out: Buffer[] = []
     encode(value, out)
     invariant(Buffer.concat(out).equals(input), 'a sorted decoding that does not encode back to its input')
-  }
-}
-
-function checkReader(input: Buffer | string): void {
-  const reading = refusing(() => readMetadata(input), (error) => isProblem(error, [413]) || isProblem(error, [422], METADATA_REFUSALS))
-  if (reading === undefined) return
-  invariant(reading.fields.length > 0, `a ${reading.shape} reading without fields`)
-  for (const field of reading.fields) {
-    invariant(typeof field.expected === 'string' && field.field.length > 0, 'a field without a name or an expected string')
-    const entry = field.contentHash === null ? undefined : findContentHash(field.contentHash)
-    invariant(field.contentHash === null || entry !== undefined, `a field names the unknown content hash ${field.contentHash}`)
-    if (field.digest !== undefined) invariant(findAlgorithm(field.digest)?.kind !== 'password' && findAlgorithm(field.digest) !== undefined, `a field names the unknown digest ${field.digest}`)
-    if (field.pieces !== undefined) {
-      const { pieceLength, length, hashes } = field.pieces
-      invariant(pieceLength > 0 && hashes.length === Math.ceil(length / pieceLength) * 20, 'a piece plan whose hashes do not fit its length')
-    }
-    for (const size of field.partSizeCandidates ?? []) invariant(size >= S3_MIN_PART_BYTES && size <= S3_MAX_PART_BYTES, `a candidate part size ${size} S3 does not allow`)
-    if (field.cannotCheck !== undefined) continue
-    invariant(entry !== undefined || field.digest !== undefined || field.pieces !== undefined, `the field ${field.field} can be checked, by nothing`)
-    if (entry === undefined) continue
-    for (const partSize of field.partSizeCandidates ?? [undefined]) {
-      // As the route will: a candidate part size, and the upload's size where the entry needs one and the store gave none.
-      const size = field.parameters.size ?? (Object.hasOwn(entry.parameters, 'size') ? reading.size ?? 0 : undefined)
-      const parameters = { ...field.parameters, ...(partSize === undefined ? {} : { partSize }), ...(size === undefined ? {} : { size }) }
-      const resolved = refusing(() => resolveParameters(entry, parameters), () => true)
-      invariant(resolved !== undefined, `the registry refuses the parameters of ${field.field}`)
-    }
   }
 }
 

@@ -5,7 +5,7 @@
  * threads compute them (upload/threads.ts), hands on their results.
  */
 import { contentHashes, findContentHash, resolveParameters, type ContentHash, type ContentHasher, type ParameterSpec } from '../content-hashes/index.js'
-import { invalidParameter } from '../content-hashes/parameters.js'
+import { invalidParameter, parseByteSize } from '../content-hashes/parameters.js'
 
 /** A parameter's value and where it was given: `/querystring` or `/body` (a form field), for the problem's pointer. */
 export interface GivenParameter { value: string, pointerBase: string }
@@ -151,4 +151,25 @@ export function planContentHashes(entries: readonly ContentHash[], given: Readon
       }
     },
   }
+}
+
+/** Where /api/hash takes a content hash's parameters: `options`, beside the input, as it takes a digest's or a password scheme's. */
+const BODY_OPTIONS = '/body/options'
+
+/**
+ * A content hash's parameters for /api/hash, which hashes an input already in memory: `options`,
+ * by the same names and bounds as /api/filehash's query parameters, each problem pointing at
+ * /body/options/<name>. `size` is the input's length, so it is never needed up front (git's
+ * header, btih's default piece length); one given must be that length.
+ */
+export function contentHashOptions(entry: ContentHash, given: Readonly<Record<string, string | number>> | undefined, inputBytes: number): Record<string, string | number> {
+  const raw: Record<string, string | number> = { ...given }
+  if (Object.hasOwn(entry.parameters, 'size')) {
+    if (raw.size !== undefined && parseByteSize(raw.size) !== inputBytes) {
+      throw invalidParameter('size', `size is the input's length here, ${inputBytes} bytes: leave it out`, BODY_OPTIONS)
+    }
+    raw.size = inputBytes
+  }
+  const resolved = resolveParameters(entry, raw, BODY_OPTIONS)
+  return Object.fromEntries(Object.entries(resolved).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
 }

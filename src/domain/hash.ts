@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks'
 import { oneShotDigest, plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm, PasswordScheme } from '../algorithms/types.js'
 import { problems } from '../problem.js'
+import { findContentHash, type ContentHash } from '../content-hashes/index.js'
 import { algorithmFor } from './algorithm-lookup.js'
+import { contentHashOptions } from './content-hashes.js'
 import { decodeInput, encodeOutput, type InputEncoding, type OutputEncoding } from './encoding.js'
 import type { Engine } from './engine.js'
 import { countHashedBytes, countKeyUse, countPasswordOperation } from '../observe.js'
@@ -20,7 +22,8 @@ export interface HashRequest {
   algorithm?: string
   encoding?: OutputEncoding
   inputEncoding?: InputEncoding
-  options?: Record<string, number>
+  /** Per-algorithm options: integers for digests and password schemes; a content hash's parameters, some of them text (`partSize: "8MiB"`, `name`). */
+  options?: Record<string, number | string>
   /** Password hashes only: pepper with the current key (the default when keys are configured) or not. */
   pepper?: boolean
   /** Password hashes only: the words screening compares the password with (user name, e-mail, service). */
@@ -51,6 +54,8 @@ export interface HashContext {
  * called only for password work, since an AbortController costs more than hashing a short input.
  */
 export function hash(engine: Engine, request: HashRequest, whenClientGone?: () => AbortSignal, passwords?: Passwords, screening?: Screening, context: HashContext = {}): HashResult | Promise<HashResult> {
+  const content = request.algorithm === undefined ? undefined : findContentHash(request.algorithm)
+  if (content !== undefined) return hashContent(engine, content, request)
   const algorithm = algorithmFor(request.algorithm ?? 'sha256', 'hash')
   if (context.batch && algorithm.kind === 'password') refusePasswordScheme(algorithm, '/body/algorithm')
   if (request.pepper === true && algorithm.kind !== 'password') {
@@ -82,7 +87,7 @@ export function hash(engine: Engine, request: HashRequest, whenClientGone?: () =
  * algorithm (an item may name its own), so they stay the items'.
  */
 export function checkHashBatchTop(top: Partial<HashRequest>): void {
-  const algorithm = top.algorithm === undefined ? undefined : algorithmFor(top.algorithm, 'hash')
+  const algorithm = top.algorithm === undefined || findContentHash(top.algorithm) !== undefined ? undefined : algorithmFor(top.algorithm, 'hash')
   if (algorithm?.kind === 'password') refusePasswordScheme(algorithm, '/body/algorithm')
   if (top.pepper === true) refusePasswordWork('pepper (it seals a password hash)', '/body/pepper')
   if (top.context !== undefined) refusePasswordWork('context (words to screen a password with)', '/body/context')
@@ -114,7 +119,7 @@ function pepperKeyFor(wanted: boolean | undefined, passwords: Passwords | undefi
   return keyring.current
 }
 
-async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: Record<string, number> | undefined, pepperKey: PepperKey | null,
+async function hashPassword(engine: Engine, scheme: PasswordScheme, input: Buffer, given: HashRequest['options'], pepperKey: PepperKey | null,
   signal?: AbortSignal, screen?: () => Promise<Screened>, mode?: string, keys?: Pick<KeyContext, 'used'>): Promise<HashResult> {
   const options = resolveOptions(scheme.name, scheme.options, given, engine.config.caps)
   const screened = screen ? await screen() : undefined
@@ -167,11 +172,29 @@ function hashDigestNow(opensslName: string, name: string, input: Buffer, encodin
   return { hash: text, length: text.length, processingTimeMs: performance.now() - started, algorithm: name, encoding }
 }
 
-async function hashDigest(engine: Engine, algorithm: DigestAlgorithm, input: Buffer, encoding: OutputEncoding, given?: Record<string, number>): Promise<HashResult> {
+async function hashDigest(engine: Engine, algorithm: DigestAlgorithm, input: Buffer, encoding: OutputEncoding, given?: HashRequest['options']): Promise<HashResult> {
   const options = resolveOptions(algorithm.name, digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), given, engine.config.caps)
   const outputBytes = options.outputLength ?? algorithm.outputBytes
   const { value, ms } = await engine.run<Uint8Array>({ op: 'digest', algorithm: algorithm.name, input, outputBytes })
   countHashedBytes('hash', algorithm.name, input.length)
   const text = algorithm.format ? algorithm.format(value) : encodeOutput(value, encoding)
   return { hash: text, length: text.length, processingTimeMs: ms, algorithm: algorithm.name, encoding: algorithm.format ? 'standard' : encoding }
+}
+
+/**
+ * A content hash (src/content-hashes) of the input, printed as its store shows it (`encoding` is
+ * `standard`, whatever was asked): inline below INLINE_DIGEST_MAX_BYTES, on the pool above, as a
+ * digest. Its parameters come in `options` (domain/content-hashes.ts); a pepper or context words
+ * are for password hashes only.
+ */
+async function hashContent(engine: Engine, entry: ContentHash, request: HashRequest): Promise<HashResult> {
+  if (request.pepper === true) throw problems.wrongOperation(entry.name, 'pepper', 'a pepper applies to password hashes only')
+  if (request.context !== undefined) {
+    throw problems.wrongOperation(entry.name, 'context', 'context words are for screening passwords, and apply to password hashes only', '/body/context')
+  }
+  const input = decodeInput(request.input, request.inputEncoding ?? 'utf8', 'input')
+  const params = contentHashOptions(entry, request.options, input.length)
+  const { value, ms } = await engine.run<string>({ op: 'content-hash', name: entry.name, params, input })
+  countHashedBytes('hash', entry.name, input.length)
+  return { hash: value, length: value.length, processingTimeMs: ms, algorithm: entry.name, encoding: 'standard' }
 }

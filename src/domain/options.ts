@@ -7,7 +7,7 @@ import type { CostCaps } from '../config.js'
 import type { CostParams, OptionSpec } from '../algorithms/types.js'
 import { problems } from '../problem.js'
 
-export function resolveOptions(algorithmName: string, specs: Record<string, OptionSpec>, given: Record<string, number> | undefined, caps: CostCaps): CostParams {
+export function resolveOptions(algorithmName: string, specs: Record<string, OptionSpec>, given: Readonly<Record<string, number | string>> | undefined, caps: CostCaps): CostParams {
   const resolved: CostParams = {}
   for (const key of Object.keys(given ?? {})) {
     if (!Object.hasOwn(specs, key)) {
@@ -18,9 +18,10 @@ export function resolveOptions(algorithmName: string, specs: Record<string, Opti
     }
   }
   for (const [key, spec] of Object.entries(specs)) {
-    const value = given !== undefined && Object.hasOwn(given, key) ? given[key] as number : spec.default
+    const value = given !== undefined && Object.hasOwn(given, key) ? given[key] : spec.default
     const cap = spec.cap?.(caps)
-    if (!Number.isSafeInteger(value) || value < spec.min || value > spec.max) {
+    // A string is a content hash's kind of option (`partSize: "8MiB"`); no digest or password scheme takes one.
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < spec.min || value > spec.max) {
       // The range this server takes, so that the next attempt is not refused at the cap instead.
       throw problems.invalidOption(key, cap !== undefined && cap < spec.max
         ? `${algorithmName} ${key} must be an integer from ${spec.min} to ${cap} (this server's cap; the format allows up to ${spec.max})`

@@ -116,52 +116,58 @@ function judgePieces(field: ExpectedField, key: string, torrentLength: number): 
   }
 }
 
+/** What the request says about the file beside its bytes: the form part's filename. */
+export interface FileFacts { fileName?: string | undefined }
+
 /** The hashers and judges for the fields of one reading. */
-export function planVerification(reading: MetadataReading): VerifyPlan {
+export function planVerification(reading: MetadataReading, file: FileFacts = {}): VerifyPlan {
   const digests = new Map<string, DigestAlgorithm>()
   const hashers: KeyedHasher[] = []
   const judges: Judge[] = []
   const cannotCheck = (field: ExpectedField, algorithm: string, reason: string): Judge =>
     () => ({ field: field.field, verdict: 'cannot-check', expected: field.expected, reason, algorithm })
 
-  for (const [index, field] of reading.fields.entries()) {
+  // The file's own git ls-tree lines (by the file part's name) are planned first, so that they are
+  // within MAX_CONTENT_HASHERS however long the paste; the judges keep the metadata's order.
+  for (const index of planningOrder(reading, file.fileName)) {
+    const field = reading.fields[index] as ExpectedField
     const algorithm = field.contentHash ?? field.digest ?? (field.pieces ? 'sha1' : 'unknown')
     if (field.cannotCheck !== undefined) {
-      judges.push(cannotCheck(field, algorithm, field.cannotCheck))
+      judges[index] = cannotCheck(field, algorithm, field.cannotCheck)
       continue
     }
     if (field.pieces !== undefined || field.contentHash !== null) {
       const needed = field.pieces !== undefined ? 1 : Math.min(field.partSizeCandidates?.length ?? 1, MAX_PART_SIZE_CANDIDATES)
       if (hashers.length + needed > MAX_CONTENT_HASHERS) {
-        judges.push(cannotCheck(field, algorithm, `more than ${MAX_CONTENT_HASHERS} values to compute in one request: send the metadata of this file alone (its own git ls-tree line, say)`))
+        judges[index] = cannotCheck(field, algorithm, `more than ${MAX_CONTENT_HASHERS} values to compute in one request: send the metadata of this file alone (its own git ls-tree line, say)`)
         continue
       }
     }
     if (field.pieces !== undefined) {
       const key = `field${index}`
       hashers.push({ key, name: PIECES_HASHER, params: { pieceLength: field.pieces.pieceLength, hashes: Buffer.from(field.pieces.hashes).toString('base64') } })
-      judges.push(judgePieces(field, key, field.pieces.length))
+      judges[index] = judgePieces(field, key, field.pieces.length)
       continue
     }
     if (field.contentHash === null) {
       const digest = field.digest === undefined ? undefined : findAlgorithm(field.digest)
       if (digest === undefined || digest.kind === 'password') {
-        judges.push(cannotCheck(field, algorithm, 'a value hashd does not compute'))
+        judges[index] = cannotCheck(field, algorithm, 'a value hashd does not compute')
         continue
       }
       digests.set(digest.name, digest)
-      judges.push((_size, results) => {
+      judges[index] = (_size, results) => {
         const bytes = results.get(digest.name)
         const actual = bytes === undefined ? undefined : Buffer.from(bytes).toString('hex')
         const base = { field: field.field, expected: field.expected, algorithm: digest.name }
         if (actual === undefined) return { ...base, verdict: 'cannot-check', reason: 'not computed' }
         return { ...base, verdict: actual === field.expected.toLowerCase() ? 'match' : 'mismatch', actual }
-      })
+      }
       continue
     }
     const entry = findContentHash(field.contentHash)
     if (entry === undefined) {
-      judges.push(cannotCheck(field, algorithm, 'a value hashd does not compute'))
+      judges[index] = cannotCheck(field, algorithm, 'a value hashd does not compute')
       continue
     }
     const params: Record<string, string | number> = Object.fromEntries(Object.entries(field.parameters).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
@@ -176,26 +182,29 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
     } catch (error) {
       if (!(error instanceof Problem)) throw error
       const needsSize = 'size' in entry.parameters && params.size === undefined
-      judges.push(cannotCheck(field, algorithm, needsSize ? sizeHint(reading.shape, entry.name) : error.detail))
+      judges[index] = cannotCheck(field, algorithm, needsSize ? sizeHint(reading.shape, entry.name) : error.detail)
       continue
     }
     // btih chooses RHash's default piece length by the size, so it needs one or the other up front (as planContentHashes).
     if ('pieceLength' in entry.parameters && params.pieceLength === undefined && params.size === undefined) {
-      judges.push(cannotCheck(field, algorithm, sizeHint(reading.shape, entry.name)))
+      judges[index] = cannotCheck(field, algorithm, sizeHint(reading.shape, entry.name))
       continue
     }
     const tries = candidates.map((partSize, attempt) => {
       const key = `field${index}.${attempt}`
-      hashers.push({ key, name: ENTRY_HASHER, params: { entry: entry.name, ...params, ...(partSize !== undefined ? { partSize } : {}) } })
+      // The registry's defaults filled in (a single PUT's ETag names no part size, and the hasher still takes one).
+      const resolved = resolveParameters(entry, { ...params, ...(partSize !== undefined ? { partSize } : {}) })
+      const plain = Object.fromEntries(Object.entries(resolved).filter((pair): pair is [string, string | number] => pair[1] !== undefined))
+      hashers.push({ key, name: ENTRY_HASHER, params: { entry: entry.name, ...plain } })
       const given = partSize ?? (typeof params.partSize === 'number' ? params.partSize : undefined)
       return given === undefined ? { key } : { key, partSize: given }
     })
     const judge = judgeTexts(field, algorithm, tries)
     // A git line of another size than the file is no match, whatever the id: say so, rather than the hasher's complaint.
     const fieldSize = typeof field.parameters.size === 'number' ? field.parameters.size : undefined
-    judges.push(fieldSize === undefined ? judge : (size, results, texts) => size === fieldSize
+    judges[index] = fieldSize === undefined ? judge : (size, results, texts) => size === fieldSize
       ? judge(size, results, texts)
-      : { field: field.field, verdict: 'mismatch', expected: field.expected, reason: 'size', algorithm })
+      : { field: field.field, verdict: 'mismatch', expected: field.expected, reason: 'size', algorithm }
   }
 
   return {
@@ -204,6 +213,7 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
     hashedWith: [...new Set([...digests.keys(), ...hashers.map(({ name, params }) => name === PIECES_HASHER ? 'sha1' : String(params.entry))])],
     verdicts(size, digestResults, texts) {
       let fields = judges.map((judge) => judge(size, digestResults, texts))
+      if (reading.shape === 'git-ls-tree') fields = ownLines(reading.fields, fields, size, file.fileName)
       // The metadata's size is the object's: a file of another size matches none of its fields.
       if (reading.size !== undefined && size !== reading.size) {
         fields = [
@@ -214,6 +224,51 @@ export function planVerification(reading: MetadataReading): VerifyPlan {
       return { verdict: overall(fields), shape: reading.shape, size, fields }
     },
   }
+}
+
+/** The fields' indexes in the order their hashers are planned: a git ls-tree line named as the file first. */
+function planningOrder(reading: MetadataReading, fileName: string | undefined): number[] {
+  const indexes = reading.fields.map((_, index) => index)
+  if (reading.shape !== 'git-ls-tree' || fileName === undefined || fileName === '') return indexes
+  const named = (index: number): boolean => {
+    const path = reading.fields[index]?.field ?? ''
+    return path === fileName || baseName(path) === fileName
+  }
+  return [...indexes.filter(named), ...indexes.filter((index) => !named(index))]
+}
+
+/** The last segment of a path as `git ls-tree` prints it (unquoted paths; a quoted one is compared whole). */
+const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1)
+
+/**
+ * `git ls-tree` pasted whole lists a tree, and the file is one of its blobs: the verdict is about
+ * the file's own line, not the others'. Its own lines are those whose path, or the path's last
+ * segment, is the file part's name; when none is, those of the file's size (`-l`); of several,
+ * the one the file matches. The other blobs' lines cannot be checked against this file ("another
+ * file"). When no line is the file's by name or size, every line is judged as it is: the file is
+ * none of them.
+ */
+function ownLines(expected: readonly ExpectedField[], fields: FieldVerdict[], size: number, fileName: string | undefined): FieldVerdict[] {
+  if (fields.length < 2) return fields
+  const lineSize = (index: number): number | undefined => {
+    const value = expected[index]?.parameters.size
+    return typeof value === 'number' ? value : undefined
+  }
+  const blob = (index: number): boolean => expected[index]?.cannotCheck === undefined
+  const byName = fileName === undefined || fileName === ''
+    ? []
+    : fields.map((_, index) => index).filter((index) => blob(index) && (fields[index]?.field === fileName || baseName(fields[index]?.field ?? '') === fileName))
+  const candidates = byName.length > 0 ? byName : fields.map((_, index) => index).filter((index) => blob(index) && lineSize(index) === size)
+  // Of several lines of that name or size, the one the file matches is its own; the others are other files.
+  const matched = candidates.filter((index) => fields[index]?.verdict === 'match')
+  const own = matched.length > 0 ? matched : candidates
+  if (own.length === 0) return fields
+  const how = byName.length > 0 ? `its name, ${fileName}` : `its size, ${size} bytes`
+  const chosen = new Set(own)
+  return fields.map((field, index) => chosen.has(index) || !blob(index) ? field : {
+    field: field.field, verdict: 'cannot-check', expected: field.expected, algorithm: field.algorithm,
+    reason: `another file: the file's own line is ${own.length === 1 ? fields[own[0] as number]?.field : `one of ${own.length} lines`}, found by ${how}`,
+  })
 }
 
 /** `match` only when every checkable field matched and one was; `mismatch` if any mismatched. */

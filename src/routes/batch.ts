@@ -127,6 +127,8 @@ export interface BatchRules<I> {
    * password algorithm): it throws the problem of the whole batch before any item runs.
    */
   checkTop?: (top: Partial<I>) => void
+  /** Names the route takes beside the algorithm registry's (/api/hash's content hashes), which `checkTop` checks instead. */
+  otherAlgorithm?: (name: string) => boolean
 }
 
 /**
@@ -149,7 +151,7 @@ export async function batchOrSingle<I extends object, R extends object>(
   // The one field the server reads more leniently than the document (aliases of algorithm names)
   // is checked at the top even when every item names its own: a wrong one is the batch's 400.
   const shared = defaults as { algorithm?: unknown }
-  if (typeof shared.algorithm === 'string') algorithmFor(shared.algorithm, operation)
+  if (typeof shared.algorithm === 'string' && rules.otherAlgorithm?.(shared.algorithm) !== true) algorithmFor(shared.algorithm, operation)
   // So are the batch's own encoded fields (the document states their patterns on the whole body):
   // a top-level `input` not valid in the top-level inputEncoding is the batch's 400 (/body/input).
   const fields = defaults as Record<string, unknown>

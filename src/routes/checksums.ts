@@ -14,7 +14,8 @@ import type { Config } from '../config.js'
 import { answer, MAX_PUBLIC_KEY_BYTES, MAX_SIGNATURE_BYTES, reportAsText, startCheck, type ChecksumAnswer, type ChecksumInputs, type StartedCheck } from '../checksums/index.js'
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
-import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer } from '../upload/multipart.js'
+import { declaredLength, refuseEarly } from '../upload/early-refusal.js'
+import { boundaryOf, collect, readMultipart, type PartConsumer } from '../upload/multipart.js'
 import { drain } from '../upload/drain.js'
 import { chooseSink } from '../upload/pipeline.js'
 import { HashThreads } from '../upload/threads.js'
@@ -36,12 +37,6 @@ function textAlternative(responses: typeof errorResponses, statuses: number[]): 
 }
 type TextPart = typeof TEXT_PARTS[number]
 
-const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
-
-function declaredLength(request: FastifyRequest): number | undefined {
-  const declared = Number(request.headers['content-length'] ?? NaN)
-  return Number.isFinite(declared) ? declared : undefined
-}
 
 /**
  * `Accept: text/plain` (and not JSON ahead of it) asks for `sha256sum -c`'s output, and for this
@@ -223,18 +218,10 @@ export const checksumsRoute: FastifyPluginAsyncTypebox<{ config: Config }> = asy
   }
 
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const declared = declaredLength(request)
-    if (declared !== undefined && declared > maxDeclaredBytes) {
-      reply.header('connection', 'close')
-      throw problems.tooLarge(`The request declares ${declared} bytes; MAX_CHECKSUM_BODY_BYTES is ${limits.maxBodyBytes}`)
-    }
-    if (!isMultipart(request)) return
-    const boundary = boundaryOf(request.headers['content-type'])
-    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-    }
-  }
+  const onRequest = refuseEarly({
+    maxDeclaredBytes,
+    tooLargeDetail: (declared) => `The request declares ${declared} bytes; MAX_CHECKSUM_BODY_BYTES is ${limits.maxBodyBytes}`,
+  })
 
   app.post('/api/checksums', {
     config: { accepts: 'multipart/form-data', problemsAsText: wantsText },

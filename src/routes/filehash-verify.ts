@@ -18,7 +18,8 @@ import { MAX_CONTENT_HASHERS, MAX_PART_SIZE_CANDIDATES, planVerification, type V
 import { countHashedBytes } from '../observe.js'
 import { Problem, problems } from '../problem.js'
 import { drain } from '../upload/drain.js'
-import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer } from '../upload/multipart.js'
+import { declaredLength, refuseEarly } from '../upload/early-refusal.js'
+import { boundaryOf, collect, readMultipart, type PartConsumer } from '../upload/multipart.js'
 import { chooseSink, computesContentHashes } from '../upload/pipeline.js'
 import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
@@ -71,12 +72,6 @@ const VerifyResponse = Type.Object({
   fields: Type.Array(FieldResult, { description: 'One entry per value the metadata reports, in its order; first a `size` row when the file\'s size is not the object\'s' }),
 })
 
-const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
-
-function declaredLength(request: FastifyRequest): number | undefined {
-  const declared = Number(request.headers['content-length'] ?? NaN)
-  return Number.isFinite(declared) ? declared : undefined
-}
 
 const missingMetadata = (detail: string) => problems.validation(detail, [{ pointer: '/body/metadata', message: 'required before the file part' }])
 
@@ -117,12 +112,12 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
       })
     }
 
-    const filePart = async (): Promise<PartConsumer> => {
+    const filePart = async (fileName: string | undefined): Promise<PartConsumer> => {
       if (fileSeen) throw problems.validation('Send exactly one file part', [{ pointer: '/body/file', message: 'one file part only' }])
       fileSeen = true
       if (reading === undefined) throw missingMetadata('Send the "metadata" part before the file part: it says what to compute')
       const read = reading
-      const plan = planVerification(read)
+      const plan = planVerification(read, { fileName })
       const { sink, texts } = await sinkFor(plan, declaredLength(request))
       let size = 0
       return {
@@ -152,7 +147,7 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
         if (metadataSeen) throw problems.validation('Send one "metadata" part', [{ pointer: '/body/metadata', message: 'one metadata part only' }])
         return metadataPart(head.filename !== undefined)
       }
-      if (head.name === 'file') return filePart()
+      if (head.name === 'file') return filePart(head.filename)
       throw problems.validation(`Unknown part "${name}"; the form takes metadata, then file`, [{ pointer: `/body/${name}`, message: 'unknown property' }])
     })
     if (reading === undefined) throw missingMetadata('The form has no "metadata" part')
@@ -174,18 +169,10 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
   }
 
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const declared = declaredLength(request)
-    if (declared !== undefined && declared > maxDeclaredBytes) {
-      reply.header('connection', 'close')
-      throw problems.tooLarge(`The request declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}, and the metadata at most ${MAX_TORRENT_BYTES}`)
-    }
-    if (!isMultipart(request)) return
-    const boundary = boundaryOf(request.headers['content-type'])
-    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-    }
-  }
+  const onRequest = refuseEarly({
+    maxDeclaredBytes,
+    tooLargeDetail: (declared) => `The request declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}, and the metadata at most ${MAX_TORRENT_BYTES}`,
+  })
 
   app.post('/api/filehash/verify', {
     config: { accepts: 'multipart/form-data' },
@@ -197,7 +184,8 @@ export const fileVerifyRoute: FastifyPluginAsyncTypebox<{ config: Config }> = as
         + 'The file is streamed once, never stored, through every hash the metadata\'s fields need, on the hash threads. The answer is 200 whenever the request was processed: `verdict` and each field\'s say whether the file matched. '
         + `A multipart ETag or composite checksum without a part size is tried at the part sizes the common tools use and the one \`-N\` and the size imply (at most ${MAX_PART_SIZE_CANDIDATES}); the field names the one that matched. At most ${MAX_CONTENT_HASHERS} content hashes run for one request, each part size counted; the fields past them cannot be checked. `
         + 'A v1 torrent\'s pieces are checked one by one, and the answer names the first that differs. A hash that needs the size up front (git-blob-*, a magnet\'s btih) takes it from the metadata, and without it cannot be checked. '
-        + 'A file whose size is not the one the metadata reports mismatches every field, with reason `size`.',
+        + 'A file whose size is not the one the metadata reports mismatches every field, with reason `size`. '
+        + '`git ls-tree` lines pasted whole: the verdict is about the file\'s own line, the one whose path (or its last segment) is the file part\'s filename, else those of the file\'s size, of which the one that matches; the other blobs\' lines are `cannot-check` (reason `another file: …`).',
       consumes: ['multipart/form-data'],
       response: {
         200: VerifyResponse,

@@ -24,7 +24,8 @@ import { MAX_EXPECTED_LENGTH, matchExpected, parseExpected, type ExpectedDigest 
 import { countHashedBytes } from '../observe.js'
 import { problems } from '../problem.js'
 import { encodeDigests } from '../upload/encode.js'
-import { boundaryOf, collect, isFormData, MAX_BOUNDARY, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
+import { declaredLength, isMultipart, refuseEarly } from '../upload/early-refusal.js'
+import { boundaryOf, collect, readMultipart, type PartConsumer, type PartHead } from '../upload/multipart.js'
 import { chooseSink, computesContentHashes, hashUpload } from '../upload/pipeline.js'
 import { withInlineStage, type DigestSink } from '../upload/sink.js'
 import { HashThreads } from '../upload/threads.js'
@@ -211,12 +212,6 @@ async function contentSink(digestSink: DigestSink, plan: ContentHashPlan): Promi
   return { sink: withInlineStage(digestSink, content), content }
 }
 
-const isMultipart = (request: FastifyRequest): boolean => isFormData(request.headers['content-type'])
-
-function declaredLength(request: FastifyRequest): number | undefined {
-  const declared = Number(request.headers['content-length'] ?? NaN)
-  return Number.isFinite(declared) ? declared : undefined
-}
 
 function readDihedral(value: string): 'true' | 'false' {
   if (value !== 'true' && value !== 'false') {
@@ -351,21 +346,11 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
   }
 
   // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const declared = declaredLength(request)
-    const multipartBody = isMultipart(request)
-    const envelope = multipartBody ? ENVELOPE_BYTES : 0
-    if (declared !== undefined && declared > config.maxFileSize + envelope) {
-      // The body is never read: close after the answer instead of reading and discarding it.
-      reply.header('connection', 'close')
-      throw problems.tooLarge(`The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`)
-    }
-    if (!multipartBody) return
-    const boundary = boundaryOf(request.headers['content-type'])
-    if (boundary === undefined || boundary.length === 0 || boundary.length > MAX_BOUNDARY) {
-      throw problems.validation(`The multipart boundary must be 1 to ${MAX_BOUNDARY} characters (RFC 2046)`)
-    }
-  }
+  const onRequest = refuseEarly({
+    maxDeclaredBytes: (multipart) => config.maxFileSize + (multipart ? ENVELOPE_BYTES : 0),
+    tooLargeDetail: (declared) => `The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`,
+  })
+
 
   const response = {
     200: Type.Object({

@@ -85,9 +85,9 @@ const LENIENCY = 'The server also accepts, case-insensitively and ignoring "-", 
  * that aliases in any case work and an unknown name gets suggestions; the document states the
  * exact set of canonical names as an enum.
  */
-export const AlgorithmName = (operation: Operation, defaultName: string | undefined, description: string) => documentedAs(
+export const AlgorithmName = (operation: Operation, defaultName: string | undefined, description: string, contentHashes: readonly string[] = []) => documentedAs(
   Type.String({ minLength: 1, maxLength: 64, ...(defaultName ? { default: defaultName } : {}), description: `${description} ${LENIENCY}` }),
-  { enum: canonicalNamesFor(operation), 'x-hashd-case-insensitive': true },
+  { enum: [...canonicalNamesFor(operation), ...contentHashes], 'x-hashd-case-insensitive': true },
 )
 
 /**

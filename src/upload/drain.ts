@@ -5,6 +5,7 @@
  * Shared by the form routes (/api/checksums, /api/filehash/verify).
  */
 import type { FastifyRequest } from 'fastify'
+import { declaredLength } from './early-refusal.js'
 
 /**
  * A refusal before the body's end (a bad signature found at the first file, say) reads and drops
@@ -13,11 +14,6 @@ import type { FastifyRequest } from 'fastify'
  */
 export const DRAIN_MAX_BYTES = 16 * 1024 * 1024
 const DRAIN_TIMEOUT_MS = 10_000
-
-function declaredLength(request: FastifyRequest): number | undefined {
-  const declared = Number(request.headers['content-length'] ?? NaN)
-  return Number.isFinite(declared) ? declared : undefined
-}
 
 /** Reads and drops the rest of a small body; false when it is too large, fails or takes too long. */
 export async function drain(request: FastifyRequest): Promise<boolean> {

@@ -15,6 +15,8 @@ export type Task =
   | { op: 'password-verify', scheme: string, input: Uint8Array, hash: string }
   | { op: 'digest', algorithm: string, input: Uint8Array, outputBytes: number }
   | { op: 'hmac', algorithm: string, key: Uint8Array, message: Uint8Array }
+  /** A content hash of a whole input (src/content-hashes), its parameters resolved by the registry: the text its store shows. */
+  | { op: 'content-hash', name: string, params: Record<string, string | number>, input: Uint8Array }
   /** A large JSON request body (plugins/body.ts), parsed off the event loop. */
   | { op: 'json', input: Uint8Array }
   /** PDQ of decoded pixels (similarity/pdq): the result as JSON text. */
@@ -63,9 +65,22 @@ async function perform(task: Task): Promise<TaskValue> {
     case 'password-verify': return passwordSchemeNamed(task.scheme).verify(task.input, task.hash)
     case 'digest': return digest(digestNamed(task.algorithm), task.input, task.outputBytes)
     case 'hmac': return hmac(digestNamed(task.algorithm), task.key, task.message)
+    case 'content-hash': return contentHash(task.name, task.params, task.input)
     case 'json': return { json: parseJsonBody(task.input) }
     case 'pdq': return JSON.stringify(pdqHash({ data: task.input, width: task.width, height: task.height, channels: task.channels }, { dihedral: task.dihedral }))
   }
+}
+
+/** Imported on first use, as the hash threads do (upload/hash-thread.ts): most workers never compute one. */
+let contentRegistry: Promise<typeof import('../content-hashes/index.js')> | undefined
+
+async function contentHash(name: string, params: Record<string, string | number>, input: Uint8Array): Promise<string> {
+  contentRegistry ??= import('../content-hashes/index.js')
+  const entry = (await contentRegistry).findContentHash(name)
+  if (entry === undefined) throw new Error(`no content hash ${name}`)
+  const hasher = await entry.create(params)
+  hasher.update(input)
+  return hasher.finish()
 }
 
 /** Runs a task and measures the hashing work itself; known problems become data, bugs are rethrown. */

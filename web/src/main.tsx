@@ -1,5 +1,5 @@
 /**
- * hashd's page: eight tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * hashd's page: nine tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
  * panel stays mounted while hidden, so its inputs survive switching tabs. A link may also use a
  * name people guess for a tab (#/password for the Password tab, whose link is #/check); the address
  * is then corrected to the tab's own. A #/ address no tab has shows the Hash tab with a notice
@@ -11,6 +11,7 @@ import { onKeyNeeded } from './api'
 import { useAlgorithms } from './algorithms'
 import { CheckTab } from './tabs/check'
 import { ChecksumsTab } from './tabs/checksums'
+import { CompareTab } from './tabs/compare'
 import { FileTab } from './tabs/file'
 import { HashTab } from './tabs/hash'
 import { HmacTab } from './tabs/hmac'
@@ -30,6 +31,7 @@ const TABS = [
   { id: 'checksums', label: 'Checksums', aliases: ['checksum', 'sums', 'check-checksums', 'downloads'] },
   { id: 'check', label: 'Password', aliases: ['password', 'passwords', 'check-password', 'password-check', 'passwords-check'] },
   { id: 'webhook', label: 'Webhook', aliases: ['webhooks', 'check-webhook'] },
+  { id: 'compare', label: 'Compare', aliases: ['store', 'stores', 'compare-with-a-store', 'filehash-verify', 'verify-file'] },
 ] as const
 type TabId = typeof TABS[number]['id']
 const DEFAULT_TAB: TabId = 'hash'
@@ -169,6 +171,7 @@ function App() {
             {tab.id === 'identify' && <IdentifyTab onVerify={verifyWith} />}
             {tab.id === 'check' && <CheckTab />}
             {tab.id === 'webhook' && <WebhookTab />}
+            {tab.id === 'compare' && <CompareTab />}
           </section>
         ))}
       </main>
