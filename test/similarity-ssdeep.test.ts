@@ -1,8 +1,8 @@
 /**
  * ssdeep (src/similarity/ssdeep.ts) against libfuzzy 2.14: the hashes against Debian's `ssdeep -b`
  * and libfuzzy.so.2's fuzzy_hash_buf (through Debian's Python), the scores against its
- * fuzzy_compare. The inputs are empty, tiny, random and text of sizes up to 3 MiB, and near-copies
- * of them (bytes changed, inserted, deleted, the tail repeated) so that the scores span 0–100. A
+ * fuzzy_compare. The inputs (test/helpers/similarity-inputs.ts) are empty, tiny, random and text
+ * of sizes up to 3 MiB, and near-copies of them, so that the scores span 0–100. A
  * fixture of pairs scored by libfuzzy (test/fixtures/ssdeep/compare.txt) checks the score on any
  * machine.
  */
@@ -13,40 +13,14 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { parseSsdeep, SsdeepHasher, ssdeepCompare, ssdeepOf, SSDEEP_PATTERN } from '../src/similarity/ssdeep.js'
 import { Random } from './helpers/random.js'
+import { similarityInputs } from './helpers/similarity-inputs.js'
 import { python, run, skipUnless } from './helpers/tools.js'
-
-const MiB = 1024 * 1024
-const SIZES = [0, 1, 2, 6, 7, 8, 50, 191, 192, 193, 1000, 4096, 10_000, 65_536, 300_000, 3 * MiB]
-
-/** Near-copies: a few bytes changed, runs inserted and deleted, sometimes the start repeated. */
-function nearCopy(random: Random, base: Buffer): Buffer {
-  let copy = Buffer.from(base)
-  const edits = random.pick([1, 3, 10, 30, 100])
-  for (let edit = 0; edit < edits && copy.length > 1; edit++) {
-    const at = random.int(copy.length)
-    const kind = random.int(3)
-    if (kind === 0) copy[at] = random.int(256)
-    else if (kind === 1) copy = Buffer.concat([copy.subarray(0, at), random.bytes(random.range(1, 50)), copy.subarray(at)])
-    else copy = Buffer.concat([copy.subarray(0, at), copy.subarray(at + random.range(1, 50))])
-  }
-  if (random.chance(0.3)) copy = Buffer.concat([copy, copy.subarray(0, copy.length >> random.int(3))])
-  return copy
-}
 
 const inputs: Buffer[] = []
 let scratch: string
 
 before(() => {
-  const random = new Random(45)
-  for (const size of SIZES) {
-    inputs.push(random.bytes(size))
-    inputs.push(Buffer.from(random.text(['a', 'b', 'c', 'd', 'e', ' ', '\n'], Math.min(size, 200_000))))
-    inputs.push(Buffer.alloc(size, size % 251))
-  }
-  for (let base = 0; base < 24; base++) {
-    const original = base % 2 === 0 ? random.bytes(random.pick([500, 3000, 20_000, 120_000])) : Buffer.from(random.text(['x', 'y', 'z', 'w', ' ', '\n', '.'], random.pick([2000, 40_000])))
-    inputs.push(original, nearCopy(random, original), nearCopy(random, original), nearCopy(random, original))
-  }
+  for (const { data } of similarityInputs()) inputs.push(data)
   scratch = mkdtempSync(join(tmpdir(), 'hashd-ssdeep-'))
 })
 
@@ -76,7 +50,7 @@ const hashInChunks = (data: Uint8Array, step: number): string => {
 
 describe('ssdeep hashes', () => {
   it('are the same in any chunking, and of the documented form', () => {
-    for (const input of inputs.slice(0, 60)) {
+    for (const input of inputs) {
       const whole = ssdeepOf(input)
       assert.match(whole, SSDEEP_PATTERN)
       assert.equal(hashInChunks(input, 1 + (input.length % 4093)), whole)
