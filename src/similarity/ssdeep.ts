@@ -36,90 +36,88 @@ const SUM_TABLE = (() => {
   return table
 })()
 
-const sumHash = (c: number, h: number): number => SUM_TABLE[h * 64 + (c & 0x3f)]!
-
 const blockSizeAt = (index: number): number => MIN_BLOCKSIZE * 2 ** index
 
-/** The rolling hash (Adler-like h1, h2 and a shift/xor h3) over the last 7 bytes. */
-class RollingHash {
-  private readonly window = new Uint8Array(ROLLING_WINDOW)
-  private h1 = 0
-  private h2 = 0
-  private h3 = 0
-  private n = 0
-
-  roll(c: number): void {
-    this.h2 = (this.h2 - this.h1 + ROLLING_WINDOW * c) | 0
-    this.h1 = (this.h1 + c - this.window[this.n]!) | 0
-    this.window[this.n] = c
-    this.n = this.n + 1 === ROLLING_WINDOW ? 0 : this.n + 1
-    this.h3 = (this.h3 << 5) ^ c
-  }
-
-  /** uint32. */
-  sum(): number {
-    return (this.h1 + this.h2 + this.h3) >>> 0
-  }
-}
-
-/** The hash of one block size: its characters so far and the running piece hashes. */
+/** The characters of one block size's hash so far. */
 interface BlockHash {
   digest: Uint8Array
   length: number
   /** The character hash2 ends with when cut to 32 characters (0 for none). */
   halfDigest: number
-  h: number
-  halfH: number
 }
 
-const newBlockHash = (h: number, halfH: number): BlockHash =>
-  ({ digest: new Uint8Array(SPAMSUM_LENGTH), length: 0, halfDigest: 0, h, halfH })
+const newBlockHash = (): BlockHash => ({ digest: new Uint8Array(SPAMSUM_LENGTH), length: 0, halfDigest: 0 })
 
-/** A streaming ssdeep hasher; `digest()` gives the string `ssdeep -b` prints before the file name. */
+/**
+ * A streaming ssdeep hasher; `digest()` gives the string `ssdeep -b` prints before the file name.
+ * The per-byte work (the rolling hash over the last 7 bytes: an Adler-like h1 and h2 and a
+ * shift/xor h3, and each block size's piece hash) runs on locals in `update`; only a trigger
+ * point, about one byte in 3·2^start, leaves the loop.
+ */
 export class SsdeepHasher {
   private totalSize = 0
   private reduceBorder = MIN_BLOCKSIZE * SPAMSUM_LENGTH
   private start = 0
-  private readonly blocks: BlockHash[] = [newBlockHash(HASH_INIT, HASH_INIT)]
+  private end = 1
+  private readonly blocks: BlockHash[] = [newBlockHash()]
+  /** Each block size's running piece hash, and the one kept for the 32-character hash2. */
+  private readonly pieceHash = new Uint8Array(NUM_BLOCKHASHES).fill(HASH_INIT)
+  private readonly halfPieceHash = new Uint8Array(NUM_BLOCKHASHES).fill(HASH_INIT)
   private rollMask = 0
-  private readonly rolling = new RollingHash()
-  /** The piece hash of the 32nd block size, kept once every block size is in play. */
+  private readonly window = new Uint8Array(ROLLING_WINDOW)
+  private h1 = 0
+  private h2 = 0
+  private h3 = 0
+  private n = 0
+  /** The piece hash of the 32nd block size, kept once every block size is in play (-1 before). */
   private lastH = -1
 
   update(data: Uint8Array): void {
     this.totalSize += data.length
     if (this.totalSize > SSDEEP_MAX_INPUT_BYTES) throw new RangeError(`ssdeep hashes at most ${SSDEEP_MAX_INPUT_BYTES} bytes`)
-    for (let k = 0; k < data.length; k++) this.step(data[k]!)
+    const { window, pieceHash, halfPieceHash } = this
+    let { h1, h2, h3, n, start, end, rollMask, lastH } = this
+    for (let k = 0; k < data.length; k++) {
+      const c = data[k]!
+      h2 = (h2 - h1 + ROLLING_WINDOW * c) | 0
+      h1 = (h1 + c - window[n]!) | 0
+      window[n] = c
+      n = n === ROLLING_WINDOW - 1 ? 0 : n + 1
+      h3 = (h3 << 5) ^ c
+      const low = c & 0x3f
+      for (let i = start; i < end; i++) {
+        pieceHash[i] = SUM_TABLE[(pieceHash[i]! << 6) | low]!
+        halfPieceHash[i] = SUM_TABLE[(halfPieceHash[i]! << 6) | low]!
+      }
+      if (lastH >= 0) lastH = SUM_TABLE[(lastH << 6) | low]!
+      const horg = (h1 + h2 + h3 + 1) >>> 0
+      // libfuzzy skips horg == 0: the sum 0xffffffff is not -1 (mod 3) once 1 is added in 32 bits.
+      if (horg === 0) continue
+      const h = (horg / MIN_BLOCKSIZE) >>> 0
+      if ((h & rollMask) !== 0 || horg % MIN_BLOCKSIZE !== 0) continue
+      this.lastH = lastH
+      this.trigger(h)
+      ;({ start, end, rollMask, lastH } = this)
+    }
+    Object.assign(this, { h1, h2, h3, n, lastH })
   }
 
-  private step(c: number): void {
-    const { blocks, rolling } = this
-    rolling.roll(c)
-    const horg = (rolling.sum() + 1) >>> 0
-    for (let i = this.start; i < blocks.length; i++) {
-      const block = blocks[i]!
-      block.h = sumHash(c, block.h)
-      block.halfH = sumHash(c, block.halfH)
-    }
-    if (this.lastH >= 0) this.lastH = sumHash(c, this.lastH)
-    // libfuzzy skips horg == 0: the sum 0xffffffff is not -1 (mod 3) once 1 is added in 32 bits.
-    if (horg === 0) return
-    let h = Math.floor(horg / MIN_BLOCKSIZE)
-    if ((h & this.rollMask) !== 0) return
-    if (horg % MIN_BLOCKSIZE !== 0) return
-    h = h >>> this.start
-    for (let i = this.start; i < blocks.length; i++) {
+  /** A trigger point: each block size it reaches ends a piece and adds a character. */
+  private trigger(rolled: number): void {
+    const { blocks, pieceHash, halfPieceHash } = this
+    let h = rolled >>> this.start
+    for (let i = this.start; i < this.end; i++) {
       const block = blocks[i]!
       // The first cut at this block size starts the next one (at most 30 times).
       if (block.length === 0) this.forkNext()
-      block.digest[block.length] = B64_CODES[block.h]!
-      block.halfDigest = B64_CODES[block.halfH]!
+      block.digest[block.length] = B64_CODES[pieceHash[i]!]!
+      block.halfDigest = B64_CODES[halfPieceHash[i]!]!
       if (block.length < SPAMSUM_LENGTH - 1) {
         // The last character takes every remaining piece: only reset while there is room.
         block.length++
-        block.h = HASH_INIT
+        pieceHash[i] = HASH_INIT
         if (block.length < SPAMSUM_LENGTH / 2) {
-          block.halfH = HASH_INIT
+          halfPieceHash[i] = HASH_INIT
           block.halfDigest = 0
         }
       } else {
@@ -131,17 +129,20 @@ export class SsdeepHasher {
   }
 
   private forkNext(): void {
-    const last = this.blocks[this.blocks.length - 1]!
-    if (this.blocks.length < NUM_BLOCKHASHES) {
-      this.blocks.push(newBlockHash(last.h, last.halfH))
+    const last = this.end - 1
+    if (this.end < NUM_BLOCKHASHES) {
+      this.blocks.push(newBlockHash())
+      this.pieceHash[this.end] = this.pieceHash[last]!
+      this.halfPieceHash[this.end] = this.halfPieceHash[last]!
+      this.end++
     } else if (this.lastH < 0) {
-      this.lastH = last.h
+      this.lastH = this.pieceHash[last]!
     }
   }
 
   /** Drops the smallest block size once the input is long enough that it can no longer be chosen. */
   private tryReduce(): void {
-    if (this.blocks.length - this.start < 2) return
+    if (this.end - this.start < 2) return
     if (this.reduceBorder >= this.totalSize) return
     if (this.blocks[this.start + 1]!.length < SPAMSUM_LENGTH / 2) return
     this.start++
@@ -151,26 +152,26 @@ export class SsdeepHasher {
 
   digest(): string {
     const { blocks } = this
-    const h = this.rolling.sum()
+    const h = (this.h1 + this.h2 + this.h3) >>> 0
     let bi = this.start
     while (blockSizeAt(bi) * SPAMSUM_LENGTH < this.totalSize) bi++
-    if (bi >= blocks.length) bi = blocks.length - 1
+    if (bi >= this.end) bi = this.end - 1
     while (bi > this.start && blocks[bi]!.length < SPAMSUM_LENGTH / 2) bi--
 
     const first = blocks[bi]!
     let hash1 = Buffer.from(first.digest.subarray(0, first.length)).toString('latin1')
     // The piece still open adds a last character (none when the rolling hash is 0, libfuzzy's rule).
-    const last1 = h !== 0 ? B64_CODES[first.h]! : first.digest[first.length]!
+    const last1 = h !== 0 ? B64_CODES[this.pieceHash[bi]!]! : first.digest[first.length]!
     if (last1 !== 0) hash1 += String.fromCharCode(last1)
     let hash2 = ''
-    if (bi < blocks.length - 1) {
+    if (bi < this.end - 1) {
       const second = blocks[bi + 1]!
       const kept = Math.min(second.length, SPAMSUM_LENGTH / 2 - 1)
       hash2 = Buffer.from(second.digest.subarray(0, kept)).toString('latin1')
-      const last2 = h !== 0 ? B64_CODES[second.halfH]! : second.halfDigest
+      const last2 = h !== 0 ? B64_CODES[this.halfPieceHash[bi + 1]!]! : second.halfDigest
       if (last2 !== 0) hash2 += String.fromCharCode(last2)
     } else if (h !== 0) {
-      hash2 = bi === 0 ? B64[first.h]! : B64[this.lastH]!
+      hash2 = bi === 0 ? B64[this.pieceHash[bi]!]! : B64[this.lastH]!
     }
     return `${blockSizeAt(bi)}:${hash1}:${hash2}`
   }

@@ -119,24 +119,33 @@ export class TlshHasher {
     const { window, buckets } = this
     let checksum = this.checksum
     let position = this.length
+    // The four bytes before the current one, newest first (b1 is the byte just before).
+    let b1 = window[(position + 4) % WINDOW]!
+    let b2 = window[(position + 3) % WINDOW]!
+    let b3 = window[(position + 2) % WINDOW]!
+    let b4 = window[(position + 1) % WINDOW]!
     for (let index = 0; index < data.length; index++, position++) {
-      const slot = position % WINDOW
-      window[slot] = data[index]!
-      if (position < WINDOW - 1) continue
-      const b0 = window[slot]!
-      const b1 = window[(slot + 4) % WINDOW]!
-      const b2 = window[(slot + 3) % WINDOW]!
-      const b3 = window[(slot + 2) % WINDOW]!
-      const b4 = window[(slot + 1) % WINDOW]!
-      checksum = pearson(1, b0, b1, checksum)
-      // The six triplets of the 5-byte window, each with the reference's salt.
-      buckets[pearson(49, b0, b1, b2)]!++
-      buckets[pearson(12, b0, b1, b3)]!++
-      buckets[pearson(178, b0, b2, b3)]!++
-      buckets[pearson(166, b0, b2, b4)]!++
-      buckets[pearson(84, b0, b1, b4)]!++
-      buckets[pearson(230, b0, b3, b4)]!++
+      const b0 = data[index]!
+      if (position >= WINDOW - 1) {
+        checksum = pearson(1, b0, b1, checksum)
+        // The six triplets of the 5-byte window, each with the reference's salt.
+        buckets[pearson(49, b0, b1, b2)]!++
+        buckets[pearson(12, b0, b1, b3)]!++
+        buckets[pearson(178, b0, b2, b3)]!++
+        buckets[pearson(166, b0, b2, b4)]!++
+        buckets[pearson(84, b0, b1, b4)]!++
+        buckets[pearson(230, b0, b3, b4)]!++
+      }
+      b4 = b3
+      b3 = b2
+      b2 = b1
+      b1 = b0
     }
+    // Keep the last four bytes where the next call looks for them.
+    window[(position + 4) % WINDOW] = b1
+    window[(position + 3) % WINDOW] = b2
+    window[(position + 2) % WINDOW] = b3
+    window[(position + 1) % WINDOW] = b4
     this.checksum = checksum
     this.length = position
     if (this.length > TLSH_MAX_INPUT_BYTES) throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', `TLSH hashes at most ${TLSH_MAX_INPUT_BYTES} bytes`)
