@@ -8,7 +8,11 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { digestNamed } from '../src/algorithms/registry.js'
 import { ssdeepOf } from '../src/similarity/ssdeep.js'
+import { chooseSink, computesContentHashes, hashUpload } from '../src/upload/pipeline.js'
+import { HashThreads } from '../src/upload/threads.js'
+import { Readable } from 'node:stream'
 import { similarityInputs } from './helpers/similarity-inputs.js'
 import { startServer, toTestResponse, type TestResponse, type TestServer } from './helpers/server.js'
 
@@ -56,6 +60,23 @@ describe('similarity hashes in /api/hash and /api/filehash', () => {
         ssdeep: ssdeepOf(data),
         tlsh: tlshHashes.get(name),
       })
+    }
+  })
+
+  it('go to the hash threads even alone, as slow hashers do', async () => {
+    const threads = new HashThreads({ threads: 2, ringBytes: 64 * 1024, idleMs: 1_000 })
+    try {
+      const data = inputNamed('random-3145728')
+      for (const name of ['tlsh', 'ssdeep']) {
+        const sink = await chooseSink([digestNamed(name)], { expectedBytes: data.length, threads })
+        assert.ok(computesContentHashes(sink), `${name} alone gets a threaded sink`)
+        const { digests } = await hashUpload(Readable.from([data.subarray(0, 1_000_000), data.subarray(1_000_000)]), [digestNamed(name)], { maxBytes: data.length, tooLargeDetail: '' }, sink)
+        const text = digestNamed(name).format!(digests.get(name)!)
+        assert.equal(text, name === 'tlsh' ? tlshHashes.get('random-3145728') : ssdeepOf(data))
+      }
+      assert.ok(!computesContentHashes(await chooseSink([digestNamed('sha256')], { expectedBytes: data.length, threads })), 'a fast digest alone stays inline')
+    } finally {
+      await threads.close()
     }
   })
 
