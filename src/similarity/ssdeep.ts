@@ -60,9 +60,15 @@ export class SsdeepHasher {
   private start = 0
   private end = 1
   private readonly blocks: BlockHash[] = [newBlockHash()]
-  /** Each block size's running piece hash, and the one kept for the 32-character hash2. */
+  /**
+   * Each block size's running piece hash, and the one kept for the 32-character hash2. The two are
+   * equal until a block has 32 characters (both reset at every cut before that), so the second is
+   * only kept apart for those block sizes: the ones below `halfEnd` (the larger a block size, the
+   * fewer its characters).
+   */
   private readonly pieceHash = new Uint8Array(NUM_BLOCKHASHES).fill(HASH_INIT)
   private readonly halfPieceHash = new Uint8Array(NUM_BLOCKHASHES).fill(HASH_INIT)
+  private halfEnd = 0
   private rollMask = 0
   private readonly window = new Uint8Array(ROLLING_WINDOW)
   private h1 = 0
@@ -76,7 +82,7 @@ export class SsdeepHasher {
     this.totalSize += data.length
     if (this.totalSize > SSDEEP_MAX_INPUT_BYTES) throw new RangeError(`ssdeep hashes at most ${SSDEEP_MAX_INPUT_BYTES} bytes`)
     const { window, pieceHash, halfPieceHash } = this
-    let { h1, h2, h3, n, start, end, rollMask, lastH } = this
+    let { h1, h2, h3, n, start, end, halfEnd, rollMask, lastH } = this
     for (let k = 0; k < data.length; k++) {
       const c = data[k]!
       h2 = (h2 - h1 + ROLLING_WINDOW * c) | 0
@@ -85,10 +91,8 @@ export class SsdeepHasher {
       n = n === ROLLING_WINDOW - 1 ? 0 : n + 1
       h3 = (h3 << 5) ^ c
       const low = c & 0x3f
-      for (let i = start; i < end; i++) {
-        pieceHash[i] = SUM_TABLE[(pieceHash[i]! << 6) | low]!
-        halfPieceHash[i] = SUM_TABLE[(halfPieceHash[i]! << 6) | low]!
-      }
+      for (let i = start; i < end; i++) pieceHash[i] = SUM_TABLE[(pieceHash[i]! << 6) | low]!
+      for (let i = start; i < halfEnd; i++) halfPieceHash[i] = SUM_TABLE[(halfPieceHash[i]! << 6) | low]!
       if (lastH >= 0) lastH = SUM_TABLE[(lastH << 6) | low]!
       const horg = (h1 + h2 + h3 + 1) >>> 0
       // libfuzzy skips horg == 0: the sum 0xffffffff is not -1 (mod 3) once 1 is added in 32 bits.
@@ -97,7 +101,7 @@ export class SsdeepHasher {
       if ((h & rollMask) !== 0 || horg % MIN_BLOCKSIZE !== 0) continue
       this.lastH = lastH
       this.trigger(h)
-      ;({ start, end, rollMask, lastH } = this)
+      ;({ start, end, halfEnd, rollMask, lastH } = this)
     }
     Object.assign(this, { h1, h2, h3, n, lastH })
   }
@@ -110,9 +114,12 @@ export class SsdeepHasher {
       const block = blocks[i]!
       // The first cut at this block size starts the next one (at most 30 times).
       if (block.length === 0) this.forkNext()
+      const halfKept = block.length >= SPAMSUM_LENGTH / 2
       block.digest[block.length] = B64_CODES[pieceHash[i]!]!
-      block.halfDigest = B64_CODES[halfPieceHash[i]!]!
+      block.halfDigest = B64_CODES[halfKept ? halfPieceHash[i]! : pieceHash[i]!]!
       if (block.length < SPAMSUM_LENGTH - 1) {
+        // From the 32nd character on, the half hash runs on from the piece hash's value here.
+        if (!halfKept) halfPieceHash[i] = pieceHash[i]!
         // The last character takes every remaining piece: only reset while there is room.
         block.length++
         pieceHash[i] = HASH_INIT
@@ -126,14 +133,17 @@ export class SsdeepHasher {
       if ((h & 1) !== 0) break
       h = h >>> 1
     }
+    let halfEnd = this.start
+    for (let i = this.start; i < this.end; i++) if (blocks[i]!.length >= SPAMSUM_LENGTH / 2) halfEnd = i + 1
+    this.halfEnd = halfEnd
   }
 
   private forkNext(): void {
     const last = this.end - 1
     if (this.end < NUM_BLOCKHASHES) {
       this.blocks.push(newBlockHash())
+      // The last block size has no characters yet, so its half hash is its piece hash.
       this.pieceHash[this.end] = this.pieceHash[last]!
-      this.halfPieceHash[this.end] = this.halfPieceHash[last]!
       this.end++
     } else if (this.lastH < 0) {
       this.lastH = this.pieceHash[last]!
@@ -168,7 +178,8 @@ export class SsdeepHasher {
       const second = blocks[bi + 1]!
       const kept = Math.min(second.length, SPAMSUM_LENGTH / 2 - 1)
       hash2 = Buffer.from(second.digest.subarray(0, kept)).toString('latin1')
-      const last2 = h !== 0 ? B64_CODES[this.halfPieceHash[bi + 1]!]! : second.halfDigest
+      const halfH = second.length >= SPAMSUM_LENGTH / 2 ? this.halfPieceHash[bi + 1]! : this.pieceHash[bi + 1]!
+      const last2 = h !== 0 ? B64_CODES[halfH]! : second.halfDigest
       if (last2 !== 0) hash2 += String.fromCharCode(last2)
     } else if (h !== 0) {
       hash2 = bi === 0 ? B64[this.pieceHash[bi]!]! : B64[this.lastH]!
