@@ -1,7 +1,9 @@
 /**
  * Comparing two similarity hashes: one row per algorithm (what its hashes look like, how two are
  * compared, whether the answer is a distance or a score, and the default threshold with its
- * anchor), and one `compareHashes` over the table. A new hash (PDQ, say) is one more row.
+ * anchor), and one `compareHashes` over the table. A new hash is one more row here and one more
+ * branch of the answer's schema (routes/similarity.ts): PDQ, say, as a distance (Hamming, 0–256)
+ * with Meta's threshold of 31.
  */
 import { normalizeName } from '../algorithms/registry.js'
 import { problems } from '../problem.js'
