@@ -18,12 +18,13 @@ export function algorithmSection(): string {
   const passwords = algorithms.filter((algorithm): algorithm is PasswordScheme => isPassword(algorithm))
   const lines = [
     START,
-    `${digests.length} digests, XOFs and checksums and ${passwords.length} password-hash schemes. Names are case-insensitive; separators are ignored.`,
+    `${digests.length} digests, XOFs, checksums and similarity hashes and ${passwords.length} password-hash schemes. Names are case-insensitive; separators are ignored. `
+      + 'Similarity hashes have no fixed size: they are given in their tools\' own text forms (docs/similarity.md).',
     '',
     '| name | kind | bits | also accepts | operations | implementation | reference |',
     '|---|---|---|---|---|---|---|',
     ...digests.map((a) =>
-      `| \`${a.name}\` | ${a.kind} | ${a.outputBytes * 8}${a.outputLength ? ' (variable)' : ''} | ${cell(a.aliases.join(', '))} | ${operationsFor(a).join(', ')} | ${cell(a.implementation)} | ${cell(a.reference)} |`),
+      `| \`${a.name}\` | ${a.kind} | ${a.kind === 'similarity' ? 'text' : `${a.outputBytes * 8}${a.outputLength ? ' (variable)' : ''}`} | ${cell(a.aliases.join(', '))} | ${operationsFor(a).join(', ')} | ${cell(a.implementation)} | ${cell(a.reference)} |`),
     '',
     '| name | reads | writes | options (default) | implementation |',
     '|---|---|---|---|---|',

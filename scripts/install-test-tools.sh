@@ -10,6 +10,8 @@ packages=(
   shellcheck slowhttptest iproute2 systemd
   # the content-hash cross-checks, test/content-hashes.test.ts
   git rclone python3-crcmod python3-libtorrent
+  # the similarity cross-checks, test/similarity-*.test.ts
+  ssdeep libfuzzy2
   # scripts/build-tiger-wasm.sh, whose output test/tiger-wasm.test.ts compares with the committed one
   clang-16 lld-16
   # npm run fuzz (fuzz/native/build-addon.sh): libFuzzer and a C++ compiler for Jazzer.js's addon

@@ -33,6 +33,7 @@ import { hmacRoute } from './routes/hmac.js'
 import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
+import { similarityRoutes } from './routes/similarity.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
 import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
@@ -162,6 +163,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(fileVerifyRoute, { config })
   await app.register(checksumsRoute, { config })
   await app.register(identifyRoute, { config })
+  await app.register(similarityRoutes)
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })

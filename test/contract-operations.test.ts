@@ -235,8 +235,8 @@ describe('contract: self-description', () => {
     assert.deepEqual(listed.map((entry) => entry.name).sort(), algorithms.map((entry) => entry.name).sort())
     for (const entry of listed) {
       assert.ok(Array.isArray(entry.aliases), entry.name)
-      assert.ok(['digest', 'xof', 'checksum', 'password'].includes(entry.kind), entry.name)
-      if (entry.kind === 'password') assert.equal(entry.outputBits, null)
+      assert.ok(['digest', 'xof', 'checksum', 'similarity', 'password'].includes(entry.kind), entry.name)
+      if (entry.kind === 'password' || entry.kind === 'similarity') assert.equal(entry.outputBits, null)
       else assert.ok(Number.isInteger(entry.outputBits) && (entry.outputBits as number) > 0, entry.name)
       assert.ok(entry.operations.length > 0 && entry.operations.every((operation) => ['hash', 'verify', 'filehash', 'hmac'].includes(operation)), entry.name)
       for (const [option, bounds] of Object.entries(entry.options)) {
@@ -251,6 +251,8 @@ describe('contract: self-description', () => {
     assert.equal(byName.get('argon2id')?.options.memoryCost?.default, 19456)
     assert.ok(!byName.get('bcrypt')?.operations.includes('filehash'))
     assert.ok(!byName.get('shake128')?.operations.includes('hmac'))
+    assert.deepEqual(byName.get('tlsh')?.operations, ['hash', 'filehash'])
+    assert.deepEqual(byName.get('ssdeep')?.operations, ['hash', 'filehash'])
   })
 
   it('reports health', async () => {

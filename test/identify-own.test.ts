@@ -74,7 +74,7 @@ async function assertVerifiableExactly(on: TestServer, hash: string, matches: Ma
 
 describe('identify knows every format hashd writes', () => {
   it('every digest, XOF and checksum, in hex, base64 and base64url', async () => {
-    const digests = algorithms.filter((algorithm) => algorithm.kind !== 'password' && algorithm.operations.includes('hash'))
+    const digests = algorithms.filter((algorithm) => algorithm.kind !== 'password' && algorithm.kind !== 'similarity' && algorithm.operations.includes('hash'))
     assert.ok(digests.length >= 40, `${digests.length} digests`)
     for (const { name } of digests) {
       for (const encoding of ['hex', 'base64', 'base64url']) {
@@ -86,6 +86,19 @@ describe('identify knows every format hashd writes', () => {
         assert.equal(own.verifiable, true, `${name} (${encoding}) is verifiable`)
         await assertVerifiableExactly(server, made.body.hash, matches, name)
       }
+    }
+  })
+
+  it('every similarity hash, known by its form and not verifiable (it is compared, not verified)', async () => {
+    const similar = algorithms.filter((algorithm) => algorithm.kind === 'similarity')
+    assert.deepEqual(similar.map((algorithm) => algorithm.name).sort(), ['ssdeep', 'tlsh'])
+    const input = 'The quick brown fox jumps over the lazy dog, again and again, until the dog wakes up. '.repeat(40)
+    for (const { name } of similar) {
+      const made = await server.post('/api/hash', { input, algorithm: name })
+      assert.equal(made.status, 200, made.text)
+      const matches = await identify(server, made.body.hash)
+      assert.equal(matches[0]?.algorithm, name, `${name} ${made.body.hash}: identified as ${matches.map((match) => match.algorithm).join(', ') || 'nothing'}`)
+      assert.equal(matches[0]!.verifiable, false)
     }
   })
 

@@ -25,7 +25,7 @@ describe('README', () => {
     const all = [...algorithms]
     const passwords = all.filter((algorithm) => algorithm.kind === 'password')
     const written = passwords.filter((algorithm) => algorithm.writes !== null)
-    const stated = /(\d+) algorithms \((\d+) digests, XOFs and checksums; (\d+) password-hash schemes, (\d+) of which it writes\)/.exec(readme.replace(/\s+/g, ' '))
+    const stated = /(\d+) algorithms \((\d+) digests, XOFs, checksums and similarity hashes; (\d+) password-hash schemes, (\d+) of which it writes\)/.exec(readme.replace(/\s+/g, ' '))
     assert.ok(stated, 'the README says how many algorithms of each kind there are')
     assert.deepEqual(stated.slice(1).map(Number), [all.length, all.length - passwords.length, passwords.length, written.length])
     assert.match(readme, new RegExp(`the ${all.length} algorithms, their options`))

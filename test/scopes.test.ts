@@ -37,6 +37,7 @@ const GRANTS: Record<string, string[]> = {
   filehash: ['POST /api/filehash', 'PUT /api/filehash', 'POST /api/filehash/verify'],
   checksums: ['POST /api/checksums'],
   identify: ['POST /api/identify'],
+  similarity: ['POST /api/similarity/compare'],
   'passwords:check': ['POST /api/passwords/check'],
   'passwords:range': ['GET /range/:prefix'],
   'pepper:rewrap': ['POST /api/pepper/rewrap'],

@@ -5,9 +5,10 @@
  */
 import { digestAlgorithms } from './digests.js'
 import { passwordSchemes } from './password/index.js'
+import { similarityAlgorithms } from '../similarity/index.js'
 import type { Algorithm, DigestAlgorithm, Operation, PasswordScheme } from './types.js'
 
-export const algorithms: readonly Algorithm[] = [...digestAlgorithms, ...passwordSchemes]
+export const algorithms: readonly Algorithm[] = [...digestAlgorithms, ...similarityAlgorithms, ...passwordSchemes]
 
 /** The key a name is looked up by: lowercase, without `-`, `_`, `/`, `.` or spaces. */
 export function normalizeName(name: string): string {
@@ -35,6 +36,7 @@ export function refusal(algorithm: Algorithm, operation: Operation): string | nu
   switch (operation) {
     case 'hash':
     case 'verify':
+      if (algorithm.kind === 'similarity' && operation === 'verify') return 'a similarity hash is compared by score or distance, not verified; POST /api/similarity/compare compares two'
       if (algorithm.kind === 'password' && operation === 'hash' && algorithm.writes === null) return 'it is a legacy format hashd verifies but does not generate'
       return null
     case 'filehash':
@@ -42,6 +44,7 @@ export function refusal(algorithm: Algorithm, operation: Operation): string | nu
     case 'hmac':
       if (algorithm.kind === 'password') return 'it is a password hash'
       if (algorithm.kind === 'checksum') return 'it is a checksum, not a cryptographic hash'
+      if (algorithm.kind === 'similarity') return 'it is a similarity hash, not a cryptographic hash'
       if (algorithm.kind === 'xof') return 'HMAC (RFC 2104) is defined for fixed-length hashes; use KMAC for XOFs'
       return algorithm.blockBytes === undefined ? 'it has no defined HMAC construction' : null
   }

@@ -5,7 +5,7 @@
  */
 import type { CostCaps } from '../config.js'
 
-export type AlgorithmKind = 'digest' | 'xof' | 'checksum' | 'password'
+export type AlgorithmKind = 'digest' | 'xof' | 'checksum' | 'similarity' | 'password'
 export type Operation = 'hash' | 'verify' | 'filehash' | 'hmac'
 
 /** One streaming interface for every digest, XOF and checksum (cf. noble-hashes' `Hash<T>`). */
@@ -28,7 +28,8 @@ interface AlgorithmBase {
 }
 
 export interface DigestAlgorithm extends AlgorithmBase {
-  kind: 'digest' | 'xof' | 'checksum'
+  /** `similarity`: ssdeep and TLSH, compared by score or distance rather than for equality. */
+  kind: 'digest' | 'xof' | 'checksum' | 'similarity'
   /** Output size in bytes (for XOFs, the default). */
   outputBytes: number
   /** Bounds of `options.outputLength` (bytes) for XOFs and variable-length digests. */

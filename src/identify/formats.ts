@@ -121,6 +121,7 @@ const CIPHER: Category = 'Raw cipher, known plaintext'
 const OTP: Category = 'One-time password'
 const TOKEN: Category = 'Token'
 const ENCODED: Category = 'Encoded digest'
+const SIMILARITY: Category = 'Similarity hash'
 
 /**
  * KeePass's seeds, IV and hashes before the `*1*` of inline data or a key file (hashcat
@@ -333,6 +334,10 @@ export const formatSpecs: FormatSpec[] = [
   other('xxh64', 'XXH64', CHECKSUM, hex(16), 20, { description: 'xxHash XXH64 checksum, hex (xxhsum -H1), either case' }),
   other('xxh3', 'XXH3-64', CHECKSUM, lhex(16), 10, { description: 'xxHash XXH3 64-bit checksum, hex (xxhsum -H3)' }),
   other('crc64', 'CRC-64', CHECKSUM, hex(16), 8, { description: 'CRC-64 checksum, hex' }),
+  // ---- similarity hashes (src/similarity): compared by score or distance, not verified ----
+  other('ssdeep', 'ssdeep', SIMILARITY, R`[1-9]\d{0,10}:${b64(1, 64)}:${b64(0, 64)}`, 40, { signature: true, description: 'ssdeep (CTPH) as ssdeep and libfuzzy print it: block size, then two base64 piece hashes; POST /api/similarity/compare scores two' }),
+  other('tlsh', 'TLSH', SIMILARITY, R`T1${hex(70)}`, 40, { signature: true, description: 'TLSH 4 (Trend Micro) as its reference prints it: T1 and 70 hex digits; POST /api/similarity/compare gives the distance of two' }),
+  other('tlsh-3', 'TLSH (before version 4)', SIMILARITY, hex(70), 3, { upperHex: true, description: 'TLSH in the form before version 4: 70 hex digits without T1' }),
   other('crc32', 'CRC-32', CHECKSUM, hex(8), 100, { description: 'CRC-32 (ISO-HDLC, as zlib/zip/PNG use it), hex' }),
   other('adler32', 'Adler-32', CHECKSUM, hex(8), 20, { description: 'Adler-32 checksum (RFC 1950), hex' }),
   other('crc32c', 'CRC-32C', CHECKSUM, hex(8), 15, { description: 'CRC-32C (Castagnoli) checksum, hex' }),

@@ -3,7 +3,7 @@
  * length range and whether hashd's registry can verify it, plus the indexes the engine uses to
  * reach only the rows that can possibly match.
  */
-import { findAlgorithm } from '../algorithms/registry.js'
+import { findAlgorithm, refusal } from '../algorithms/registry.js'
 import { formatSpecs } from './formats.js'
 import { nearMissRules, type NearMissRule } from './near-miss.js'
 import { lengthRange, literalPrefix } from './pattern.js'
@@ -36,7 +36,7 @@ export function compileFormat(spec: FormatSpec): HashFormat {
     // literal part is short, as are literal prefixes of three or more characters.
     signature: spec.signature ?? (prefix.length >= 3 || /^(?:\$|\{|U\$)/.test(prefix)),
     // A sealed row is one /api/verify reads given its key (whether this server holds it is the engine's to say).
-    verifiable: spec.sealedWith !== undefined || (registered !== undefined && spec.unverifiable === undefined),
+    verifiable: spec.sealedWith !== undefined || (registered !== undefined && spec.unverifiable === undefined && refusal(registered, 'verify') === null),
     registered,
     wideAlphabet: /A-Z|a-z|\[\^|\[!-~\]|\\[sSwW]/.test(spec.pattern),
     lettersOnlyAlphabet: /A-Z/.test(spec.pattern) && /a-z/.test(spec.pattern) && !/0-9|\\d|\\w|[./+]/.test(spec.pattern),

@@ -37,6 +37,7 @@ export type Category =
   | 'One-time password'
   | 'Token'
   | 'Encoded digest'
+  | 'Similarity hash'
 
 /** One row of the format table, as written in formats.ts. */
 export interface FormatSpec {

@@ -27,6 +27,7 @@ export const SCOPES: readonly ScopeSpec[] = [
   { name: 'filehash', routes: ['POST /api/filehash', 'PUT /api/filehash', 'POST /api/filehash/verify'], description: 'hashing uploads, and checking them against a store\'s metadata' },
   { name: 'checksums', routes: ['POST /api/checksums'], description: 'checking files against checksum lists' },
   { name: 'identify', routes: ['POST /api/identify'], description: 'identifying hashes' },
+  { name: 'similarity', routes: ['POST /api/similarity/compare'], description: 'comparing similarity hashes (ssdeep, TLSH)' },
   { name: 'passwords:check', routes: ['POST /api/passwords/check'], description: 'screening prospective passwords' },
   { name: 'passwords:range', routes: ['GET /range/:prefix'], description: 'the Pwned Passwords range API of the breached-password store' },
   { name: 'pepper:rewrap', routes: ['POST /api/pepper/rewrap'], description: 'moving stored hashes to the current pepper key' },

@@ -103,6 +103,7 @@ async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {
         { name: 'hashing', description: 'Digests, password hashes and HMACs' },
         { name: 'files', description: 'Hashing uploads' },
         { name: 'identify', description: 'What kind of hash is this?' },
+        { name: 'similarity', description: 'What is this like? ssdeep and TLSH scores and distances' },
         { name: 'passwords', description: 'Screening new passwords (NIST SP 800-63B-4) and the Pwned Passwords range API' },
         { name: 'webhooks', description: 'Verify and sign webhooks: Standard Webhooks, GitHub, Stripe' },
         { name: 'meta', description: 'Algorithms, health and this document' },

@@ -35,7 +35,7 @@ function describe(algorithm: Algorithm, config: Config) {
   if (algorithm.kind === 'password') {
     return { ...common, family: algorithm.family, outputBits: null, reads: algorithm.reads, writes: algorithm.writes, options: describeOptions(algorithm.options, config) }
   }
-  return { ...common, outputBits: algorithm.outputBytes * 8, options: describeOptions(digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), config) }
+  return { ...common, outputBits: algorithm.kind === 'similarity' ? null : algorithm.outputBytes * 8, options: describeOptions(digestOptionSpecs(algorithm.outputBytes, algorithm.outputLength), config) }
 }
 
 const Option = Type.Object({ default: Type.Number(), min: Type.Number(), max: Type.Number(), description: Type.String() })
@@ -43,9 +43,9 @@ const AlgorithmInfo = Type.Object({
   name: Type.String(),
   displayName: Type.String(),
   aliases: Type.Array(Type.String()),
-  kind: Type.Union([Type.Literal('digest'), Type.Literal('xof'), Type.Literal('checksum'), Type.Literal('password')]),
+  kind: Type.Union([Type.Literal('digest'), Type.Literal('xof'), Type.Literal('checksum'), Type.Literal('similarity'), Type.Literal('password')]),
   family: Type.Optional(Type.String()),
-  outputBits: Type.Union([Type.Integer(), Type.Null()], { description: 'Output size (for XOFs, the default); null for password hashes' }),
+  outputBits: Type.Union([Type.Integer(), Type.Null()], { description: 'Output size (for XOFs, the default); null for password hashes and similarity hashes, whose text forms are their output' }),
   operations: Type.Array(Type.String(), { description: 'The operations that accept it: hash, verify, filehash, hmac' }),
   reads: Type.Optional(Type.Array(Type.String())),
   writes: Type.Optional(Type.Union([Type.String(), Type.Null()])),

@@ -38,11 +38,13 @@ export interface UploadDigests {
  * for any content hash unless the upload is declared small. Content hashes go with the digests to
  * the threads (the sink is then a `ContentHashingSink`), even alone or on an upload of unknown
  * length, since some are slow; inline (declared small, or no thread free), the sink leaves them to
- * the caller (withInlineStage, sink.ts).
+ * the caller (withInlineStage, sink.ts). The similarity hashes (ssdeep, TLSH) are slow the same way
+ * (tens of MiB/s, where OpenSSL's digests run at hundreds), so they go to the threads alone too.
  */
 export async function chooseSink(algorithms: readonly DigestAlgorithm[], options: Pick<UploadOptions, 'expectedBytes' | 'threads'>, contentHashes: readonly ThreadContentHash[] = []): Promise<DigestSink | ContentHashingSink> {
   const declaredSmall = options.expectedBytes !== undefined && options.expectedBytes < PARALLEL_MIN_BYTES
-  const worthThreads = contentHashes.length > 0 ? !declaredSmall : !declaredSmall && options.expectedBytes !== undefined && algorithms.length >= 2
+  const slow = contentHashes.length > 0 || algorithms.some((algorithm) => algorithm.kind === 'similarity')
+  const worthThreads = slow ? !declaredSmall : !declaredSmall && options.expectedBytes !== undefined && algorithms.length >= 2
   const threaded = worthThreads ? options.threads?.sink(algorithms, contentHashes) ?? null : null
   return threaded ?? inlineSink(algorithms)
 }

@@ -228,7 +228,8 @@ export class HashThreads {
    */
   sink(algorithms: readonly DigestAlgorithm[], contentHashes: readonly ThreadContentHash[] = []): ContentHashingSink | null {
     const hashers = algorithms.length + contentHashes.length
-    const fewest = contentHashes.length > 0 ? 1 : 2
+    // One slow hasher (a content hash, ssdeep, TLSH) is worth a thread of its own; fast digests, two.
+    const fewest = contentHashes.length > 0 || algorithms.some((algorithm) => algorithm.kind === 'similarity') ? 1 : 2
     if (this.available < fewest || hashers < fewest) return null
     const groups = balance(algorithms, Math.min(this.available, hashers), contentHashes)
     if (groups.length < fewest) return null

@@ -75,6 +75,9 @@ export const TOOLS = {
   rclone: { debian: 'rclone', command: 'rclone' },
   crcmod: { debian: 'python3-crcmod', pythonModule: 'crcmod' },
   libtorrent: { debian: 'python3-libtorrent', pythonModule: 'libtorrent' },
+  // the similarity cross-checks, test/similarity-*.test.ts
+  ssdeep: { debian: 'ssdeep', command: 'ssdeep' },
+  libfuzzy: { debian: 'libfuzzy2', sharedLibrary: 'libfuzzy.so.2' },
   // scripts/build-tiger-wasm.sh, to check the committed WebAssembly against its C source
   'clang-16': { debian: 'clang-16', command: 'clang-16' },
   'wasm-ld-16': { debian: 'lld-16', command: 'wasm-ld-16' },

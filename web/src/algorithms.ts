@@ -12,7 +12,7 @@ export interface AlgorithmInfo {
   name: string
   displayName: string
   aliases: string[]
-  kind: 'digest' | 'xof' | 'checksum' | 'password'
+  kind: 'digest' | 'xof' | 'checksum' | 'similarity' | 'password'
   family?: string
   outputBits: number | null
   operations: string[]
@@ -23,6 +23,7 @@ export const KIND_LABELS: Record<AlgorithmInfo['kind'], string> = {
   digest: 'Digests',
   xof: 'Extendable-output functions',
   checksum: 'Checksums',
+  similarity: 'Similarity hashes',
   password: 'Password hashes',
 }
 
