@@ -1,8 +1,8 @@
 /**
  * The similarity hashes through the real server: /api/hash (text and bytes), /api/filehash (a raw
  * upload, inline and on the hash threads, beside a digest), the operations that refuse them, and
- * POST /api/similarity/compare against libfuzzy's scores and the TLSH reference's distances
- * (test/fixtures/ssdeep/, test/fixtures/tlsh/).
+ * POST /api/similarity/compare against libfuzzy's scores, the TLSH reference's distances and the
+ * Hamming distances of Meta's PDQ reference hashes (test/fixtures/ssdeep/, tlsh/, pdq/).
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -111,6 +111,34 @@ describe('POST /api/similarity/compare', () => {
       const xlen = await server.post('/api/similarity/compare', { a, b, algorithm: 'TLSH', lengthTerm: false, threshold: 100 })
       assert.deepEqual(xlen.body, { algorithm: 'tlsh', distance: Number(withoutLength), similar: Number(withoutLength) <= 100, threshold: 100, lengthTerm: false })
     }
+  })
+
+  it('gives PDQ distances as the Hamming distance of Meta\'s reference hashes, with Meta\'s threshold of 31', async () => {
+    // The reference's hashes of the fixtures and of their rotations and flips (test/fixtures/pdq/),
+    // each pair's distance counted here from the XOR of the two numbers.
+    const expected = JSON.parse(readFileSync(new URL('../../test/fixtures/pdq/expected.json', import.meta.url), 'utf8')) as Record<string, { hash: string, dihedral: Record<string, string> }>
+    const hashes = Object.values(expected).flatMap(({ hash, dihedral }) => [hash, ...Object.values(dihedral)])
+    const hamming = (a: string, b: string): number => [...(BigInt(`0x${a}`) ^ BigInt(`0x${b}`)).toString(2)].filter((bit) => bit === '1').length
+    // Pairs across the images and their variants, and each image against its hash with a few bits
+    // changed (a near copy, within the threshold).
+    const nearCopy = (hash: string, bits: number): string => (BigInt(`0x${hash}`) ^ ((1n << BigInt(bits)) - 1n)).toString(16).padStart(64, '0')
+    const pairs = [
+      ...hashes.filter((_, index) => index % 3 === 0).map((a, index) => [a, hashes[(index * 7 + 5) % hashes.length]!] as const),
+      ...Object.values(expected).map(({ hash }, index) => [hash, nearCopy(hash, 10 + index * 3)] as const),
+    ]
+    let similar = 0
+    for (const [a, b] of pairs) {
+      const response = await server.post('/api/similarity/compare', { a, b })
+      const distance = hamming(a, b)
+      if (distance <= 31) similar += 1
+      assert.deepEqual(response.body, { algorithm: 'pdq', distance, similar: distance <= 31, threshold: 31 }, `${a} ${b}`)
+    }
+    assert.ok(similar > 0, 'some pairs are within the threshold')
+    const one = hashes[0]!
+    assert.deepEqual((await server.post('/api/similarity/compare', { a: one, b: one.toUpperCase(), algorithm: 'PDQ', threshold: 0 })).body, { algorithm: 'pdq', distance: 0, similar: true, threshold: 0 })
+    assertProblem(await server.post('/api/similarity/compare', { a: one, b: one, threshold: 257 }), 400, /threshold for pdq is an integer from 0 to 256/)
+    assertProblem(await server.post('/api/similarity/compare', { a: one, b: one, lengthTerm: true }), 400, /lengthTerm applies to TLSH only/)
+    assertProblem(await server.post('/api/similarity/compare', { a: one, b: tlshHashes.get('text-1000')! }), 422, /pdq hash and b a tlsh hash/)
   })
 
   it('refuses a malformed hash (400 naming the field), two kinds (422) and options that do not apply (400)', async () => {

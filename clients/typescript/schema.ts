@@ -234,8 +234,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * How alike two similarity hashes are: the ssdeep score (0–100) or the TLSH distance
-         * @description Without `algorithm`, the hashes' form says which they are; hashes of two kinds are 422 urn:hashd:problem:similarity-mismatch. `similar` compares the score or distance with `threshold`, by default ssdeep: score at least 50; tlsh: distance at most 30 (docs/similarity.md says why). ssdeep's score is libfuzzy's fuzzy_compare (0 for block sizes that cannot be compared); TLSH's distance is the reference's, with the length term unless `lengthTerm` is false.
+         * How alike two similarity hashes are: the ssdeep score (0–100), the TLSH distance or the PDQ distance (0–256)
+         * @description Without `algorithm`, the hashes' form says which they are; hashes of two kinds are 422 urn:hashd:problem:similarity-mismatch. `similar` compares the score or distance with `threshold`, by default ssdeep: score at least 50; pdq: distance at most 31; tlsh: distance at most 30 (docs/similarity.md says why). ssdeep's score is libfuzzy's fuzzy_compare (0 for block sizes that cannot be compared); TLSH's distance is the reference's, with the length term unless `lengthTerm` is false; PDQ's is the Hamming distance of the 256 bits, as Meta's reference.
          */
         post: operations["postSimilarityCompare"];
         delete?: never;
@@ -3668,16 +3668,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The first hash: ssdeep as ssdeep prints it (`blocksize:hash1:hash2`), or TLSH as its reference prints it (`T1` and 70 hex digits; the 70 digits alone are also read). Not of such a form: 400 naming the field. */
+                    /** @description The first hash: ssdeep as ssdeep prints it (`blocksize:hash1:hash2`), TLSH as its reference prints it (`T1` and 70 hex digits; the 70 digits alone are also read), or PDQ as 64 hex digits (`hashes.pdq.hash` of /api/filehash). Not of such a form: 400 naming the field. */
                     a: string;
-                    /** @description The second hash: ssdeep as ssdeep prints it (`blocksize:hash1:hash2`), or TLSH as its reference prints it (`T1` and 70 hex digits; the 70 digits alone are also read). Not of such a form: 400 naming the field. */
+                    /** @description The second hash: ssdeep as ssdeep prints it (`blocksize:hash1:hash2`), TLSH as its reference prints it (`T1` and 70 hex digits; the 70 digits alone are also read), or PDQ as 64 hex digits (`hashes.pdq.hash` of /api/filehash). Not of such a form: 400 naming the field. */
                     b: string;
                     /**
-                     * @description ssdeep or tlsh; by default read from the hashes' form. Any case; another name is 400.
+                     * @description ssdeep, tlsh or pdq; by default read from the hashes' form. Any case; another name is 400.
                      * @enum {string}
                      */
-                    algorithm?: "ssdeep" | "tlsh";
-                    /** @description The threshold of `similar` instead of the default (ssdeep: score at least 50; tlsh: distance at most 30): a score from 0 to 100 for ssdeep, a distance from 0 for TLSH */
+                    algorithm?: "ssdeep" | "pdq" | "tlsh";
+                    /** @description The threshold of `similar` instead of the default (ssdeep: score at least 50; pdq: distance at most 31; tlsh: distance at most 30): a score from 0 to 100 for ssdeep, a distance from 0 for TLSH, from 0 to 256 for PDQ */
                     threshold?: number;
                     /** @description TLSH only (400 otherwise): false leaves out the length term, as the reference's -xlen does, so files of different sizes compare on their content alone. Default true */
                     lengthTerm?: boolean;
@@ -3701,6 +3701,14 @@ export interface operations {
                         /** @description 100 for the same hash, 0 for no match (or block sizes that cannot be compared) */
                         score: number;
                         /** @description score ≥ threshold */
+                        similar: boolean;
+                        threshold: number;
+                    } | {
+                        /** @enum {string} */
+                        algorithm: "pdq";
+                        /** @description How many of the 256 bits differ (Hamming distance): 0 for the same hash */
+                        distance: number;
+                        /** @description distance ≤ threshold */
                         similar: boolean;
                         threshold: number;
                     } | {

@@ -2,8 +2,8 @@
  * Comparing two similarity hashes: one row per algorithm (what its hashes look like, how two are
  * compared, whether the answer is a distance or a score, and the default threshold with its
  * anchor), and one `compareHashes` over the table. A new hash is one more row here and one more
- * branch of the answer's schema (routes/similarity.ts): PDQ, say, as a distance (Hamming, 0–256)
- * with Meta's threshold of 31.
+ * branch of the answer's schema (routes/similarity.ts). The forms do not overlap: ssdeep has colons,
+ * TLSH 70 hex digits (or `T1` and 70), PDQ 64.
  */
 import { normalizeName } from '../algorithms/registry.js'
 import { problems } from '../problem.js'
@@ -31,6 +31,23 @@ export interface SimilarityComparer<Parsed = unknown> {
   compare(a: Parsed, b: Parsed, options: CompareOptions): number
 }
 
+const PDQ_FORM = /^[0-9a-fA-F]{64}$/
+
+/** A PDQ hash's 256 bits, or null when it is not 64 hex digits. */
+function parsePdq(hash: string): Buffer | null {
+  return PDQ_FORM.test(hash) ? Buffer.from(hash, 'hex') : null
+}
+
+/** The Hamming distance of two PDQ hashes: how many of their 256 bits differ (pdq/cpp/common/pdqhashtypes.cpp). */
+function pdqDistance(a: Buffer, b: Buffer): number {
+  let distance = 0
+  for (let index = 0; index < a.length; index++) {
+    let bits = (a[index]! ^ b[index]!) & 0xff
+    while (bits !== 0) { bits &= bits - 1; distance++ }
+  }
+  return distance
+}
+
 const row = <Parsed>(comparer: SimilarityComparer<Parsed>): SimilarityComparer => comparer as SimilarityComparer
 
 export const comparers: readonly SimilarityComparer[] = [
@@ -41,6 +58,14 @@ export const comparers: readonly SimilarityComparer[] = [
     defaultThreshold: 50, thresholdRange: { min: 0, max: 100 },
     form: 'blocksize:hash1:hash2, as ssdeep prints it', lengthTerm: false,
     parse: parseSsdeep, compare: (a, b) => ssdeepCompare(a, b),
+  }),
+  row({
+    name: 'pdq', aliases: ['pdq-photo'], measure: 'distance',
+    // Meta's threshold for PDQ matches (ThreatExchange's pdq/README: 31 of 256 bits, where its
+    // false-positive rate on distinct photos becomes negligible).
+    defaultThreshold: 31, thresholdRange: { min: 0, max: 256 },
+    form: '64 hex digits (256 bits), as /api/filehash gives it', lengthTerm: false,
+    parse: parsePdq, compare: pdqDistance,
   }),
   row({
     name: 'tlsh', aliases: ['trendmicro-tlsh'], measure: 'distance',
