@@ -105,6 +105,19 @@ export interface Config {
   secretKeyFiles: string[]
   /** The audit log (src/audit/), or null without AUDIT_LOG. */
   audit: AuditConfig | null
+  /** Keys in a PKCS#11 token (src/keys/pkcs11/), or null without PKCS11_MODULE. */
+  pkcs11: Pkcs11Config | null
+}
+
+export interface Pkcs11Config {
+  /** PKCS11_MODULE: the path of the module (a shared library: SoftHSM2, YubiHSM 2, Luna, CloudHSM…). */
+  modulePath: string
+  /** PKCS11_PIN_FILE: the file holding the user PIN (read at each login, never logged). */
+  pinFile: string
+  /** PKCS11_SESSIONS: sessions open at most; each serves one call at a time. */
+  sessions: number
+  /** PKCS11_QUEUE_MAX: calls that may wait for a session before more are answered 503. */
+  queueMax: number
 }
 
 export interface AuditConfig {
@@ -323,6 +336,24 @@ function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
   }
 }
 
+/** PKCS11_MODULE with PKCS11_PIN_FILE, or neither (src/keys/pkcs11/token.ts). The PIN itself is never in the environment. */
+function readPkcs11(env: NodeJS.ProcessEnv): Pkcs11Config | null {
+  const modulePath = env.PKCS11_MODULE?.trim() || null
+  const pinFile = env.PKCS11_PIN_FILE?.trim() || null
+  if (env.PKCS11_PIN !== undefined) throw new ConfigError('PKCS11_PIN is not read: a PIN in the environment shows in every dump of it; write it to a file and name the file in PKCS11_PIN_FILE')
+  if (modulePath === null) {
+    if (pinFile !== null) throw new ConfigError('PKCS11_PIN_FILE is set without PKCS11_MODULE: name the PKCS#11 module (for example /usr/lib/softhsm/libsofthsm2.so)')
+    return null
+  }
+  if (pinFile === null) throw new ConfigError('PKCS11_MODULE is set without PKCS11_PIN_FILE: name the file holding the token\'s user PIN')
+  return {
+    modulePath,
+    pinFile,
+    sessions: readInt(env, 'PKCS11_SESSIONS', 4, 1, 256),
+    queueMax: readInt(env, 'PKCS11_QUEUE_MAX', 1024, 0, 1_000_000),
+  }
+}
+
 /** Variables naming files of secrets hashd holds; HMAC_KEYS_FILE belongs to the key ring (src/keys/). */
 const SECRET_KEY_FILES = ['PEPPER_KEYS_FILE', 'HMAC_KEYS_FILE'] as const
 
@@ -409,6 +440,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
     audit: readAudit(env),
+    pkcs11: readPkcs11(env),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }
