@@ -93,6 +93,8 @@ export class Pkcs11Token {
   #opening: Promise<Opened> | null = null
   #failure: { error: Pkcs11Unavailable, at: number } | null = null
   #refusedPin: string | null = null
+  /** URIs of keys the token did not have, even after a fresh open; health is degraded while any is. */
+  readonly #missing = new Set<string>()
   #busy = 0
   #logins = 0
   readonly #waiting: Waiter[] = []
@@ -106,6 +108,9 @@ export class Pkcs11Token {
   get state(): TokenState {
     const sessions = { open: this.#opened?.open ?? 0, busy: this.#busy, waiting: this.#waiting.length, max: this.options.sessions }
     if (this.#failure) return { state: 'degraded', reason: this.#failure.error.reason, detail: this.#failure.error.message, sessions, logins: this.#logins }
+    if (this.#missing.size > 0) {
+      return { state: 'degraded', reason: 'key-missing', detail: `${this.#missing.size} key(s) named in a keys file are not in the token`, sessions, logins: this.#logins }
+    }
     return { state: this.#opened ? 'ready' : 'idle', sessions, logins: this.#logins }
   }
 
@@ -132,8 +137,21 @@ export class Pkcs11Token {
       let broken = false
       try {
         const key = await this.#handle(opened, session, uri)
-        return await operation(opened.module, session.handle, key)
+        const result = await operation(opened.module, session.handle, key)
+        this.#missing.delete(uri.text)
+        return result
       } catch (error) {
+        if (error instanceof Pkcs11Unavailable && error.reason === 'key-missing') {
+          // A key that is not found may be one the module lost sight of (a token taken away and
+          // put back): the module is opened afresh once, then the key is missing for real.
+          if (attempt >= 1) {
+            this.#missing.add(uri.text)
+            throw error
+          }
+          broken = true
+          await this.#lost(opened, null)
+          continue
+        }
         if (!(error instanceof Pkcs11Error)) throw error
         if (SESSION_GONE.has(error.rv)) broken = true
         else if (HANDLE_GONE.has(error.rv)) opened.handles.delete(uri.text)
@@ -181,7 +199,7 @@ export class Pkcs11Token {
   async #ensureOpen(): Promise<Opened> {
     if (this.#opened) return this.#opened
     if (this.#closed) throw new Pkcs11Unavailable('device', 'the PKCS#11 token is closed')
-    if (this.#failure && Date.now() - this.#failure.at < RETRY_MS && this.#failure.error.reason !== 'pin') throw this.#failure.error
+    if (this.#failure && Date.now() - this.#failure.at < RETRY_MS) throw this.#failure.error
     this.#opening ??= this.#open().finally(() => { this.#opening = null })
     return this.#opening
   }
@@ -194,8 +212,10 @@ export class Pkcs11Token {
       module = await Pkcs11Module.open(this.options.modulePath)
     } catch (error) {
       pin.fill(0)
-      const why = error instanceof Pkcs11Error ? rvName(error.rv) : 'the library cannot be loaded'
-      throw this.#fail(new Pkcs11Unavailable('module', `the PKCS#11 module PKCS11_MODULE cannot be used (${why})`))
+      // dlopen failed: the module; C_Initialize failed: the module loads, its token store or device does not answer.
+      throw this.#fail(error instanceof Pkcs11Error
+        ? new Pkcs11Unavailable('device', `the PKCS#11 module PKCS11_MODULE does not start: ${error.message}`)
+        : new Pkcs11Unavailable('module', 'the PKCS#11 module PKCS11_MODULE cannot be loaded'))
     }
     const opened: Opened = { module, slots: new Map(), idle: [], open: 0, loggedIn: new Set(), handles: new Map() }
     try {
@@ -340,10 +360,10 @@ export class Pkcs11Token {
     return found[0]!
   }
 
-  /** The device went away: close everything; the next call opens the module afresh. */
-  async #lost(opened: Opened, error: Pkcs11Error): Promise<void> {
+  /** The device went away (or a key did): close everything; the next call opens the module afresh. */
+  async #lost(opened: Opened, error: Pkcs11Error | null): Promise<void> {
     if (this.#opened !== opened) return
-    this.options.log?.('warn', { module: this.options.modulePath, fn: error.fn, rv: rvName(error.rv) }, 'PKCS#11 token lost: reopening the module')
+    this.options.log?.('warn', { module: this.options.modulePath, ...(error ? { fn: error.fn, rv: rvName(error.rv) } : { why: 'a key was not found' }) }, 'PKCS#11 token lost: reopening the module')
     await this.#teardown()
   }
 
