@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { startHashd, type HashdProcess } from './helpers/process.js'
+import { startHashd } from './helpers/process.js'
 import { makeSoftToken, PKCS11_SPY, SOFTHSM_MODULE, type SoftToken } from './helpers/softhsm.js'
 import { python, skipUnless } from './helpers/tools.js'
 
