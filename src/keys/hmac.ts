@@ -35,7 +35,7 @@ import { KEY_NAME, KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText
 import { versionedKey, writtenState, type MinVerify, type VersionEntry, type VersionedKey } from './ring.js'
 
 export const HMAC_KEYS_VARIABLE = 'HMAC_KEYS_FILE'
-const USAGE = '<name> <version> <base64 secret or pkcs11: URI>'
+const USAGE = '<name> <version> <base64 secret>'
 const VERSION = /^[1-9]\d{0,8}$/
 
 /**

@@ -79,7 +79,7 @@ export class KeyRing {
       if (this.apiKeys) opened.push(this.apiKeys)
       this.pepper = pepperKeysFile === null ? null : reloadable({
         source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log, pollMs,
-        load: () => readPepperKeysFile(pepperKeysFile), describe: describePepper(pepperKeysFile),
+        load: () => readPepperKeysFile(pepperKeysFile, token), describe: describePepper(pepperKeysFile),
         swapped: (next) => { this.#changed('pepper-keys', { keys: next.ring.versions.length, currentKey: next.current.id }) },
       })
       if (this.pepper) opened.push(this.pepper)
