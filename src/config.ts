@@ -123,7 +123,7 @@ export interface Pkcs11Config {
 export interface AuditConfig {
   /** AUDIT_LOG: `file:PATH` or `stdout`. */
   sink: { kind: 'file', path: string } | { kind: 'stdout' }
-  /** AUDIT_KEY: a file holding the audit key in base64 (src/audit/key.ts); `pkcs11:` URIs are refused for now. */
+  /** AUDIT_KEY: a file holding the audit key in base64, or a `pkcs11:` URI of a key in the token (src/audit/key.ts). */
   key: string
   /** AUDIT_FAIL: closed, keyed operations answer 503 while a line cannot be written; open, they go on. */
   fail: 'closed' | 'open'
@@ -307,13 +307,9 @@ function readTls(env: NodeJS.ProcessEnv): TlsConfig | null {
   return { certFile, keyFile, clientCaFile }
 }
 
-/** Why a `pkcs11:` AUDIT_KEY is refused (src/audit/key.ts says the same to the tools). */
-export const AUDIT_PKCS11_NOT_YET = 'AUDIT_KEY names a PKCS#11 object (pkcs11:…): keys in a token are not available yet for the audit log; name a file holding the key in base64 instead'
-
 /**
- * AUDIT_LOG (`file:PATH` or `stdout`, or `off`) with AUDIT_KEY. A `pkcs11:`
- * AUDIT_KEY is refused here: keys in a token are not available for the audit log yet, and the
- * value must not be read as a file name.
+ * AUDIT_LOG (`file:PATH` or `stdout`, or `off`) with AUDIT_KEY: a file, or a `pkcs11:` URI of a
+ * key in the token of PKCS11_MODULE (refused here without PKCS11_MODULE, never read as a file name).
  */
 function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
   const raw = env.AUDIT_LOG?.trim() ?? ''
@@ -325,7 +321,9 @@ function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
   else if (raw.startsWith('file:') && raw.length > 'file:'.length) sink = { kind: 'file', path: raw.slice('file:'.length) }
   else throw new ConfigError(`AUDIT_LOG must be file:PATH or stdout, got "${raw.slice(0, 60)}"`)
   if (key === '') throw new ConfigError('AUDIT_LOG is set without AUDIT_KEY: name the file holding the audit key (openssl rand -base64 32 > audit.key)')
-  if (/^pkcs11:/i.test(key)) throw new ConfigError(AUDIT_PKCS11_NOT_YET)
+  if (/^pkcs11:/i.test(key) && !env.PKCS11_MODULE?.trim()) {
+    throw new ConfigError('AUDIT_KEY names a key in a PKCS#11 token (pkcs11:…): set PKCS11_MODULE and PKCS11_PIN_FILE too')
+  }
   return {
     sink,
     key,
