@@ -149,7 +149,9 @@ function attributeValue(value: Attribute['value']): Buffer {
 
 /** Trailing spaces of a fixed-width CK_UTF8CHAR field (labels are padded with blanks, not NULs). */
 function blankPadded(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('utf8').replace(/[ \0]+$/, '')
+  let end = bytes.length
+  while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0)) end--
+  return Buffer.from(bytes.subarray(0, end)).toString('utf8')
 }
 
 /** An async koffi call as a promise. */
