@@ -5,13 +5,17 @@
  * unknown to anyone) gives the HMAC PyKCS11 computes with the same object, verifies round trip and
  * differs from another key. Tags, verify without a version (file and token versions of one key),
  * batches and webhooks work as with file keys; pkcs11-tool shows the keys sensitive and never
- * extractable; /api/health says the key source is the HSM.
+ * extractable; /api/health says the key source is the HSM. And the session pool on its own: one
+ * call per session, a bounded queue, 503 busy beyond it.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { CKM } from '../src/keys/pkcs11/binding.js'
+import { Pkcs11Token, Pkcs11Unavailable } from '../src/keys/pkcs11/token.js'
+import { parsePkcs11Uri } from '../src/keys/pkcs11/uri.js'
 import { startHashd, type HashdProcess } from './helpers/process.js'
 import { makeSoftToken, SOFTHSM_MODULE, type SoftToken } from './helpers/softhsm.js'
 import { python, skipUnless } from './helpers/tools.js'
@@ -124,5 +128,24 @@ describe('HMAC keys in a PKCS#11 token', { skip: skipUnless('softhsm2', 'pkcs11-
     const health = await hashd.get('/api/health')
     assert.equal(health.body.keySource, 'hsm')
     assert.equal(health.body.degraded, false)
+  })
+
+  it('the session pool: one call per session, a bounded queue, and 503 busy beyond it (in this process, on the same token)', async () => {
+    const pool = new Pkcs11Token({ modulePath: SOFTHSM_MODULE, pinFile: token.pinFile, sessions: 1, queueMax: 5 })
+    try {
+      const uri = parsePkcs11Uri('pkcs11:token=hashd;object=orders-v3')
+      await pool.start()
+      // Twenty calls at once: each reaches the pool before any token call ends (that takes a thread).
+      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, index) =>
+        pool.withKey(uri, (module, session, key) => module.sign(session, CKM.SHA256_HMAC, key, Buffer.from(`m${index}`), 32))))
+      const made = outcomes.filter((outcome) => outcome.status === 'fulfilled') as PromiseFulfilledResult<Buffer>[]
+      const refused = outcomes.filter((outcome) => outcome.status === 'rejected') as PromiseRejectedResult[]
+      assert.equal(made.length, 6, 'one on the session, five waiting')
+      assert.ok(refused.every((outcome) => outcome.reason instanceof Pkcs11Unavailable && outcome.reason.reason === 'busy'))
+      assert.equal(made[0]!.value.toString('hex'), pyHmac(known, 'm0'))
+      assert.deepEqual(pool.state.sessions, { open: 1, busy: 0, waiting: 0, max: 1 })
+    } finally {
+      await pool.close()
+    }
   })
 })
