@@ -24,14 +24,16 @@ export interface SoftToken {
   env: Record<string, string>
   /** A file holding the user PIN. */
   pinFile: string
-  /** A secret key of this value, labelled `label` (CKA_SIGN for generic secrets, CKA_ENCRYPT/DECRYPT for AES). */
-  importKey(label: string, value: Buffer, type: 'generic' | 'aes'): void
+  /** Another token beside `hashd`, labelled `label`, with the same PINs. */
+  addToken(label: string): void
+  /** A secret key of this value, labelled `label` (CKA_SIGN for generic secrets, CKA_ENCRYPT/DECRYPT for AES), in token `hashd` or `token`. */
+  importKey(label: string, value: Buffer, type: 'generic' | 'aes', token?: string): void
   /** `pkcs11-tool --keygen`: a key whose value no one sees. */
   keygen(label: string, keyType: 'GENERIC:32' | 'GENERIC:64' | 'AES:32'): void
   /** `pkcs11-tool --list-objects` of the token, logged in. */
   listObjects(): string
   /** The HMAC PyKCS11 makes with the token object `label` (C_Sign), hex. */
-  pyHmac(label: string, mechanism: 'CKM_SHA256_HMAC' | 'CKM_SHA384_HMAC' | 'CKM_SHA512_HMAC', message: Buffer): string
+  pyHmac(label: string, mechanism: 'CKM_SHA256_HMAC' | 'CKM_SHA384_HMAC' | 'CKM_SHA512_HMAC', message: Buffer, token?: string): string
   remove(): void
 }
 
@@ -67,17 +69,16 @@ export function makeSoftToken(): SoftToken {
   const conf = join(dir, 'softhsm2.conf')
   writeFileSync(conf, `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = true\n`)
   const env = { SOFTHSM2_CONF: conf }
-  const withEnv = { ...process.env, ...env }
   const exec = (command: string, args: string[]) => run('env', [`SOFTHSM2_CONF=${conf}`, command, ...args])
   exec('softhsm2-util', ['--init-token', '--free', '--label', TOKEN_LABEL, '--pin', USER_PIN, '--so-pin', SO_PIN])
   const pinFile = join(dir, 'pin')
   writeFileSync(pinFile, `${USER_PIN}\n`, { mode: 0o600 })
   const tool = (args: string[]) => exec('pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', TOKEN_LABEL, '--login', '--pin', USER_PIN, ...args])
-  const py = (code: string, args: string[]) => {
+  const py = (code: string, args: string[], token = TOKEN_LABEL) => {
     const saved = process.env.SOFTHSM2_CONF
-    process.env.SOFTHSM2_CONF = withEnv.SOFTHSM2_CONF
+    process.env.SOFTHSM2_CONF = conf
     try {
-      return python(code, [SOFTHSM_MODULE, TOKEN_LABEL, USER_PIN, ...args])
+      return python(code, [SOFTHSM_MODULE, token, USER_PIN, ...args])
     } finally {
       if (saved === undefined) delete process.env.SOFTHSM2_CONF
       else process.env.SOFTHSM2_CONF = saved
@@ -88,10 +89,11 @@ export function makeSoftToken(): SoftToken {
     tokenDir,
     env,
     pinFile,
-    importKey: (label, value, type) => { py(PY_IMPORT, [label, value.toString('hex'), type]) },
+    addToken: (label) => { exec('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', USER_PIN, '--so-pin', SO_PIN]) },
+    importKey: (label, value, type, token) => { py(PY_IMPORT, [label, value.toString('hex'), type], token) },
     keygen: (label, keyType) => { tool(['--keygen', '--key-type', keyType, '--label', label, '--sensitive']) },
     listObjects: () => tool(['--list-objects', '--type', 'secrkey']),
-    pyHmac: (label, mechanism, message) => py(PY_HMAC, [label, mechanism, message.toString('hex')]),
+    pyHmac: (label, mechanism, message, token) => py(PY_HMAC, [label, mechanism, message.toString('hex')], token),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   }
 }

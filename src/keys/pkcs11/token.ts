@@ -78,16 +78,14 @@ interface Opened {
   /** Slot of each token label or serial asked for (`label:hashd`, `serial:…`, `any`). */
   slots: Map<string, number>
   /** Sessions not in use, and how many are open in all. */
-  idle: Session[]
+  idle: { slot: number, handle: number }[]
   open: number
   loggedIn: Set<number>
   /** Key handles by URI text. */
   handles: Map<string, number>
 }
 
-type Session = { slot: number, handle: number }
-/** A call waiting for a session of `slot` (any slot when undefined). */
-type Waiter = { slot: number | undefined, resolve: (session: Session) => void, reject: (error: Error) => void }
+type Waiter = { resolve: (session: { slot: number, handle: number }) => void, reject: (error: Error) => void }
 
 export class Pkcs11Token {
   readonly options: TokenOptions
@@ -135,20 +133,19 @@ export class Pkcs11Token {
   async withKey<T>(uri: Pkcs11Uri, operation: (module: Pkcs11Module, session: number, key: number) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const opened = await this.#ensureOpen()
-      let session: Session | null = null
+      const session = await this.#acquire(opened)
       let broken = false
       try {
-        session = await this.#acquire(opened, await this.#slotOf(opened, uri))
         const key = await this.#handle(opened, session, uri)
         const result = await operation(opened.module, session.handle, key)
         this.#missing.delete(uri.text)
         return result
       } catch (error) {
-        if (error instanceof Pkcs11Unavailable && (error.reason === 'key-missing' || error.reason === 'token-missing')) {
-          // A key or token that is not found may be one the module lost sight of (a token taken
-          // away and put back): the module is opened afresh once, then it is missing for real.
+        if (error instanceof Pkcs11Unavailable && error.reason === 'key-missing') {
+          // A key that is not found may be one the module lost sight of (a token taken away and
+          // put back): the module is opened afresh once, then the key is missing for real.
           if (attempt >= 1) {
-            if (error.reason === 'key-missing') this.#missing.add(uri.text)
+            this.#missing.add(uri.text)
             throw error
           }
           broken = true
@@ -164,7 +161,7 @@ export class Pkcs11Token {
         } else throw error
         if (attempt >= 1) throw this.#fail(new Pkcs11Unavailable('device', `the PKCS#11 token failed: ${error.fn} returned ${rvName(error.rv)}`))
       } finally {
-        if (session) this.#release(opened, session, broken)
+        this.#release(opened, session, broken)
       }
     }
   }
@@ -300,18 +297,11 @@ export class Pkcs11Token {
     return matches[0]!
   }
 
-  /** A session of `slot` (any slot when undefined): an idle one, a new one within PKCS11_SESSIONS, or a place in the queue. */
-  async #acquire(opened: Opened, slot?: number): Promise<Session> {
+  async #acquire(opened: Opened, slot?: number): Promise<{ slot: number, handle: number }> {
     const index = slot === undefined ? opened.idle.length - 1 : opened.idle.findLastIndex((each) => each.slot === slot)
     if (index >= 0) {
       this.#busy++
       return opened.idle.splice(index, 1)[0]!
-    }
-    // At the limit with an idle session of another token: that one makes room.
-    if (opened.open >= this.options.sessions && opened.idle.length > 0) {
-      const spare = opened.idle.shift()!
-      opened.open--
-      void opened.module.closeSession(spare.handle).catch(() => {})
     }
     if (opened.open < this.options.sessions) {
       opened.open++
@@ -328,37 +318,35 @@ export class Pkcs11Token {
     if (this.#waiting.length >= this.options.queueMax) {
       throw new Pkcs11Unavailable('busy', `every PKCS#11 session is in use and ${this.options.queueMax} calls wait (PKCS11_SESSIONS, PKCS11_QUEUE_MAX)`)
     }
-    return new Promise((resolve, reject) => this.#waiting.push({ slot, resolve, reject }))
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }))
   }
 
-  #release(opened: Opened, session: Session, broken: boolean): void {
-    const fits = this.#waiting.findIndex((waiter) => waiter.slot === undefined || waiter.slot === session.slot)
-    if (!broken && this.#opened === opened && fits >= 0) {
-      this.#waiting.splice(fits, 1)[0]!.resolve(session) // stays busy: handed on
-      return
-    }
-    if (broken || this.#opened !== opened || this.#waiting.length > 0) {
-      // Gone, or of another token than the next waiter's: closed, and the waiter gets a session
-      // opened afresh (or the failure) through the normal path.
+  #release(opened: Opened, session: { slot: number, handle: number }, broken: boolean): void {
+    if (broken || this.#opened !== opened) {
       if (this.#opened === opened) void opened.module.closeSession(session.handle).catch(() => {})
       opened.open--
       this.#busy--
+      // A waiter gets a session opened afresh (or the failure) through the normal path.
       const waiter = this.#waiting.shift()
-      if (!waiter) return
-      // In the same opening of the module the waiter's token is known; after a new opening its
-      // call starts over (a closed session is one withKey tries again).
-      if (this.#opened === opened) this.#acquire(opened, waiter.slot).then(waiter.resolve, waiter.reject)
-      else waiter.reject(new Pkcs11Error('C_OpenSession', CKR.SESSION_CLOSED))
+      if (waiter) {
+        this.#ensureOpen().then((fresh) => this.#acquire(fresh)).then(waiter.resolve, waiter.reject)
+      }
       return
     }
-    this.#busy--
-    opened.idle.push(session)
+    const waiter = this.#waiting.shift()
+    if (waiter) waiter.resolve(session) // stays busy: handed on
+    else {
+      this.#busy--
+      opened.idle.push(session)
+    }
   }
 
   /** The key's handle in this opening of the module, found on first use (its URI's token, label, id, class). */
-  async #handle(opened: Opened, session: Session, uri: Pkcs11Uri): Promise<number> {
+  async #handle(opened: Opened, session: { slot: number, handle: number }, uri: Pkcs11Uri): Promise<number> {
     const known = opened.handles.get(uri.text)
     if (known !== undefined) return known
+    const slot = await this.#slotOf(opened, uri)
+    if (slot !== session.slot) throw new Pkcs11Unavailable('token-missing', 'the key is in another token than the first; hashd uses keys of one token')
     const template: Attribute[] = [{ type: CKA.CLASS, value: CKO_SECRET_KEY }]
     if (uri.object !== undefined) template.push({ type: CKA.LABEL, value: Buffer.from(uri.object, 'utf8') })
     if (uri.id !== undefined) template.push({ type: CKA.ID, value: uri.id })
