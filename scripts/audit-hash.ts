@@ -9,7 +9,7 @@
  * Exit status: 0 printed; 2 wrong arguments or a key that cannot be read.
  */
 import { readFileSync } from 'node:fs'
-import { loadAuditKey } from '../src/audit/key.js'
+import { openAuditKey, toolToken } from '../src/audit/key.js'
 import { inputHash } from '../src/audit/line.js'
 import { ConfigError } from '../src/config.js'
 
@@ -37,8 +37,11 @@ if (text === undefined) {
   text = readFileSync(0, 'utf8')
   if (!exact) text = text.replace(/\r?\n$/, '')
 }
+// With a pkcs11: AUDIT_KEY, the token of PKCS11_MODULE and PKCS11_PIN_FILE makes the MAC.
+const token = toolToken()
 try {
-  process.stdout.write(`${await inputHash(loadAuditKey(keySource), text)}\n`)
+  process.stdout.write(`${await inputHash(await openAuditKey(keySource, token), text)}\n`)
+  await token?.close()
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error
   process.stderr.write(`audit:hash: ${error.message}\n`)

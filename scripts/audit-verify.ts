@@ -11,7 +11,7 @@
  * 2 wrong arguments, or a file or the key that cannot be read.
  */
 import { readFileSync } from 'node:fs'
-import { loadAuditKey, type AuditKey } from '../src/audit/key.js'
+import { openAuditKey, toolToken, type AuditKey } from '../src/audit/key.js'
 import { verifyLog } from '../src/audit/verify.js'
 import { ConfigError } from '../src/config.js'
 
@@ -36,11 +36,13 @@ for (let i = 0; i < args.length; i++) {
 if (logs.length === 0) usage()
 if (keySource === undefined) usage('no audit key: set AUDIT_KEY or pass --key FILE')
 
+// With a pkcs11: AUDIT_KEY, the token of PKCS11_MODULE and PKCS11_PIN_FILE makes the MACs.
+const token = toolToken()
 let key: AuditKey
 let checkpoint: unknown
 const files: { name: string, text: string }[] = []
 try {
-  key = loadAuditKey(keySource)
+  key = await openAuditKey(keySource, token)
   for (const name of logs) files.push({ name, text: readFileSync(name, 'utf8') })
   if (checkpointFile !== undefined) {
     try {
@@ -57,6 +59,7 @@ try {
 }
 
 const report = await verifyLog(files, key, checkpoint === undefined ? {} : { checkpoint })
+await token?.close()
 for (const warning of report.warnings) process.stderr.write(`audit:verify: note: ${warning}\n`)
 if (report.problem) process.stderr.write(`audit:verify: ${report.problem.message}\n`)
 if (report.checkpoint) process.stderr.write(`audit:verify: checkpoint: ${report.checkpoint.message}\n`)

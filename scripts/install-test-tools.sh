@@ -8,6 +8,8 @@ packages=(
   python3 python3-passlib python3-bcrypt python3-argon2 python3-pycryptodome python3-nacl libcrypt1
   openssh-client redis-server chromium prometheus minisign signify-openbsd gnupg jq grep procps sysvinit-utils util-linux
   shellcheck slowhttptest iproute2 systemd
+  # the PKCS#11 tests, test/pkcs11*.test.ts: SoftHSM2, pkcs11-tool and pkcs11-spy, PyKCS11
+  softhsm2 opensc opensc-pkcs11 python3-pykcs11
   # the content-hash cross-checks, test/content-hashes.test.ts
   git rclone python3-crcmod python3-libtorrent
   # the similarity cross-checks, test/similarity-*.test.ts

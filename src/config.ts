@@ -107,12 +107,25 @@ export interface Config {
   secretKeyFiles: string[]
   /** The audit log (src/audit/), or null without AUDIT_LOG. */
   audit: AuditConfig | null
+  /** Keys in a PKCS#11 token (src/keys/pkcs11/), or null without PKCS11_MODULE. */
+  pkcs11: Pkcs11Config | null
+}
+
+export interface Pkcs11Config {
+  /** PKCS11_MODULE: the path of the module (a shared library: SoftHSM2, YubiHSM 2, Luna, CloudHSM…). */
+  modulePath: string
+  /** PKCS11_PIN_FILE: the file holding the user PIN (read at each login, never logged). */
+  pinFile: string
+  /** PKCS11_SESSIONS: sessions open at most; each serves one call at a time. */
+  sessions: number
+  /** PKCS11_QUEUE_MAX: calls that may wait for a session before more are answered 503. */
+  queueMax: number
 }
 
 export interface AuditConfig {
   /** AUDIT_LOG: `file:PATH` or `stdout`. */
   sink: { kind: 'file', path: string } | { kind: 'stdout' }
-  /** AUDIT_KEY: a file holding the audit key in base64 (src/audit/key.ts); `pkcs11:` URIs are refused for now. */
+  /** AUDIT_KEY: a file holding the audit key in base64, or a `pkcs11:` URI of a key in the token (src/audit/key.ts). */
   key: string
   /** AUDIT_FAIL: closed, keyed operations answer 503 while a line cannot be written; open, they go on. */
   fail: 'closed' | 'open'
@@ -296,13 +309,9 @@ function readTls(env: NodeJS.ProcessEnv): TlsConfig | null {
   return { certFile, keyFile, clientCaFile }
 }
 
-/** Why a `pkcs11:` AUDIT_KEY is refused (src/audit/key.ts says the same to the tools). */
-export const AUDIT_PKCS11_NOT_YET = 'AUDIT_KEY names a PKCS#11 object (pkcs11:…): keys in a token are not available yet for the audit log; name a file holding the key in base64 instead'
-
 /**
- * AUDIT_LOG (`file:PATH` or `stdout`, or `off`) with AUDIT_KEY. A `pkcs11:`
- * AUDIT_KEY is refused here: keys in a token are not available for the audit log yet, and the
- * value must not be read as a file name.
+ * AUDIT_LOG (`file:PATH` or `stdout`, or `off`) with AUDIT_KEY: a file, or a `pkcs11:` URI of a
+ * key in the token of PKCS11_MODULE (refused here without PKCS11_MODULE, never read as a file name).
  */
 function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
   const raw = env.AUDIT_LOG?.trim() ?? ''
@@ -314,7 +323,9 @@ function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
   else if (raw.startsWith('file:') && raw.length > 'file:'.length) sink = { kind: 'file', path: raw.slice('file:'.length) }
   else throw new ConfigError(`AUDIT_LOG must be file:PATH or stdout, got "${raw.slice(0, 60)}"`)
   if (key === '') throw new ConfigError('AUDIT_LOG is set without AUDIT_KEY: name the file holding the audit key (openssl rand -base64 32 > audit.key)')
-  if (/^pkcs11:/i.test(key)) throw new ConfigError(AUDIT_PKCS11_NOT_YET)
+  if (/^pkcs11:/i.test(key) && !env.PKCS11_MODULE?.trim()) {
+    throw new ConfigError('AUDIT_KEY names a key in a PKCS#11 token (pkcs11:…): set PKCS11_MODULE and PKCS11_PIN_FILE too')
+  }
   return {
     sink,
     key,
@@ -322,6 +333,24 @@ function readAudit(env: NodeJS.ProcessEnv): AuditConfig | null {
     queueMax: readInt(env, 'AUDIT_QUEUE_MAX', 1024, 1, 1_000_000),
     checkpointLines: readInt(env, 'AUDIT_CHECKPOINT_LINES', 1000, 1, 10_000_000),
     checkpointSeconds: readInt(env, 'AUDIT_CHECKPOINT_SECONDS', 60, 1, 86_400),
+  }
+}
+
+/** PKCS11_MODULE with PKCS11_PIN_FILE, or neither (src/keys/pkcs11/token.ts). The PIN itself is never in the environment. */
+function readPkcs11(env: NodeJS.ProcessEnv): Pkcs11Config | null {
+  const modulePath = env.PKCS11_MODULE?.trim() || null
+  const pinFile = env.PKCS11_PIN_FILE?.trim() || null
+  if (env.PKCS11_PIN !== undefined) throw new ConfigError('PKCS11_PIN is not read: a PIN in the environment shows in every dump of it; write it to a file and name the file in PKCS11_PIN_FILE')
+  if (modulePath === null) {
+    if (pinFile !== null) throw new ConfigError('PKCS11_PIN_FILE is set without PKCS11_MODULE: name the PKCS#11 module (for example /usr/lib/softhsm/libsofthsm2.so)')
+    return null
+  }
+  if (pinFile === null) throw new ConfigError('PKCS11_MODULE is set without PKCS11_PIN_FILE: name the file holding the token\'s user PIN')
+  return {
+    modulePath,
+    pinFile,
+    sessions: readInt(env, 'PKCS11_SESSIONS', 4, 1, 256),
+    queueMax: readInt(env, 'PKCS11_QUEUE_MAX', 1024, 0, 1_000_000),
   }
 }
 
@@ -413,6 +442,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),
     audit: readAudit(env),
+    pkcs11: readPkcs11(env),
   }
   return { ...config, maxWorkMemoryBytes: readWorkMemoryBudget(env, config.caps) }
 }

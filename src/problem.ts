@@ -96,6 +96,17 @@ export const problems = {
   auditUnavailable: () =>
     new Problem(503, urn('audit-unavailable'), 'Audit log unavailable',
       'The audit log cannot be written, and keyed operations are not done without a record; retry shortly', { headers: { 'retry-after': '1' } }),
+  /**
+   * A key held in a PKCS#11 token cannot be used now (src/keys/pkcs11/token.ts: module not loadable,
+   * token missing, PIN refused, device gone, every session busy): keyed work stops, never falls back.
+   * `reason` is the way it failed; the detail names variables, never a PIN or a key.
+   */
+  keySourceUnavailable: (reason: string, detail: string) =>
+    new Problem(503, urn('key-source-unavailable'), 'Key source unavailable',
+      `The HSM (PKCS#11 token) holding this key cannot be used: ${detail}; retry shortly`, { headers: { 'retry-after': '1' }, extensions: { reason } }),
+  /** The token refuses an operation with a key it holds (a mechanism or key size it does not allow). */
+  keyRefusedByToken: (detail: string) =>
+    new Problem(422, urn('key-refused-by-token'), 'Key refused by the token', detail),
   notImplemented: (detail: string) => new Problem(501, 'about:blank', 'Not Implemented', detail),
   /** nginx's 499: the client went away before the answer; only the access log ever sees it. */
   clientClosed: () => new Problem(499, 'about:blank', 'Client Closed Request', 'The client closed the connection before the work was done'),

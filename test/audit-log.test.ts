@@ -55,10 +55,10 @@ const lineNumberOf = (all: string[], test: (line: ParsedLine) => boolean): numbe
 const write = (path: string, all: string[]): string => { writeFileSync(path, `${all.join('\n')}\n`); return path }
 
 describe('configuration', () => {
-  it('wants a key with the log, refuses a pkcs11: key for now, and keys shorter than 32 bytes', () => {
+  it('wants a key with the log, a pkcs11: key only with PKCS11_MODULE, and keys of at least 32 bytes', () => {
     assert.throws(() => loadConfig({ AUDIT_LOG: 'file:/tmp/x.log' }), /AUDIT_LOG is set without AUDIT_KEY/)
     assert.throws(() => loadConfig({ AUDIT_LOG: 'file:/tmp/x.log', AUDIT_KEY: 'pkcs11:token=hashd;object=audit' }), (error: unknown) =>
-      error instanceof ConfigError && /PKCS#11.*not available yet/.test(error.message))
+      error instanceof ConfigError && /PKCS#11.*set PKCS11_MODULE and PKCS11_PIN_FILE too/.test(error.message))
     assert.throws(() => loadConfig({ AUDIT_LOG: 'syslog' }), /AUDIT_LOG must be file:PATH or stdout/)
     assert.throws(() => loadConfig({ AUDIT_LOG: 'stdout', AUDIT_KEY: KEY_FILE, AUDIT_FAIL: 'maybe' }), /AUDIT_FAIL must be one of closed, open/)
     assert.throws(() => loadConfig({ AUDIT_LOG: 'stdout', AUDIT_KEY: KEY_FILE, AUDIT_CHECKPOINT_SECONDS: '0' }), /between 1 and 86400/)
@@ -66,7 +66,7 @@ describe('configuration', () => {
     const short = join(dir, 'short.key')
     writeFileSync(short, randomBytes(16).toString('base64'))
     assert.throws(() => loadAuditKey(short), /16 bytes; an audit key must have at least 32/)
-    assert.throws(() => loadAuditKey('pkcs11:object=audit'), /not available yet/)
+    assert.throws(() => loadAuditKey('pkcs11:object=audit'), /set PKCS11_MODULE and PKCS11_PIN_FILE too/)
     assert.equal(tool(VERIFY, ['--key', short, 'x.log']).status, 2)
   })
 

@@ -3956,6 +3956,28 @@ export interface operations {
                         replayStore: "memory" | "redis" | "degraded";
                         /** @description With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; the status stays 200); absent without an audit log */
                         auditLog?: "ok" | "failing";
+                        /** @description With PKCS11_MODULE: "hsm" while the PKCS#11 token serves, "degraded" while it cannot (module not loadable, token missing, PIN refused, device gone): operations needing a key in the token answer 503 key-source-unavailable until it is back, others keep working; the status stays 200. Absent without PKCS11_MODULE */
+                        keySource?: "hsm" | "degraded";
+                        /** @description The PKCS#11 token (PKCS11_MODULE). Only for an API key with the health or metrics scope. */
+                        hsm?: {
+                            /**
+                             * @description While degraded: which way
+                             * @enum {string}
+                             */
+                            reason?: "module" | "token-missing" | "pin" | "device" | "busy" | "key-missing";
+                            /** @description While degraded: what failed, naming variables and PKCS#11 return values, never the PIN */
+                            detail?: string;
+                            /** @description PKCS#11 sessions open */
+                            sessionsOpen: number;
+                            /** @description Sessions serving a call now */
+                            sessionsBusy: number;
+                            /** @description Calls waiting for a session */
+                            waiting: number;
+                            /** @description PKCS11_SESSIONS */
+                            sessionsMax: number;
+                            /** @description C_Login calls since start (a PIN the token refused is not tried again until PKCS11_PIN_FILE changes) */
+                            logins: number;
+                        };
                         /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
                         work?: {
                             /** @description Worker threads (WORKER_THREADS) */

@@ -14,13 +14,13 @@
  * Expected refusals: parsePeppered's Problem 422 malformed-hash. The other functions refuse
  * nothing (they answer null), so anything else thrown is a finding.
  */
-import { isPeppered, parsePeppered, PepperKey } from '../../src/algorithms/password/pepper.js'
+import { isPeppered, parsePeppered, SecretPepperKey } from '../../src/algorithms/password/pepper.js'
 import { findAlgorithm } from '../../src/algorithms/registry.js'
 import { unverifiableEnvelope, unwrapDigest } from '../../src/domain/envelopes.js'
 import { invariant, isProblem, refusing } from '../support.js'
 
 /** The key the corpus's sealed strings were made with (fuzz/make-corpus.ts). */
-export const FUZZ_PEPPER_KEY = new PepperKey('fuzz', Buffer.alloc(32, 0x5a))
+export const FUZZ_PEPPER_KEY = new SecretPepperKey('fuzz', Buffer.alloc(32, 0x5a))
 
 export function fuzz(data: Buffer): void {
   const text = data.toString('utf8')

@@ -1,8 +1,10 @@
 /**
  * The audit key: the one secret the audit log is written under. Every MAC the log holds comes from
- * `AuditKey.mac`, so the source of the secret is one seam: today a file (`AUDIT_KEY=/path`), later
- * an object in a PKCS#11 token (`AUDIT_KEY=pkcs11:…`, RFC 7512), whose `mac` is a `C_Sign` with
- * CKM_SHA256_HMAC and which never hands hashd the value.
+ * `AuditKey.mac`, so the source of the secret is one seam: a file (`AUDIT_KEY=/path`), or an
+ * object in a PKCS#11 token (`AUDIT_KEY=pkcs11:…`, RFC 7512, in the token of PKCS11_MODULE), whose
+ * `mac` is a `C_Sign` with CKM_SHA256_HMAC and which never hands hashd the value. A token key is
+ * opened with `openAuditKey` (its id is a MAC, made by the token); while the token is away its MACs
+ * fail, and with AUDIT_FAIL=closed keyed operations answer 503 until it is back.
  *
  * Each use of the key is domain-separated by a label (RFC 2104's HMAC over `label NUL data`), so a
  * MAC made for one use can never stand for another: an input a client sends that happens to be the
@@ -14,7 +16,10 @@
  */
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { AUDIT_PKCS11_NOT_YET, ConfigError } from '../config.js'
+import { ConfigError } from '../config.js'
+import { CKM } from '../keys/pkcs11/binding.js'
+import { Pkcs11Token } from '../keys/pkcs11/token.js'
+import { parsePkcs11Uri, Pkcs11UriError, type Pkcs11Uri } from '../keys/pkcs11/uri.js'
 
 export interface AuditKey {
   /** A name for the key that does not reveal it (a MAC of a fixed label), written in start and checkpoint lines. */
@@ -55,6 +60,22 @@ class SecretAuditKey implements AuditKey {
   }
 }
 
+/** A key in a PKCS#11 token: each MAC is a C_Sign with CKM_SHA256_HMAC. */
+class TokenAuditKey implements AuditKey {
+  id = ''
+  readonly #uri: Pkcs11Uri
+  readonly #token: Pkcs11Token
+
+  constructor(uri: Pkcs11Uri, token: Pkcs11Token) {
+    this.#uri = uri
+    this.#token = token
+  }
+
+  mac(data: Uint8Array): Promise<Uint8Array> {
+    return this.#token.withKey(this.#uri, (module, session, key) => module.sign(session, CKM.SHA256_HMAC, key, data, 32))
+  }
+}
+
 /** The secret in a key file's text (see the format above); the messages never quote it. */
 export function parseAuditKeyFile(text: string, where: string): Buffer {
   const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
@@ -78,12 +99,15 @@ export function isPkcs11Uri(source: string): boolean {
   return /^pkcs11:/i.test(source.trim())
 }
 
+/** Why a `pkcs11:` audit key cannot be opened without a token. */
+const NEEDS_TOKEN = 'names a key in a PKCS#11 token (pkcs11:…): set PKCS11_MODULE and PKCS11_PIN_FILE too'
+
 /**
- * The key AUDIT_KEY names. A `pkcs11:` URI is refused with a ConfigError until the token source
- * exists, rather than being read as a file name.
+ * The key AUDIT_KEY names, from a file. A `pkcs11:` URI is never read as a file name: it takes
+ * `openAuditKey`, with a token.
  */
 export function loadAuditKey(source: string, variable = 'AUDIT_KEY'): AuditKey {
-  if (isPkcs11Uri(source)) throw new ConfigError(AUDIT_PKCS11_NOT_YET)
+  if (isPkcs11Uri(source)) throw new ConfigError(`${variable} ${NEEDS_TOKEN}`)
   let text: string
   try {
     text = readFileSync(source, 'utf8')
@@ -91,4 +115,36 @@ export function loadAuditKey(source: string, variable = 'AUDIT_KEY'): AuditKey {
     throw new ConfigError(`${variable}: cannot read ${source} (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
   }
   return new SecretAuditKey(parseAuditKeyFile(text, `${variable} (${source})`))
+}
+
+/**
+ * The key AUDIT_KEY names: a file, or a `pkcs11:` URI in `token` (the key ring's, or one the tools
+ * open from PKCS11_MODULE and PKCS11_PIN_FILE). A token key's id is its MAC of the id label, made
+ * now: a token that cannot make it is a ConfigError (the log does not start without its key).
+ */
+export async function openAuditKey(source: string, token: Pkcs11Token | null, variable = 'AUDIT_KEY'): Promise<AuditKey> {
+  if (!isPkcs11Uri(source)) return loadAuditKey(source, variable)
+  if (token === null) throw new ConfigError(`${variable} ${NEEDS_TOKEN}`)
+  let uri: Pkcs11Uri
+  try {
+    uri = parsePkcs11Uri(source.trim())
+  } catch (error) {
+    if (error instanceof Pkcs11UriError) throw new ConfigError(`${variable} is not a PKCS#11 URI hashd takes (RFC 7512): ${error.message}`)
+    throw error
+  }
+  const key = new TokenAuditKey(uri, token)
+  try {
+    key.id = `sha256:${Buffer.from(await key.mac(labelled('key-id', ''))).toString('hex').slice(0, 16)}`
+  } catch (error) {
+    throw new ConfigError(`${variable}: the audit key in the PKCS#11 token cannot be used: ${(error as Error).message}`)
+  }
+  return key
+}
+
+/** The token of PKCS11_MODULE and PKCS11_PIN_FILE for a tool (audit:verify, audit:hash), or null without them. */
+export function toolToken(env: NodeJS.ProcessEnv = process.env): Pkcs11Token | null {
+  const modulePath = env.PKCS11_MODULE?.trim()
+  const pinFile = env.PKCS11_PIN_FILE?.trim()
+  if (!modulePath || !pinFile) return null
+  return new Pkcs11Token({ modulePath, pinFile, sessions: 1, queueMax: 1024 })
 }

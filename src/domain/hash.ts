@@ -156,7 +156,7 @@ export async function newPasswordHash(engine: Engine, scheme: PasswordScheme, in
   countPasswordOperation('hash', scheme.name, 'ok')
   if (!pepperKey) return outcome
   countKeyUse('pepper', 'pepper', pepperKey.id, 'seal')
-  return { value: pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms }
+  return { value: await pepperKey.seal(scheme.name, outcome.value), ms: outcome.ms }
 }
 
 /**

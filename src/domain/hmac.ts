@@ -204,6 +204,9 @@ function unknownVersion(key: HmacKey, version: string): never {
  * when the message is short and the algorithm has one, else on the pool.
  */
 function macUnder(engine: Engine, secret: HmacSecret, algorithm: DigestAlgorithm, message: Buffer): Uint8Array | Promise<Uint8Array> {
+  // A secret hashd does not hold (a key in a PKCS#11 token) is used where it is.
+  const external = secret.external(algorithm, [message])
+  if (external !== null) return external
   const prepared = message.length < engine.config.inlineDigestMaxBytes ? secret.prepared(algorithm) : null
   if (prepared !== null) return prepared.mac(message)
   return engine.run<Uint8Array>({ op: 'hmac', algorithm: algorithm.name, key: secret.bytesForTask(), message }).then(({ value }) => value)

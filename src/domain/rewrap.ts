@@ -20,7 +20,7 @@ export interface RewrapResult {
   changed: boolean
 }
 
-export function rewrap(passwords: Passwords, given: string): RewrapResult {
+export async function rewrap(passwords: Passwords, given: string): Promise<RewrapResult> {
   const keyring = passwords.keyring
   if (keyring === null) {
     throw problems.unprocessable('no-pepper-keys', 'No pepper keys configured', 'This server has no pepper keys (PEPPER_KEYS_FILE is not set), so it has nothing to rewrap under')
@@ -29,11 +29,11 @@ export function rewrap(passwords: Passwords, given: string): RewrapResult {
   const current = keyring.current
   if (isPeppered(hash)) {
     const peppered = parsePeppered(hash)
-    const { inner, scheme } = openPeppered(peppered, passwords)
+    const { inner, scheme } = await openPeppered(peppered, passwords)
     // Under the current key, or a staged one newer than it (made on a replica where it is already current): left as it is.
     if (peppered.keyId === current.id || !keyring.isOlder(peppered.keyId)) return { hash, pepperKey: peppered.keyId, previousPepperKey: peppered.keyId, changed: false }
     countKeyUse('pepper', 'pepper', current.id, 'rewrap')
-    return { hash: current.seal(scheme.name, inner), pepperKey: current.id, previousPepperKey: peppered.keyId, changed: true }
+    return { hash: await current.seal(scheme.name, inner), pepperKey: current.id, previousPepperKey: peppered.keyId, changed: true }
   }
   const scheme = detectPasswordScheme(hash)
   if (!scheme) {
@@ -42,5 +42,5 @@ export function rewrap(passwords: Passwords, given: string): RewrapResult {
   }
   const parsed = scheme.parse(hash)
   countKeyUse('pepper', 'pepper', current.id, 'rewrap')
-  return { hash: current.seal(parsed.scheme, hash), pepperKey: current.id, previousPepperKey: null, changed: true }
+  return { hash: await current.seal(parsed.scheme, hash), pepperKey: current.id, previousPepperKey: null, changed: true }
 }

@@ -148,7 +148,7 @@ async function upgrade(engine: Engine, result: VerifyResult, input: Buffer, gone
  * The hash inside a `$pepper$` string and its scheme: a key the server does not have is 422
  * unknown-pepper-key naming it, a string that does not open under its key 422 pepper-key-mismatch.
  */
-export function openPeppered(peppered: PepperedHash, passwords: Passwords | undefined): { inner: string, scheme: PasswordScheme } {
+export async function openPeppered(peppered: PepperedHash, passwords: Passwords | undefined): Promise<{ inner: string, scheme: PasswordScheme }> {
   const version = passwords?.keyring?.version(peppered.keyId)
   if (version && !version.verifies) {
     throw problems.unprocessable('retired-pepper-key', 'Retired pepper key',
@@ -162,7 +162,7 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
       `${passwords?.keyring ? ` (it has ${passwords.keyring.ids.join(', ')})` : ' (no pepper keys are configured)'}; ` +
       'it cannot be verified until that key is configured again', { pepperKey: peppered.keyId })
   }
-  const inner = key.open(peppered)
+  const inner = await key.open(peppered)
   if (inner === null) {
     throw problems.unprocessable('pepper-key-mismatch', 'Peppered hash does not open',
       `The hash names pepper key "${peppered.keyId}" but does not decrypt under this server's key of that id: ` +
@@ -178,7 +178,7 @@ export function openPeppered(peppered: PepperedHash, passwords: Passwords | unde
 /** A `$pepper$` string: open it with the key it names, then verify the hash inside. */
 async function verifyPeppered(engine: Engine, request: VerifyRequest, input: Buffer, hash: string, gone: () => AbortSignal | undefined, passwords: Passwords | undefined, normalized: Buffer | null, context: HashContext): Promise<Verified> {
   const peppered = parsePeppered(hash)
-  const { inner, scheme } = openPeppered(peppered, passwords)
+  const { inner, scheme } = await openPeppered(peppered, passwords)
   context.keys?.used('pepper', 'pepper', peppered.keyId)
   if (request.algorithm !== undefined) {
     const named = algorithmFor(request.algorithm, 'verify')

@@ -17,13 +17,20 @@
  * `hmac`), and every line of a key must say the same, so a version added without the word is
  * refused rather than a secret changing purpose.
  *
- * Each version holds its secret in a private field and prepares its HMAC states once per algorithm
- * (algorithms/hmac.ts); nothing here ever logs or prints a secret, and messages about the file
- * name lines and fields, never what they hold (file.ts).
+ * **A version's secret comes from a source** behind one seam (`HmacSecret`): the line's base64
+ * (held in memory, its HMAC states prepared once per algorithm: algorithms/hmac.ts), or a PKCS#11
+ * URI (RFC 7512, `orders 3 pkcs11:token=hashd;object=orders-v3`) naming a key in the token of
+ * PKCS11_MODULE, which makes each HMAC itself (pkcs11/hmac.ts: sha256, sha384, sha512 only). The
+ * ring, its versions and everything that reads them do not change with the source. Nothing here
+ * ever logs or prints a secret, and messages about the file name lines and fields, never what
+ * they hold (file.ts).
  */
 import { findAlgorithm, refusal } from '../algorithms/registry.js'
 import { prepareHmac, type PreparedHmac } from '../algorithms/hmac.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
+import { isPkcs11Uri, parsePkcs11Uri, Pkcs11UriError } from './pkcs11/uri.js'
+import { TOKEN_HMAC_MECHANISMS, TokenHmacKey } from './pkcs11/hmac.js'
+import type { Pkcs11Token } from './pkcs11/token.js'
 import { KEY_NAME, KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText, secretField, splitFields, type KeysFileLine, type KeysFileOption } from './file.js'
 import { versionedKey, writtenState, type MinVerify, type VersionEntry, type VersionedKey } from './ring.js'
 
@@ -31,8 +38,25 @@ export const HMAC_KEYS_VARIABLE = 'HMAC_KEYS_FILE'
 const USAGE = '<name> <version> <base64 secret>'
 const VERSION = /^[1-9]\d{0,8}$/
 
-/** The secret of one version. It prints as nothing but its place; its bytes never leave this object but to a worker task. */
-export class HmacSecret {
+/**
+ * The seam between a key version and where its secret is. `prepared` and `bytesForTask` serve a
+ * secret held in memory; `external` is the HMAC made where the secret is (a token), or null when
+ * the caller makes it from the other two.
+ */
+export interface HmacSecret {
+  /** Whether hashd holds the secret's bytes (a file line) or not (a key in a token). */
+  readonly inMemory: boolean
+  /** The prepared in-memory HMAC for `algorithm`, or null (no prepared form, or not in memory). */
+  prepared(algorithm: DigestAlgorithm): PreparedHmac | null
+  /** The HMAC of the pieces made by the secret's holder, or null when the secret is in memory. */
+  external(algorithm: DigestAlgorithm, pieces: readonly Uint8Array[]): Promise<Uint8Array> | null
+  /** A copy of an in-memory secret for a worker task; throws for a secret hashd does not hold. */
+  bytesForTask(): Uint8Array
+}
+
+/** The secret of one version, from its line. It prints as nothing but its place; its bytes never leave this object but to a worker task. */
+export class FileHmacSecret implements HmacSecret {
+  readonly inMemory = true
   readonly #secret: Buffer
   readonly #prepared = new Map<string, PreparedHmac | null>()
 
@@ -46,6 +70,8 @@ export class HmacSecret {
     if (prepared === undefined) this.#prepared.set(algorithm.name, prepared = prepareHmac(algorithm, this.#secret))
     return prepared
   }
+
+  external(): null { return null }
 
   /** A copy of the secret for a worker task (long messages, algorithms without a prepared form). */
   bytesForTask(): Uint8Array { return Buffer.from(this.#secret) }
@@ -111,6 +137,8 @@ interface KeyOption<T> { value: T, line: number }
 
 interface KeyLines {
   entries: VersionEntry<HmacSecret>[]
+  /** The first line whose secret is in a token, which limits the key's algorithms. */
+  tokenLine: KeysFileLine | null
   /** The purpose of its first line (written or not). */
   purpose: KeyOption<KeyPurpose>
   algorithms: KeyOption<string> & { names: string[] } | null
@@ -124,7 +152,30 @@ function sameAsEarlier(earlier: KeyOption<unknown> | null, value: unknown, entry
   }
 }
 
-export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
+/** The secret of field 3: the base64 of a secret, or a PKCS#11 URI read with the token of PKCS11_MODULE. */
+function secretSource(entry: KeysFileLine, token: Pkcs11Token | null): HmacSecret {
+  const field = entry.fields[2] ?? ''
+  if (!isPkcs11Uri(field)) {
+    const secret = secretField(entry, 3)
+    const material = new FileHmacSecret(secret)
+    secret.fill(0)
+    return material
+  }
+  if (token === null) throw entry.error('a key in a PKCS#11 token (pkcs11:) needs PKCS11_MODULE and PKCS11_PIN_FILE', 3)
+  try {
+    return new TokenHmacKey(parsePkcs11Uri(field), token)
+  } catch (error) {
+    if (error instanceof Pkcs11UriError) throw entry.error(`not a PKCS#11 URI hashd takes (RFC 7512): ${error.message}`, 3)
+    throw error
+  }
+}
+
+/**
+ * `token` is the PKCS#11 token of PKCS11_MODULE (null without one) that versions written as a
+ * `pkcs11:` URI use; their keys are found in it on first use, not here, so a token that is away
+ * makes those keys answer 503 rather than keeping hashd from starting.
+ */
+export function parseHmacKeysFile(text: string, file: string, token: Pkcs11Token | null = null): HmacKeyring {
   const byName = new Map<string, KeyLines>()
   for (const entry of keysFileLines(text, HMAC_KEYS_VARIABLE, file, USAGE)) {
     const { fields, options } = splitFields(entry, { min: 3, max: 3 }, ['purpose', 'algorithms', 'min-verify-version', 'state'])
@@ -133,7 +184,7 @@ export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
     if (!VERSION.test(versionText)) throw entry.error(`the key's version must be a whole number from 1 to 999999999 (the line is "${USAGE}")`, 2)
     const purposeGiven = options.get('purpose')
     const purpose = purposeOption(purposeGiven, entry)
-    const lines = byName.get(name) ?? { entries: [], purpose: { value: purpose, line: entry.line }, algorithms: null, minVerify: null }
+    const lines = byName.get(name) ?? { entries: [], tokenLine: null, purpose: { value: purpose, line: entry.line }, algorithms: null, minVerify: null }
     byName.set(name, lines)
     const earlier = lines.entries.find((each) => each.id === versionText)
     if (earlier) throw entry.error(`this version of the same key is already on line ${earlier.place.line}`, 2)
@@ -141,7 +192,8 @@ export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
       throw entry.error(`the purpose differs from line ${lines.purpose.line} of the same key (a line without purpose= is purpose=hmac): `
         + 'a key has one purpose, so write the same purpose= on each of its lines', purposeGiven?.field)
     }
-    const secret = secretField(entry, 3)
+    const material = secretSource(entry, token)
+    if (material instanceof TokenHmacKey) lines.tokenLine ??= entry
 
     const algorithmsGiven = options.get('algorithms')
     if (algorithmsGiven !== undefined) {
@@ -155,8 +207,13 @@ export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
       sameAsEarlier(lines.minVerify && { value: lines.minVerify.ordinal, line: lines.minVerify.place.line }, Number(minGiven.value), entry, minGiven, 'min-verify-version')
       lines.minVerify = { ordinal: Number(minGiven.value), place: entry, field: minGiven.field }
     }
-    lines.entries.push({ id: versionText, ordinal: Number(versionText), written: writtenState(options.get('state'), entry), material: new HmacSecret(secret), place: entry })
-    secret.fill(0)
+    lines.entries.push({ id: versionText, ordinal: Number(versionText), written: writtenState(options.get('state'), entry), material, place: entry })
+  }
+  for (const lines of byName.values()) {
+    const names = lines.algorithms?.names ?? ['sha256']
+    if (lines.tokenLine && names.some((each) => TOKEN_HMAC_MECHANISMS[each] === undefined)) {
+      throw lines.tokenLine.error(`a key with a version in a PKCS#11 token takes algorithms= of ${Object.keys(TOKEN_HMAC_MECHANISMS).join(', ')} only (the token's HMAC mechanisms)`, 3)
+    }
   }
   const keys = [...byName].map(([name, lines]): HmacKey => ({
     name,
@@ -168,6 +225,6 @@ export function parseHmacKeysFile(text: string, file: string): HmacKeyring {
   return new HmacKeyring(keys)
 }
 
-export function readHmacKeysFile(file: string): HmacKeyring {
-  return parseHmacKeysFile(readKeysFileText(HMAC_KEYS_VARIABLE, file), file)
+export function readHmacKeysFile(file: string, token: Pkcs11Token | null = null): HmacKeyring {
+  return parseHmacKeysFile(readKeysFileText(HMAC_KEYS_VARIABLE, file), file, token)
 }

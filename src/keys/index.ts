@@ -14,6 +14,7 @@ import { reloadable, type Reloadable } from '../file-reload.js'
 import { readKeysFile, type ApiKey } from './api-keys.js'
 import { readHmacKeysFile, type HmacKeyring } from './hmac.js'
 import { readPepperKeysFile, type PepperKeyring } from './pepper.js'
+import { Pkcs11Token } from './pkcs11/token.js'
 
 export type { ApiKey } from './api-keys.js'
 export type { HmacKey, HmacKeyring, HmacSecret } from './hmac.js'
@@ -54,13 +55,20 @@ export class KeyRing {
   readonly hmac: Reloadable<HmacKeyring> | null
   /** API_KEYS_FILE (hashes of the keys by sha256 hex), or null without it. */
   readonly apiKeys: Reloadable<Map<string, ApiKey>> | null
+  /** The PKCS#11 token of PKCS11_MODULE that `pkcs11:` versions use, or null without one. */
+  readonly pkcs11: Pkcs11Token | null
 
   /**
    * Loads every configured file now: a file that cannot be read or parsed at start is a
    * ConfigError naming the variable, file and line (the server does not start).
    */
-  constructor(config: Pick<Config, 'pepperKeysFile' | 'hmacKeysFile' | 'apiKeysFile' | 'fileReloadPollMs'>, log: FastifyBaseLogger) {
+  constructor(config: Pick<Config, 'pepperKeysFile' | 'hmacKeysFile' | 'apiKeysFile' | 'fileReloadPollMs' | 'pkcs11'>, log: FastifyBaseLogger) {
     const opened: Reloadable<unknown>[] = []
+    const token = config.pkcs11 === null ? null : new Pkcs11Token({
+      ...config.pkcs11,
+      log: (level, fields, message) => { log[level](fields, message) },
+    })
+    this.pkcs11 = token
     try {
       const { pepperKeysFile, hmacKeysFile, apiKeysFile, fileReloadPollMs: pollMs } = config
       this.apiKeys = apiKeysFile === null ? null : reloadable({
@@ -71,13 +79,13 @@ export class KeyRing {
       if (this.apiKeys) opened.push(this.apiKeys)
       this.pepper = pepperKeysFile === null ? null : reloadable({
         source: 'pepper-keys', what: 'pepper keys', files: [pepperKeysFile], log, pollMs,
-        load: () => readPepperKeysFile(pepperKeysFile), describe: describePepper(pepperKeysFile),
+        load: () => readPepperKeysFile(pepperKeysFile, token), describe: describePepper(pepperKeysFile),
         swapped: (next) => { this.#changed('pepper-keys', { keys: next.ring.versions.length, currentKey: next.current.id }) },
       })
       if (this.pepper) opened.push(this.pepper)
       this.hmac = hmacKeysFile === null ? null : reloadable({
         source: 'hmac-keys', what: 'HMAC keys', files: [hmacKeysFile], log, pollMs,
-        load: () => readHmacKeysFile(hmacKeysFile), describe: describeHmac(hmacKeysFile),
+        load: () => readHmacKeysFile(hmacKeysFile, token), describe: describeHmac(hmacKeysFile),
         swapped: (next) => { this.#changed('hmac-keys', hmacSummary(next)) },
       })
     } catch (error) {
@@ -98,7 +106,13 @@ export class KeyRing {
     for (const listener of this.#listeners) listener({ source, summary })
   }
 
+  /** Opens the PKCS#11 token, when there is one (a token that is away is the degraded state, not an error). */
+  async start(): Promise<void> {
+    await this.pkcs11?.start()
+  }
+
   close(): void {
+    void this.pkcs11?.close()
     this.apiKeys?.close()
     this.pepper?.close()
     this.hmac?.close()

@@ -5,12 +5,17 @@
  * hashes carry, so hashes made before states existed keep verifying under their ids. Without
  * `state=`, the LAST line is current, as it always was; a rotation across replicas adds the new
  * line with `state=staged` everywhere first, then removes the word (docs/passwords.md).
+ * The secret may be a PKCS#11 URI instead (`k3 pkcs11:token=hashd;object=pepper-k3`): an AES-256
+ * key in the token of PKCS11_MODULE seals and opens the hashes of that version (pkcs11/pepper.ts).
  * A malformed line, a secret shorter than 32 bytes or a repeated id refuses the file; messages name
  * the line and the field's position and describe the field, never print it (file.ts). The keyring
  * prints as its key ids only.
  */
-import { PEPPER_KEY_ID, PepperKey } from '../algorithms/password/pepper.js'
-import { KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText, secretField, splitFields } from './file.js'
+import { PEPPER_KEY_ID, SecretPepperKey, type PepperKey } from '../algorithms/password/pepper.js'
+import { TokenPepperKey } from './pkcs11/pepper.js'
+import type { Pkcs11Token } from './pkcs11/token.js'
+import { isPkcs11Uri, parsePkcs11Uri, Pkcs11UriError } from './pkcs11/uri.js'
+import { KEY_NAME_RULE, keysFileError, keysFileLines, readKeysFileText, secretField, splitFields, type KeysFileLine } from './file.js'
 import { versionedKey, writtenState, type KeyVersion, type VersionEntry, type VersionedKey } from './ring.js'
 
 const VARIABLE = 'PEPPER_KEYS_FILE'
@@ -47,7 +52,7 @@ export class PepperKeyring {
   toJSON(): { current: string, keys: string[] } { return { current: this.current.id, keys: this.ids } }
 }
 
-export function parsePepperKeysFile(text: string, file: string): PepperKeyring {
+export function parsePepperKeysFile(text: string, file: string, token: Pkcs11Token | null = null): PepperKeyring {
   const entries: VersionEntry<PepperKey>[] = []
   const lineOfId = new Map<string, number>()
   for (const entry of keysFileLines(text, VARIABLE, file, USAGE)) {
@@ -56,15 +61,31 @@ export function parsePepperKeysFile(text: string, file: string): PepperKeyring {
     if (!PEPPER_KEY_ID.test(id)) throw entry.error(`the key id must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
     const earlier = lineOfId.get(id)
     if (earlier !== undefined) throw entry.error(`the key id is the same as on line ${earlier}; each line is a key of its own`, 1)
-    const secret = secretField(entry, 2)
     lineOfId.set(id, entry.line)
-    entries.push({ id, ordinal: entries.length, written: writtenState(options.get('state'), entry), material: new PepperKey(id, secret), place: entry })
-    secret.fill(0)
+    entries.push({ id, ordinal: entries.length, written: writtenState(options.get('state'), entry), material: pepperSource(entry, id, token), place: entry })
   }
   if (entries.length === 0) throw keysFileError(VARIABLE, file, `holds no keys; add a line "${USAGE}"`)
   return new PepperKeyring(versionedKey('pepper', entries))
 }
 
-export function readPepperKeysFile(file: string): PepperKeyring {
-  return parsePepperKeysFile(readKeysFileText(VARIABLE, file), file)
+/** The key of field 2: the base64 of a secret, or a PKCS#11 URI naming an AES key in the token. */
+function pepperSource(entry: KeysFileLine, id: string, token: Pkcs11Token | null): PepperKey {
+  const field = entry.fields[1] ?? ''
+  if (!isPkcs11Uri(field)) {
+    const secret = secretField(entry, 2)
+    const key = new SecretPepperKey(id, secret)
+    secret.fill(0)
+    return key
+  }
+  if (token === null) throw entry.error('a key in a PKCS#11 token (pkcs11:) needs PKCS11_MODULE and PKCS11_PIN_FILE', 2)
+  try {
+    return new TokenPepperKey(id, parsePkcs11Uri(field), token)
+  } catch (error) {
+    if (error instanceof Pkcs11UriError) throw entry.error(`not a PKCS#11 URI hashd takes (RFC 7512): ${error.message}`, 2)
+    throw error
+  }
+}
+
+export function readPepperKeysFile(file: string, token: Pkcs11Token | null = null): PepperKeyring {
+  return parsePepperKeysFile(readKeysFileText(VARIABLE, file), file, token)
 }

@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { AuditLog, loadAuditKey, type AuditEvent } from '../audit/index.js'
+import { AuditLog, type AuditEvent } from '../audit/index.js'
+import { openAuditKey } from '../audit/key.js'
 import type { Config } from '../config.js'
 import { knownProblem } from '../problem.js'
 
@@ -36,7 +37,7 @@ async function auditPlugin(app: FastifyInstance, options: { config: Config }): P
     app.decorate('audit', null)
     return
   }
-  const key = loadAuditKey(config.key)
+  const key = await openAuditKey(config.key, app.keyRing.pkcs11)
   const audit = new AuditLog({ ...config, key, log: app.log })
   await audit.start()
   app.decorate('audit', audit)

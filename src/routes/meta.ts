@@ -85,6 +85,19 @@ const Health = Type.Object({
     description: 'With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; ' +
       'the status stays 200); absent without an audit log',
   })),
+  keySource: Type.Optional(Type.Union([Type.Literal('hsm'), Type.Literal('degraded')], {
+    description: 'With PKCS11_MODULE: "hsm" while the PKCS#11 token serves, "degraded" while it cannot (module not loadable, token missing, PIN refused, device gone): ' +
+      'operations needing a key in the token answer 503 key-source-unavailable until it is back, others keep working; the status stays 200. Absent without PKCS11_MODULE',
+  })),
+  hsm: Type.Optional(Type.Object({
+    reason: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['module', 'token-missing', 'pin', 'device', 'busy', 'key-missing'], description: 'While degraded: which way' })),
+    detail: Type.Optional(Type.String({ description: 'While degraded: what failed, naming variables and PKCS#11 return values, never the PIN' })),
+    sessionsOpen: Type.Integer({ description: 'PKCS#11 sessions open' }),
+    sessionsBusy: Type.Integer({ description: 'Sessions serving a call now' }),
+    waiting: Type.Integer({ description: 'Calls waiting for a session' }),
+    sessionsMax: Type.Integer({ description: 'PKCS11_SESSIONS' }),
+    logins: Type.Integer({ description: 'C_Login calls since start (a PIN the token refused is not tried again until PKCS11_PIN_FILE changes)' }),
+  }, { description: `The PKCS#11 token (PKCS11_MODULE).${detailOnly}` })),
   work: Type.Optional(Type.Object({
     threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
     running: Type.Integer({ description: 'Tasks running on the threads now' }),
@@ -157,18 +170,27 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     const replayStore = app.replayStore.state()
     const files = reloadStatuses()
     const auditFailing = app.audit?.failing ?? false
+    const token = app.keyRing.pkcs11?.state ?? null
+    const tokenDegraded = token?.state === 'degraded'
     const summary = {
       status: 'ok' as const,
-      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || auditFailing || files.some((file) => file.lastError !== undefined),
+      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || auditFailing || tokenDegraded || files.some((file) => file.lastError !== undefined),
       rateLimitStore,
       replayStore,
       ...(app.audit === null ? {} : { auditLog: auditFailing ? 'failing' as const : 'ok' as const }),
+      ...(token === null ? {} : { keySource: tokenDegraded ? 'degraded' as const : 'hsm' as const }),
     }
     const key = request.apiKey
     if (key === null || !HEALTH_DETAIL_SCOPES.some((scope) => key.scopes.has(scope))) return summary
     return {
       ...summary,
       work: engine.stats(),
+      ...(token === null ? {} : {
+        hsm: {
+          ...(token.reason === undefined ? {} : { reason: token.reason }), ...(token.detail === undefined ? {} : { detail: token.detail }),
+          sessionsOpen: token.sessions.open, sessionsBusy: token.sessions.busy, waiting: token.sessions.waiting, sessionsMax: token.sessions.max, logins: token.logins,
+        },
+      }),
       files,
       screening: {
         mode: app.screening.policy.mode, fail: app.screening.policy.fail, commonPasswords: app.screening.commonPasswords, blocklist: app.screening.blocklistEntries,

@@ -229,7 +229,7 @@ export async function signWebhook(request: SignWebhookRequest, services: Webhook
   // staged version signs nothing: staging is for every verifier to learn a version before it is used.
   const signing = key.keyName === undefined ? key.versions : signingVersions(key.versions, key.current)
   const signatures: string[] = []
-  for (const version of signing) signatures.push(v1Signature(await crypto.hmacSha256(version.secret, content)))
+  for (const version of signing) signatures.push(v1Signature(await (version.inToken ? version.inToken(content) : crypto.hmacSha256(version.secret, content))))
   if (key.keyName !== undefined) for (const version of signing) services.keys.used?.(key.keyName, version.version, 'sign')
   const current = signing[0]?.version
   return {

@@ -21,7 +21,11 @@
  *   and the access line's `keys` (`hmac:billing:v3`).
  */
 import { keyAlgorithm, namedKey, type KeyContext } from '../domain/hmac.js'
-import type { HmacKey } from '../keys/index.js'
+import { findAlgorithm } from '../algorithms/registry.js'
+import type { DigestAlgorithm } from '../algorithms/types.js'
+import type { HmacKey, HmacSecret } from '../keys/index.js'
+
+const SHA256 = findAlgorithm('sha256') as DigestAlgorithm
 import { countKeyUse } from '../observe.js'
 import type { NamedKey, NamedKeySource } from './keys.js'
 import type { HmacKeyVersion } from './types.js'
@@ -37,7 +41,7 @@ function namedFrom(key: HmacKey): NamedKey {
     const ordered = [...key.ring.verifying, ...key.ring.versions.filter((version) => !version.verifies)]
     const versions = ordered.map((version): HmacKeyVersion => ({
       version: version.ordinal,
-      secret: Buffer.from(version.material.bytesForTask()),
+      ...inMemoryOrToken(version.material),
       standing: version.verifies ? 'valid' : version.state === 'retired' ? 'retired' : 'below-minimum',
       ...(version.state === 'staged' ? { staged: true } : {}),
     }))
@@ -45,6 +49,12 @@ function namedFrom(key: HmacKey): NamedKey {
     asNamed.set(key, named)
   }
   return named
+}
+
+/** A version's key as the webhooks take it: its bytes, or (a key in a PKCS#11 token) its HMAC made there. */
+function inMemoryOrToken(material: HmacSecret): Pick<HmacKeyVersion, 'secret' | 'inToken'> {
+  if (material.inMemory) return { secret: Buffer.from(material.bytesForTask()) }
+  return { secret: Buffer.alloc(0), inToken: (content) => material.external(SHA256, content)! }
 }
 
 /** The named keys this request may use (its API key's hmac-keys=), with their uses noted for the audit. */

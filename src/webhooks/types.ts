@@ -64,7 +64,10 @@ export interface WebhookProfileModule {
 export interface HmacKeyVersion {
   /** The version number of a named key; absent for a secret given in the request. */
   version?: number
+  /** The HMAC key's bytes; empty for a key hashd does not hold (`inToken`). */
   secret: Buffer
+  /** For a version whose secret is in a PKCS#11 token: the HMAC-SHA256 made there (keys/pkcs11/hmac.ts). */
+  inToken?: (content: readonly Uint8Array[]) => Promise<Uint8Array>
   /**
    * Whether a signature made with it is accepted: `valid`, or why not (the key ring keeps retired
    * versions and those below min-verify-version, so that the answer can say why).

@@ -79,7 +79,7 @@ function matchHmac(versions: HmacKeyVersion[], signatures: HeaderSignature[], co
   const step = (index: number): MaybePromise<HmacKeyVersion | undefined> => {
     const version = ordered[index]
     if (version === undefined) return undefined
-    return andThen(crypto.hmacSha256(version.secret, content), (mac) => (matchesAny(mac, signatures) ? version : step(index + 1)))
+    return andThen(version.inToken ? version.inToken(content) : crypto.hmacSha256(version.secret, content), (mac) => (matchesAny(mac, signatures) ? version : step(index + 1)))
   }
   return step(0)
 }

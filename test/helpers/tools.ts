@@ -78,6 +78,11 @@ export const TOOLS = {
   // the similarity cross-checks, test/similarity-*.test.ts
   ssdeep: { debian: 'ssdeep', command: 'ssdeep' },
   libfuzzy: { debian: 'libfuzzy2', sharedLibrary: 'libfuzzy.so.2' },
+  // PKCS#11: a software token, its tools, and Python's binding to compute with the same token objects
+  softhsm2: { debian: 'softhsm2', command: 'softhsm2-util' },
+  'pkcs11-tool': { debian: 'opensc', command: 'pkcs11-tool' },
+  'pkcs11-spy': { debian: 'opensc-pkcs11', sharedLibrary: '/usr/lib/x86_64-linux-gnu/pkcs11-spy.so' },
+  pykcs11: { debian: 'python3-pykcs11', pythonModule: 'PyKCS11' },
   // scripts/build-tiger-wasm.sh, to check the committed WebAssembly against its C source
   'clang-16': { debian: 'clang-16', command: 'clang-16' },
   'wasm-ld-16': { debian: 'lld-16', command: 'wasm-ld-16' },

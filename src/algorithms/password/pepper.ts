@@ -46,10 +46,36 @@ const HKDF_INFO = 'hashd pepper v1 AES-256-GCM'
 const PEPPERED = /^\$pepper\$v=(\d{1,3}),k=([A-Za-z0-9][A-Za-z0-9._-]{0,63}),s=([a-z0-9-]{1,32})\$([A-Za-z0-9+/]{16})\$([A-Za-z0-9+/]{22,8192})$/
 
 /**
- * One pepper key. The derived AES key lives in a private field and the object prints as its id
- * only, so neither a log line nor JSON.stringify can carry the secret.
+ * One pepper key version, wherever its secret is: in memory (SecretPepperKey, below) or in a
+ * PKCS#11 token (keys/pkcs11/pepper.ts: the same format, AES-256-GCM done by the token). Both
+ * write and read the string above, so a hash moves from one to the other with a rewrap.
  */
-export class PepperKey {
+export interface PepperKey {
+  readonly id: string
+  /** Encrypts a finished hash string of `scheme` under this key. */
+  seal(scheme: string, inner: string): string | Promise<string>
+  /** The inner hash string, or null when the tag does not verify (another key, or a changed string). */
+  open(peppered: PepperedHash): string | null | Promise<string | null>
+}
+
+export const PEPPER_NONCE_BYTES = 12
+export const PEPPER_TAG_BYTES = 16
+
+/** `$pepper$v=1,k=<id>,s=<scheme>$`: the authenticated data of a seal. */
+export function pepperHeader(id: string, scheme: string): string {
+  return `${PEPPER_PREFIX}v=${PEPPER_VERSION},k=${id},s=${scheme}$`
+}
+
+/** The stored string: the header, the nonce and the ciphertext with its tag. */
+export function formatPeppered(header: string, nonce: Uint8Array, sealed: Uint8Array): string {
+  return `${header}${encodeB64Unpadded(Buffer.from(nonce))}$${encodeB64Unpadded(Buffer.from(sealed))}`
+}
+
+/**
+ * A pepper key held in memory. The derived AES key lives in a private field and the object prints
+ * as its id only, so neither a log line nor JSON.stringify can carry the secret.
+ */
+export class SecretPepperKey implements PepperKey {
   readonly id: string
   readonly #aesKey: Buffer
 
@@ -60,12 +86,12 @@ export class PepperKey {
 
   /** Encrypts a finished hash string of `scheme` (the scheme's own format) under this key. */
   seal(scheme: string, inner: string): string {
-    const header = `${PEPPER_PREFIX}v=${PEPPER_VERSION},k=${this.id},s=${scheme}$`
+    const header = pepperHeader(this.id, scheme)
     const nonce = randomBytes(NONCE_BYTES)
     const cipher = createCipheriv('aes-256-gcm', this.#aesKey, nonce, { authTagLength: TAG_BYTES })
     cipher.setAAD(Buffer.from(header))
     const sealed = Buffer.concat([cipher.update(inner, 'utf8'), cipher.final(), cipher.getAuthTag()])
-    return `${header}${encodeB64Unpadded(nonce)}$${encodeB64Unpadded(sealed)}`
+    return formatPeppered(header, nonce, sealed)
   }
 
   /** The inner hash string, or null when the tag does not verify (another key, or a changed string). */

@@ -1,0 +1,52 @@
+/**
+ * An HMAC key version whose secret is an object in a PKCS#11 token: the MAC is a `C_Sign` with
+ * CKM_SHA256_HMAC, CKM_SHA384_HMAC or CKM_SHA512_HMAC (PKCS#11 v2.40 §2.23), made by the token, so
+ * hashd never holds the key's value. It is the same RFC 2104 HMAC a file key gives, so tags,
+ * /api/hmac/verify, batches and webhooks do not change with the source.
+ */
+import type { DigestAlgorithm } from '../../algorithms/types.js'
+import { problems } from '../../problem.js'
+import { CKM, Pkcs11Error, rvName } from './binding.js'
+import { Pkcs11Unavailable, type Pkcs11Token } from './token.js'
+import type { Pkcs11Uri } from './uri.js'
+
+/** The digests a token HMACs with, by registry name. */
+export const TOKEN_HMAC_MECHANISMS: Readonly<Record<string, number>> = { sha256: CKM.SHA256_HMAC, sha384: CKM.SHA384_HMAC, sha512: CKM.SHA512_HMAC }
+
+/** The 503 or 422 a token's failure is for the caller. */
+export function tokenProblem(error: unknown): unknown {
+  if (error instanceof Pkcs11Unavailable) return problems.keySourceUnavailable(error.reason, error.message)
+  if (error instanceof Pkcs11Error) return problems.keyRefusedByToken(`the token refuses this operation with this key: ${error.fn} returned ${rvName(error.rv)}`)
+  return error
+}
+
+export class TokenHmacKey {
+  readonly inMemory = false
+  readonly uri: Pkcs11Uri
+  readonly #token: Pkcs11Token
+
+  constructor(uri: Pkcs11Uri, token: Pkcs11Token) {
+    this.uri = uri
+    this.#token = token
+  }
+
+  /** A token key has no prepared in-memory form. */
+  prepared(): null { return null }
+
+  /** The HMAC of the message's pieces, made in the token. */
+  async external(algorithm: DigestAlgorithm, pieces: readonly Uint8Array[]): Promise<Uint8Array> {
+    const mechanism = TOKEN_HMAC_MECHANISMS[algorithm.name]
+    if (mechanism === undefined) throw problems.keyRefusedByToken(`a key in a token makes HMACs with ${Object.keys(TOKEN_HMAC_MECHANISMS).join(', ')} only`)
+    const message = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
+    try {
+      return await this.#token.withKey(this.uri, (module, session, key) => module.sign(session, mechanism, key, message, algorithm.outputBytes))
+    } catch (error) {
+      throw tokenProblem(error)
+    }
+  }
+
+  bytesForTask(): never { throw new Error('a key in a token has no bytes to hand out') }
+
+  toJSON(): string { return '[pkcs11]' }
+  toString(): string { return '[pkcs11]' }
+}
