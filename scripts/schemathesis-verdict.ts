@@ -49,6 +49,8 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
   },
   hash('input-too-long', 'bcrypt\'s 72 bytes and crypt(3)\'s limits count bytes, not the characters JSON Schema counts'),
   hash('input-not-representable', 'a NUL byte in the bytes a crypt(3) scheme is given'),
+  hash('tlsh-input', 'TLSH of too few bytes, or of bytes too uniform (the reference prints TNULL)'),
+  hash('invalid-parameter', 'a content hash\'s parameters in options, read by its registry entry'),
   hash('not-text', 'bytes (hex, base64) that are not UTF-8 to a scheme defined on text'),
   verify('malformed-hash', 'each format\'s syntax, read by its parser'),
   verify('unrecognized-hash', 'a hash of no known form'),
@@ -115,6 +117,18 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     operation: 'POST /api/filehash/verify', status: 422, kind: 'invalid-metadata', stated: 'urn:hashd:problem:invalid-metadata naming the field',
     why: 'the fields of a known shape, read by its store\'s reader',
   },
+  ...['POST /api/filehash', 'PUT /api/filehash'].map((operation) => ({
+    operation, status: 422, kind: 'tlsh-input', stated: 'urn:hashd:problem:tlsh-input for an upload under 50 bytes',
+    why: 'TLSH of too few bytes, or of bytes too uniform (the reference prints TNULL)',
+  })),
+  ...['POST /api/filehash', 'PUT /api/filehash'].map((operation) => ({
+    operation, status: 422, kind: 'invalid-parameter', stated: 'urn:hashd:problem:invalid-parameter for a content-hash parameter',
+    why: 'each content hash\'s parameters, read by its registry entry (src/content-hashes/parameters.ts): bounds, and the hashes that take them',
+  })),
+  ...(['/body/a', '/body/b'] as const).map((pointer) => ({
+    operation: 'POST /api/similarity/compare', status: 400, kind: 'validation', pointer,
+    stated: 'a or b not a hash of the algorithm\'s form (naming the field)', why: 'each similarity hash\'s form, read by its parser (src/similarity/)',
+  })),
   checksums('no-checksum-lines', 'A list with no usable line', 'the lines of the uploaded list'),
   checksums('malformed-signature', 'a bad or malformed signature', 'the signature file\'s syntax'),
   checksums('bad-signature', 'a bad or malformed signature', 'a signature that does not verify'),

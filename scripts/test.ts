@@ -58,7 +58,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from '../test/helpers/fuzz-defaults.js'
+import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from './fuzz-defaults.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const testDir = join(here, '..', 'test')

@@ -336,7 +336,7 @@ describe('filehash content hashes: the OpenAPI document', () => {
         assert.ok(new RegExp(parameter.schema.pattern as string).test('8MiB') && !new RegExp(parameter.schema.pattern as string).test('8MB'), name)
         assert.match(parameter.description ?? String(parameter.schema.description), / to /, `${name} states its bounds`)
       }
-      assert.deepEqual([...parameters.keys()].sort(), ['algorithms', 'checksumType', 'cidVersion', 'encoding', 'expected', 'multipartThreshold', 'name', 'partSize', 'pieceLength', 'size'])
+      assert.deepEqual([...parameters.keys()].sort(), ['algorithms', 'checksumType', 'cidVersion', 'dihedral', 'encoding', 'expected', 'multipartThreshold', 'name', 'partSize', 'pieceLength', 'size'])
       assert.deepEqual(parameters.get('checksumType')?.schema.enum, ['FULL_OBJECT', 'COMPOSITE'])
       assert.deepEqual(parameters.get('cidVersion')?.schema.enum, ['0', '1'])
       const algorithms = new RegExp(parameters.get('algorithms')?.schema.pattern as string)

@@ -14,7 +14,7 @@
  */
 import assert from 'node:assert/strict'
 import { createHash, randomBytes, randomInt } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -131,6 +131,14 @@ const file = (text: string) => {
   writeFileSync(path, text, { mode: 0o600 })
   return path
 }
+/**
+ * Replaces a file's contents in one step (a new file renamed over it), as a keys file should be
+ * changed: hashd reloads a file when it changes, and a write in place could be read half done.
+ */
+const replace = (path: string, text: string): void => {
+  writeFileSync(`${path}.new`, text, { mode: 0o600 })
+  renameSync(`${path}.new`, path)
+}
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 describe('a bad keys file at start: the error names the line, never a field', () => {
@@ -178,7 +186,7 @@ describe('a bad keys file on reload (SIGHUP): the log and /api/health name the l
     it(`${each.kind}: ${each.name}`, async () => {
       const path = paths[each.kind]
       try {
-        writeFileSync(path, each.text)
+        replace(path, each.text)
         const from = hashd.lines()
         hashd.child.kill('SIGHUP')
         await hashd.logged(new RegExp(`^${what[each.kind]} not reloaded \\(SIGHUP\\)`), from)
@@ -189,7 +197,7 @@ describe('a bad keys file on reload (SIGHUP): the log and /api/health name the l
         assert.deepEqual(leaked(health.text), [], health.text)
         assert.deepEqual(leaked(hashd.stdout() + hashd.stderr()), [], hashd.stdout().split('\n').slice(from).join('\n'))
       } finally {
-        writeFileSync(path, good[each.kind])
+        replace(path, good[each.kind])
       }
     })
   }

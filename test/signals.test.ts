@@ -158,7 +158,9 @@ describe('as PID 1 (a container\'s entry point), a SIGTERM ends hashd at every s
         let hashd = 0
         // Bounds for a loaded CI machine (a full suite beside it): starting node and loading the app
         // there takes seconds, and the drain ends the worker threads it started.
-        await until(() => (hashd = Number(run('pgrep', ['-P', String(child.pid)]).trim() || 0)) > 0, 'hashd under unshare', 30_000)
+        // pgrep exits 1 while unshare has not forked yet: that is "not yet", not a failure.
+        const childOf = (pid: number): number => Number(spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim() || 0)
+        await until(() => (hashd = childOf(child.pid!)) > 0, 'hashd under unshare', 30_000)
         if (stage === 'before it listens') await until(() => output.includes('"msg"'), 'the first log line', 60_000)
         else await until(() => /Server listening/.test(output), 'hashd to listen', 60_000)
         const listenedBefore = /Server listening/.test(output)

@@ -368,6 +368,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
       422: 'urn:hashd:problem:invalid-parameter for a content-hash parameter (partSize, multipartThreshold, checksumType, pieceLength, size, name, cidVersion) '
         + 'out of bounds, missing where an algorithm needs it (git-blob-*, and btih and magnet without pieceLength, need the size up front), or given without an algorithm that takes it, '
         + 'and for a file whose size is not the `size` given (or the Content-Length); `errors[0].pointer` names the field: /querystring/<name>, /body/<name> or /headers/content-length. '
+        + 'With tlsh: urn:hashd:problem:tlsh-input for an upload under 50 bytes or too uniform (the reference\'s TNULL). '
         + 'With pdq: urn:hashd:problem:not-an-image for an upload that is no JPEG, PNG, WebP or GIF (`detected` names what it looks like), '
         + 'urn:hashd:problem:undecodable-image for one that starts as an image but cannot be decoded (truncated, corrupt)',
     }),

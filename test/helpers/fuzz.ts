@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import fc from 'fast-check'
-import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from './fuzz-defaults.js'
+import { FUZZ_RUNS_DEFAULT, FUZZ_SEED_DEFAULT } from '../../scripts/fuzz-defaults.js'
 
 export const FUZZ_RUNS = Math.max(1, Number(process.env.HASHD_FUZZ_RUNS ?? FUZZ_RUNS_DEFAULT) || FUZZ_RUNS_DEFAULT)
 export const FUZZ_SEED = Number(process.env.HASHD_FUZZ_SEED ?? FUZZ_SEED_DEFAULT) || FUZZ_SEED_DEFAULT

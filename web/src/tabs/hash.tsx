@@ -74,7 +74,8 @@ export function HashTab(props: { algorithms: AlgorithmInfo[] | null }) {
   }
 
   const hashAll = async () => {
-    const names = (props.algorithms ?? []).filter((candidate) => candidate.operations.includes('filehash')).map((candidate) => candidate.name)
+    // Digests, XOFs and checksums: a similarity hash is no digest, and TLSH has none of a short input.
+    const names = (props.algorithms ?? []).filter((candidate) => candidate.operations.includes('filehash') && candidate.kind !== 'similarity').map((candidate) => candidate.name)
     setAllState({ ...IDLE, busy: true })
     setAll(null)
     try {
