@@ -88,7 +88,9 @@ describe('a PKCS#11 token that fails', { skip: skipUnless('softhsm2', 'pkcs11-to
         await new Promise((resolve) => setTimeout(resolve, 600))
       }
       assert.equal(logins(), 1)
-      writeFileSync(pinFile, `${readFileSync(token.pinFile, 'utf8')}`)
+      // Replaced in one step, as an operator (or a mounted Secret) changes it.
+      writeFileSync(`${pinFile}.new`, `${readFileSync(token.pinFile, 'utf8')}`)
+      renameSync(`${pinFile}.new`, pinFile)
       await until('the right PIN is used', async () => (await hashd.post('/api/hmac', { keyName: 'orders', message: 'm' })).status === 200)
       assert.equal((await hashd.post('/api/hmac', { keyName: 'orders', message: 'm' })).body.hmac, expected(known, 'm'))
       assert.equal(logins(), 2)

@@ -250,6 +250,9 @@ export class Pkcs11Token {
       throw this.#fail(new Pkcs11Unavailable('pin', `PKCS11_PIN_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`))
     }
     const pin = Buffer.from(text.replace(/\r?\n$/, ''), 'utf8')
+    // An empty file (one being written in place, read between its truncation and its write) is no
+    // PIN: nothing is sent to the token, and the next call reads the file again.
+    if (pin.length === 0) throw new Pkcs11Unavailable('pin', 'PKCS11_PIN_FILE is empty')
     const digest = createHash('sha256').update(pin).digest('hex')
     if (this.#refusedPin === digest) {
       pin.fill(0)
