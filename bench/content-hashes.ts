@@ -13,13 +13,13 @@
  * BENCH_CONTENT_ROUNDS (3) rounds a pair; BENCH_CONTENT_ONLY=tth,aich picks rows.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { nodeKey, recordFigure } from './figures.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
-import { abba, curlPut, randomFile, timed, type Paired } from './uploads.js'
+import { abba, curlPut, randomFile, rssKiB, timed, type Paired } from './uploads.js'
 
 const FILE_MIB = Number(process.env.BENCH_CONTENT_MIB ?? 1024)
 const ROUNDS = Math.max(1, Number(process.env.BENCH_CONTENT_ROUNDS ?? 3))
@@ -73,11 +73,6 @@ const ROWS: Row[] = [
 ]
 
 const fmt = (seconds: number) => `${seconds.toFixed(2)} s`
-
-function rssKiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return match ? Number(match[1]) : Number.NaN
-}
 
 export async function benchContentHashes(hashdScript: string): Promise<void> {
   if (!hasProgram('curl')) {

@@ -82,7 +82,7 @@ export const curlPut = (url: string, file: string) => () => timed('curl', ['-sS'
 const curlForm = (url: string, file: string, algorithms: string) => () =>
   timed('curl', ['-sS', '-f', '-o', '/dev/null', '-F', `algorithms=${algorithms}`, '-F', `file=@${file}`, url])
 
-function rssKiB(pid: number): number {
+export function rssKiB(pid: number): number {
   const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) : Number.NaN
 }
