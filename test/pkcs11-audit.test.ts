@@ -3,17 +3,19 @@
  * MACs the token makes, and the audit tools read the same variable. The key's value is known to
  * the test (put in by PyKCS11), so the log also verifies with that value in a file: the token's
  * C_Sign is the HMAC-SHA-256 the file key makes in memory. audit:hash gives the same form both ways.
+ * The faults of test/audit-log.test.ts again with every MAC made in the token (the HMAC key and the
+ * audit key both `pkcs11:`): SIGKILL in mid-burst, and a full filesystem under AUDIT_FAIL=closed.
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { startHashd } from './helpers/process.js'
 import { makeSoftToken, SOFTHSM_MODULE, type SoftToken } from './helpers/softhsm.js'
-import { skipUnless } from './helpers/tools.js'
+import { skipBecause, skipUnless } from './helpers/tools.js'
 
 const VERIFY = fileURLToPath(new URL('../scripts/audit-verify.js', import.meta.url))
 const HASH = fileURLToPath(new URL('../scripts/audit-hash.js', import.meta.url))
@@ -71,6 +73,65 @@ describe('the audit key in a PKCS#11 token', { skip: skipUnless('softhsm2', 'pkc
     assert.equal(hashed.status, 0, hashed.stderr)
     assert.equal(hashed.stdout, tool(HASH, ['--key', keyFile, 'm1'], {}).stdout)
     assert.match(hashed.stdout, /^hmac-sha256:[0-9a-f]{64}\n$/)
+  })
+
+  const tokenKeysEnv = (log: string) => {
+    const keys = join(token.dir, 'hmac-keys')
+    writeFileSync(keys, 'orders 1 pkcs11:token=hashd;object=orders-v1\n')
+    return { ...token.env, ...tokenEnv(), AUDIT_LOG: `file:${log}`, HMAC_KEYS_FILE: keys }
+  }
+  const requestIds = (log: string) => new Set(readFileSync(log, 'utf8').split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as { requestId?: string }).requestId))
+
+  it('SIGKILL in mid-burst with both keys in the token: every answered request is in the log, which verifies to its last whole line', async () => {
+    const log = join(token.dir, 'killed.log')
+    const hashd = await startHashd(tokenKeysEnv(log))
+    const answered: string[] = []
+    const burst = Array.from({ length: 200 }, async (_, i) => {
+      try {
+        const response = await hashd.fetch('/api/hmac', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `m${i}`, keyName: 'orders' }) })
+        await response.text()
+        if (response.status === 200) answered.push(response.headers.get('x-request-id')!)
+      } catch { /* killed in flight */ }
+    })
+    while (answered.length < 20) await new Promise((resolve) => setTimeout(resolve, 5))
+    hashd.child.kill('SIGKILL')
+    await Promise.all(burst)
+    await hashd.exited
+    const recorded = requestIds(log)
+    assert.deepEqual(answered.filter((id) => !recorded.has(id)), [], 'answered without a line')
+    const result = tool(VERIFY, [log], tokenEnv())
+    assert.equal(result.status, 0, result.stderr)
+    assert.equal(tool(VERIFY, [log, '--key', keyFile], {}).stdout, result.stdout, 'the token\'s MACs are the key\'s HMACs')
+  })
+
+  it('AUDIT_FAIL=closed on a full filesystem with both keys in the token: 503 until there is room, and the log keeps whole lines', async (t) => {
+    const mountPoint = join(token.dir, 'tmpfs')
+    mkdirSync(mountPoint)
+    const mounted = process.getuid?.() === 0 && spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mountPoint], { stdio: 'ignore' }).status === 0
+    if (!mounted) { t.skip(skipBecause('cannot mount a 64 KiB tmpfs here (needs root and mount(8) in this container)')); return }
+    try {
+      const log = join(mountPoint, 'audit.log')
+      const filler = join(mountPoint, 'filler')
+      const hashd = await startHashd(tokenKeysEnv(log))
+      try {
+        assert.equal((await hashd.post('/api/hmac', { message: 'one', keyName: 'orders' })).status, 200)
+        try { writeFileSync(filler, Buffer.alloc(64 * 1024)) } catch { /* ENOSPC: full, as wanted */ }
+        const statuses: number[] = []
+        for (let i = 0; i < 100 && !statuses.includes(503); i++) statuses.push((await hashd.post('/api/hmac', { message: `two ${i}`, keyName: 'orders' })).status)
+        assert.equal(statuses.at(-1), 503, `never refused: ${statuses.join(' ')}`)
+        const health = await hashd.get('/api/health')
+        assert.equal((health.body as { auditLog?: string }).auditLog, 'failing')
+        rmSync(filler)
+        assert.equal((await hashd.post('/api/hmac', { message: 'three', keyName: 'orders' })).status, 200)
+      } finally {
+        await hashd.stop()
+      }
+      const result = tool(VERIFY, [log], tokenEnv())
+      assert.equal(result.status, 0, result.stderr)
+      assert.doesNotMatch(result.stderr, /torn/)
+    } finally {
+      spawnSync('umount', [mountPoint], { stdio: 'ignore' })
+    }
   })
 
   it('without PKCS11_MODULE a pkcs11: AUDIT_KEY is refused, by hashd and by the tools', () => {
