@@ -1,7 +1,8 @@
 /**
  * The similarity hashes as registry entries (kind `similarity`): streaming hashers behind the one
  * `Hasher` interface, so /api/hash and the upload pipeline (inline or on the hash threads) run them
- * beside the digests in the same single pass. Their raw digest is the bytes of the text form (ssdeep)
+ * beside the digests in the same single pass; the hashers are fast.ts's, whose per-byte work runs in
+ * WebAssembly (ssdeep.ts and tlsh.ts state the same algorithms in TypeScript). Their raw digest is the bytes of the text form (ssdeep)
  * or the reference's 35 bytes (TLSH); `format` gives the form their tools print. They are compared
  * by score or distance (compare.ts), so verify and HMAC refuse them (algorithms/registry.ts).
  */
