@@ -284,6 +284,27 @@ if (has('gpg')) {
   seed('image-sniff', 'pdf', '%PDF-1.7\n1 0 obj\n<<>>\nendobj\n')
 }
 
+// ---- similarity-hashes: the pairs of the ssdeep and TLSH fixtures, PDQ hashes, and their kinds mixed ----
+{
+  const fixtureText = (path: string): string => readFileSync(join(root, 'test', 'fixtures', ...path.split('/')), 'utf8')
+  /** The options byte (see the target): algorithm in the low 2 bits, 0x04 a threshold, 0x20 lengthTerm, 0x40 Latin-1. */
+  const compareSeed = (label: string, options: number[], a: string, b: string) => seed('similarity-hashes', label, joinFields(Buffer.from(options), a, b))
+  const ssdeepPairs = fixtureText('ssdeep/compare.txt').split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(' '))
+  for (const [index, [a, b]] of ssdeepPairs.filter((_, index) => index % 12 === 0).entries()) compareSeed(`ssdeep pair ${index}`, [index % 2], a!, b!)
+  const tlshPairs = fixtureText('tlsh/distances.tsv').trim().split('\n').map((line) => line.split('\t'))
+  for (const [index, [a, b]] of tlshPairs.filter((_, index) => index % 20 === 0).entries()) compareSeed(`tlsh pair ${index}`, [index % 2 === 0 ? 0 : 2 | 0x20 | (index % 4 === 1 ? 0x80 : 0)], a!, b!)
+  const [tlshA, tlshB] = tlshPairs[0]!
+  compareSeed('tlsh before version 4', [0], tlshA!.slice(2).toLowerCase(), tlshB!)
+  const pdq = JSON.parse(fixtureText('pdq/expected.json')) as Record<string, { hash: string, dihedral: Record<string, string> }>
+  for (const [name, { hash, dihedral }] of Object.entries(pdq).slice(0, 4)) compareSeed(`pdq ${name}`, [3 | 0x04 | 0x08], hash, dihedral.flipX!)
+  const [ssdeepA] = ssdeepPairs[0]!
+  compareSeed('ssdeep against tlsh', [0], ssdeepA!, tlshA!)
+  compareSeed('ssdeep named tlsh', [2], ssdeepA!, ssdeepA!)
+  compareSeed('ssdeep with lengthTerm', [1 | 0x20], ssdeepA!, ssdeepA!)
+  compareSeed('ssdeep threshold out of range', [1 | 0x04 | 0x18, 1], ssdeepA!, ssdeepA!)
+  compareSeed('long runs and short block hashes', [0x40], '3:aaaaaaaaaaaaaaaaaaab:aaaaaaaab', '6:aaaaaaab:aaaaaaaaaaaaaaaa')
+}
+
 // ---- store-metadata: each store's metadata as its CLI prints it, a magnet link and ls-tree lines, in the target's field encoding ----
 {
   const md5 = 'b10a8db164e0754105b7a99be72e3fe5'

@@ -32,6 +32,7 @@ export const TARGETS: readonly FuzzTarget[] = [
   { name: 'keys-file', about: 'API_KEYS_FILE, PEPPER_KEYS_FILE and HMAC_KEYS_FILE on the key ring (src/keys/: file.ts, ring.ts, api-keys.ts, pepper.ts, hmac.ts)', sync: true, maxLen: 4096, includes: ['dist/src/keys/'] },
   { name: 'store-metadata', about: 'the verify form\'s text metadata readers on inputs built in their shapes: S3, GCS, Azure, Dropbox and OneDrive JSON, magnet links, git ls-tree lines (src/content-hashes/metadata/)', sync: true, maxLen: 4096, includes: ['dist/src/content-hashes/metadata/'] },
   { name: 'torrent-metadata', about: 'the bencode decoder and the metadata readers: .torrent, magnet, S3, GCS, Azure, Dropbox, OneDrive, git ls-tree (src/content-hashes/bencode.ts, metadata/)', sync: true, maxLen: 8192, includes: ['dist/src/content-hashes/bencode', 'dist/src/content-hashes/metadata/'] },
+  { name: 'similarity-hashes', about: 'the ssdeep and TLSH hash parsers and comparisons, and /api/similarity/compare\'s compareHashes (src/similarity/: ssdeep.ts, tlsh.ts, compare.ts)', sync: true, maxLen: 1024, includes: ['dist/src/similarity/ssdeep', 'dist/src/similarity/tlsh', 'dist/src/similarity/compare'] },
   { name: 'image-sniff', about: 'PDQ\'s image path: sniffing, the pixel-bomb check, sharp\'s decode and the hash (src/similarity/pdq/)', sync: false, maxLen: 16384, includes: ['dist/src/similarity/pdq/'] },
 ]
 

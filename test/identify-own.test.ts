@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -100,6 +100,30 @@ describe('identify knows every format hashd writes', () => {
       assert.equal(matches[0]?.algorithm, name, `${name} ${made.body.hash}: identified as ${matches.map((match) => match.algorithm).join(', ') || 'nothing'}`)
       assert.equal(matches[0]!.verifiable, false)
     }
+  })
+
+  it('a PDQ hash as /api/filehash gives it: PDQ among the matches, below SHA-256 (same form), not verifiable, and compare takes it', async () => {
+    const image = readFileSync(new URL('../../test/fixtures/pdq/gen-rgb-300x200.jpg', import.meta.url))
+    const response = await server.fetch('/api/filehash?algorithms=pdq', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: image })
+    assert.equal(response.status, 200)
+    const { hash } = ((await response.json()) as { hashes: { pdq: { hash: string } } }).hashes.pdq
+    assert.match(hash, /^[0-9a-f]{64}$/)
+    const answer = (await server.post('/api/identify', { hash })).body as { matches: Array<Match & { confidence: number, category: string, description: string }> }
+    const names = answer.matches.map((match) => match.algorithm)
+    const pdq = answer.matches.find((match) => match.algorithm === 'pdq')
+    assert.ok(pdq, `identified as ${names.join(', ')}`)
+    assert.equal(pdq.verifiable, false)
+    assert.equal(pdq.category, 'Similarity hash')
+    assert.match(pdq.description, /\/api\/similarity\/compare/)
+    assert.equal(names[0], 'sha256')
+    for (const digest of ['sha256', 'sha3-256', 'keccak-256', 'blake3']) assert.ok(names.indexOf(digest) < names.indexOf('pdq'), `${digest} before pdq: ${names.join(', ')}`)
+    assert.ok(pdq.confidence > 0 && pdq.confidence < answer.matches[0]!.confidence)
+    // Uppercase (a tool that uppercases hex) is still read as PDQ.
+    assert.ok((await identify(server, hash.toUpperCase())).some((match) => match.algorithm === 'pdq'))
+    // What the description says to do with it works: compare reads the same string as PDQ.
+    const compared = await server.post('/api/similarity/compare', { a: hash, b: hash, algorithm: 'pdq' })
+    assert.equal(compared.status, 200, compared.text)
+    assert.deepEqual([compared.body.algorithm, compared.body.distance, compared.body.similar], ['pdq', 0, true])
   })
 
   it('every tagged HMAC (a named key, format tagged), with every algorithm: hashd-tagged-hmac with its version, checked by /api/hmac/verify and not by /api/verify', async () => {

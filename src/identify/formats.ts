@@ -338,6 +338,10 @@ export const formatSpecs: FormatSpec[] = [
   other('ssdeep', 'ssdeep', SIMILARITY, R`[1-9]\d{0,10}:${b64(1, 64)}:${b64(0, 64)}`, 40, { signature: true, description: 'ssdeep (CTPH) as ssdeep and libfuzzy print it: block size, then two base64 piece hashes; POST /api/similarity/compare scores two' }),
   other('tlsh', 'TLSH', SIMILARITY, R`T1${hex(70)}`, 40, { signature: true, description: 'TLSH 4 (Trend Micro) as its reference prints it: T1 and 70 hex digits; POST /api/similarity/compare gives the distance of two' }),
   other('tlsh-3', 'TLSH (before version 4)', SIMILARITY, hex(70), 3, { upperHex: true, description: 'TLSH in the form before version 4: 70 hex digits without T1' }),
+  // PDQ has SHA-256's form (64 hex) and every 256-bit digest's. Outside media moderation (Meta's
+  // ThreatExchange and HMA) it is rare, so its prior is that of the rarer 256-bit digests
+  // (BLAKE2b-256): a bare 64-hex string is a SHA-256 digest far more often than an image hash.
+  other('pdq', 'PDQ', SIMILARITY, hex(64), 5, { description: 'PDQ (Meta\'s perceptual image hash) as its reference prints it and /api/filehash gives it (hashes.pdq.hash): 64 hex digits, 256 bits; the form of a SHA-256 digest too. Not verified but compared: POST /api/similarity/compare gives the Hamming distance of two (a match at 31 or less)' }),
   other('crc32', 'CRC-32', CHECKSUM, hex(8), 100, { description: 'CRC-32 (ISO-HDLC, as zlib/zip/PNG use it), hex' }),
   other('adler32', 'Adler-32', CHECKSUM, hex(8), 20, { description: 'Adler-32 checksum (RFC 1950), hex' }),
   other('crc32c', 'CRC-32C', CHECKSUM, hex(8), 15, { description: 'CRC-32C (Castagnoli) checksum, hex' }),

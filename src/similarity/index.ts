@@ -1,15 +1,15 @@
 /**
  * The similarity hashes as registry entries (kind `similarity`): streaming hashers behind the one
  * `Hasher` interface, so /api/hash and the upload pipeline (inline or on the hash threads) run them
- * beside the digests in the same single pass. Their raw digest is the bytes of the text form (ssdeep)
+ * beside the digests in the same single pass; the hashers are fast.ts's, whose per-byte work runs in
+ * WebAssembly (ssdeep.ts and tlsh.ts state the same algorithms in TypeScript). Their raw digest is the bytes of the text form (ssdeep)
  * or the reference's 35 bytes (TLSH); `format` gives the form their tools print. They are compared
  * by score or distance (compare.ts), so verify and HMAC refuse them (algorithms/registry.ts).
  */
 import type { DigestAlgorithm } from '../algorithms/types.js'
-import { SsdeepHasher } from './ssdeep.js'
-import { TlshHasher } from './tlsh.js'
+import { FastSsdeepHasher, FastTlshHasher } from './fast.js'
 
-const HAND_WRITTEN = 'hashd (src/similarity)'
+const HAND_WRITTEN = 'hashd (src/similarity, C compiled to WebAssembly)'
 
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
 
@@ -24,7 +24,7 @@ export const similarityAlgorithms: DigestAlgorithm[] = [
     reference: 'libfuzzy 2.14 (ssdeep-project/ssdeep fuzzy.c); Kornblum, "Identifying almost identical files using context triggered piecewise hashing" (DFRWS 2006)',
     implementation: HAND_WRITTEN,
     create: () => {
-      const hasher = new SsdeepHasher()
+      const hasher = new FastSsdeepHasher()
       return { update: (data) => hasher.update(data), digest: () => Buffer.from(hasher.digest(), 'latin1') }
     },
     format: latin1,
@@ -35,7 +35,7 @@ export const similarityAlgorithms: DigestAlgorithm[] = [
     reference: 'TLSH 4 (trendmicro/tlsh, 128 buckets, 1-byte checksum); Oliver, Cheng and Chen, "TLSH – A Locality Sensitive Hash" (CTC 2013)',
     implementation: HAND_WRITTEN,
     create: () => {
-      const hasher = new TlshHasher()
+      const hasher = new FastTlshHasher()
       return { update: (data) => hasher.update(data), digest: () => Buffer.from(hasher.digest().slice(2), 'hex') }
     },
     format: (digest) => `T1${Buffer.from(digest).toString('hex').toUpperCase()}`,

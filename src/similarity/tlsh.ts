@@ -11,7 +11,7 @@
 import { problems } from '../problem.js'
 
 /** The reference's Pearson permutation (tlsh_impl.cpp's v_table). */
-const PEARSON = Uint8Array.from([
+export const PEARSON = Uint8Array.from([
   1, 87, 49, 12, 176, 178, 102, 166, 121, 193, 6, 84, 249, 230, 44, 163,
   14, 197, 213, 181, 161, 85, 218, 80, 64, 239, 24, 226, 236, 142, 38, 200,
   110, 177, 104, 103, 141, 253, 255, 50, 77, 101, 81, 18, 45, 96, 31, 222,
@@ -108,6 +108,45 @@ export function parseTlsh(hash: string): TlshDigest | null {
   return { checksum: swapNibbles(bytes[0]!), lValue: swapNibbles(bytes[1]!), q1Ratio: q & 0x0f, q2Ratio: q >> 4, code }
 }
 
+/**
+ * The hash's fields from the state after the last byte: the bucket counts (the first 128 are used),
+ * the input's length and the checksum. Throws a 422 problem for input too short or too uniform.
+ */
+export function tlshFromCounts(buckets: Uint32Array, length: number, checksum: number): TlshDigest {
+  if (length < TLSH_MIN_INPUT_BYTES) {
+    throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', `TLSH needs at least ${TLSH_MIN_INPUT_BYTES} bytes of input; this input has ${length}`)
+  }
+  const counts = buckets.subarray(0, EFFECTIVE_BUCKETS)
+  const sorted = Uint32Array.from(counts).sort()
+  const q1 = sorted[EFFECTIVE_BUCKETS / 4 - 1]!
+  const q2 = sorted[EFFECTIVE_BUCKETS / 2 - 1]!
+  const q3 = sorted[EFFECTIVE_BUCKETS - EFFECTIVE_BUCKETS / 4 - 1]!
+  let nonZero = 0
+  for (const count of counts) if (count > 0) nonZero++
+  // The reference gives no hash unless more than half the buckets are used (and q3 > 0).
+  if (q3 === 0 || nonZero <= EFFECTIVE_BUCKETS / 2) {
+    throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', 'The input is too uniform for TLSH: fewer than half of its 128 buckets are used')
+  }
+  const code = new Uint8Array(CODE_BYTES)
+  for (let i = 0; i < CODE_BYTES; i++) {
+    let byte = 0
+    for (let j = 0; j < 4; j++) {
+      const count = counts[4 * i + j]!
+      if (count > q3) byte += 3 << (j * 2)
+      else if (count > q2) byte += 2 << (j * 2)
+      else if (count > q1) byte += 1 << (j * 2)
+    }
+    code[i] = byte
+  }
+  return {
+    checksum,
+    lValue: lengthClass(length),
+    q1Ratio: Math.floor((q1 * 100) / q3) % 16,
+    q2Ratio: Math.floor((q2 * 100) / q3) % 16,
+    code,
+  }
+}
+
 /** A streaming TLSH hasher. `digest()` throws a 422 problem for input too short or too uniform. */
 export class TlshHasher {
   private readonly window = new Uint8Array(WINDOW)
@@ -153,38 +192,7 @@ export class TlshHasher {
 
   /** The hash's fields (digest() formats them). */
   finish(): TlshDigest {
-    if (this.length < TLSH_MIN_INPUT_BYTES) {
-      throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', `TLSH needs at least ${TLSH_MIN_INPUT_BYTES} bytes of input; this input has ${this.length}`)
-    }
-    const counts = this.buckets.subarray(0, EFFECTIVE_BUCKETS)
-    const sorted = Uint32Array.from(counts).sort()
-    const q1 = sorted[EFFECTIVE_BUCKETS / 4 - 1]!
-    const q2 = sorted[EFFECTIVE_BUCKETS / 2 - 1]!
-    const q3 = sorted[EFFECTIVE_BUCKETS - EFFECTIVE_BUCKETS / 4 - 1]!
-    let nonZero = 0
-    for (const count of counts) if (count > 0) nonZero++
-    // The reference gives no hash unless more than half the buckets are used (and q3 > 0).
-    if (q3 === 0 || nonZero <= EFFECTIVE_BUCKETS / 2) {
-      throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', 'The input is too uniform for TLSH: fewer than half of its 128 buckets are used')
-    }
-    const code = new Uint8Array(CODE_BYTES)
-    for (let i = 0; i < CODE_BYTES; i++) {
-      let byte = 0
-      for (let j = 0; j < 4; j++) {
-        const count = counts[4 * i + j]!
-        if (count > q3) byte += 3 << (j * 2)
-        else if (count > q2) byte += 2 << (j * 2)
-        else if (count > q1) byte += 1 << (j * 2)
-      }
-      code[i] = byte
-    }
-    return {
-      checksum: this.checksum,
-      lValue: lengthClass(this.length),
-      q1Ratio: Math.floor((q1 * 100) / q3) % 16,
-      q2Ratio: Math.floor((q2 * 100) / q3) % 16,
-      code,
-    }
+    return tlshFromCounts(this.buckets, this.length, this.checksum)
   }
 
   digest(): string {

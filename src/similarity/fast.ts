@@ -1,0 +1,154 @@
+/**
+ * The ssdeep and TLSH hashers the registry runs: the per-byte work in WebAssembly with SIMD
+ * (wasm/similarity.c; scripts/build-similarity-wasm.sh writes wasm/similarity-wasm.ts), the rest in
+ * TypeScript. They give exactly what ssdeep.ts's and tlsh.ts's hashers give, which the tests check in
+ * any chunking against each other, libfuzzy and the TLSH reference; those two stay as the readable
+ * statement of each algorithm.
+ *
+ * As for Tiger (algorithms/impl/tiger.ts): the module is compiled once, at load; an instance has its
+ * own memory and serves one hasher at a time; a finished hasher hands its instance back to a small
+ * pool. An instance builds TLSH's pair tables (448 KiB) the first time it hashes TLSH.
+ */
+import { problems } from '../problem.js'
+import { SSDEEP_MAX_INPUT_BYTES } from './ssdeep.js'
+import { formatTlsh, PEARSON, TLSH_MAX_INPUT_BYTES, tlshFromCounts, type TlshDigest } from './tlsh.js'
+import { SIMILARITY_WASM_BASE64 } from './wasm/similarity-wasm.js'
+
+/** The part of the WebAssembly JavaScript API used here (@types/node 20 does not declare it). */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object
+  Instance: new (module: object) => { exports: unknown }
+}
+const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly
+
+/** The exports of wasm/similarity.c; addresses are byte offsets into `memory`. */
+interface SimilarityExports {
+  memory: { buffer: ArrayBuffer }
+  sim_input(): number
+  sim_output(): number
+  ssdeep_begin(): void
+  ssdeep_size(total: number): void
+  ssdeep_update(length: number): void
+  ssdeep_digest(): number
+  tlsh_table(): number
+  tlsh_buckets(): number
+  tlsh_checksum(): number
+  tlsh_begin(): void
+  tlsh_update(length: number): void
+}
+
+/** SIM_INPUT_BYTES in similarity.c: the most one update call takes. */
+const INPUT_BYTES = 65536
+const TLSH_BUCKETS = 256
+/** Idle instances kept per thread; more are left to the garbage collector. */
+const POOL_SIZE = 4
+
+const similarityModule = new wasm.Module(Buffer.from(SIMILARITY_WASM_BASE64, 'base64'))
+const pool: SimilarityCore[] = []
+
+class SimilarityCore {
+  readonly exports: SimilarityExports
+  /** The whole memory; it never grows (fixed by the build script), so this view stays valid. */
+  readonly memory: Uint8Array
+  readonly #input: number
+
+  constructor() {
+    this.exports = new wasm.Instance(similarityModule).exports as unknown as SimilarityExports
+    this.memory = new Uint8Array(this.exports.memory.buffer)
+    this.#input = this.exports.sim_input()
+    this.memory.set(PEARSON, this.exports.tlsh_table())
+  }
+
+  static acquire(): SimilarityCore {
+    return pool.pop() ?? new SimilarityCore()
+  }
+
+  release(): void {
+    if (pool.length < POOL_SIZE) pool.push(this)
+  }
+
+  /** Copies `data` into the instance, 64 KiB at a time, and hands each piece to `update`. */
+  feed(data: Uint8Array, update: (length: number) => void): void {
+    for (let position = 0; position < data.length; position += INPUT_BYTES) {
+      const piece = data.subarray(position, position + INPUT_BYTES)
+      this.memory.set(piece, this.#input)
+      update(piece.length)
+    }
+  }
+}
+
+/** A hasher over one instance, which goes back to the pool when the result is read. */
+abstract class CoreHasher {
+  #core: SimilarityCore | undefined = SimilarityCore.acquire()
+
+  protected core(): SimilarityCore {
+    if (!this.#core) throw new Error('hasher already finished')
+    return this.#core
+  }
+
+  protected finished(): void {
+    const core = this.core()
+    this.#core = undefined
+    core.release()
+  }
+}
+
+/** ssdeep.ts's SsdeepHasher, in WebAssembly: `digest()` gives the string `ssdeep -b` prints. */
+export class FastSsdeepHasher extends CoreHasher {
+  #totalSize = 0
+
+  constructor() {
+    super()
+    this.core().exports.ssdeep_begin()
+  }
+
+  update(data: Uint8Array): void {
+    this.#totalSize += data.length
+    if (this.#totalSize > SSDEEP_MAX_INPUT_BYTES) throw new RangeError(`ssdeep hashes at most ${SSDEEP_MAX_INPUT_BYTES} bytes`)
+    const core = this.core()
+    const { exports } = core
+    // ssdeep.ts counts a whole update's size before its first byte; so does the C.
+    exports.ssdeep_size(this.#totalSize)
+    core.feed(data, (length) => exports.ssdeep_update(length))
+  }
+
+  digest(): string {
+    const core = this.core()
+    const length = core.exports.ssdeep_digest()
+    const at = core.exports.sim_output()
+    const text = Buffer.from(core.memory.subarray(at, at + length)).toString('latin1')
+    this.finished()
+    return text
+  }
+}
+
+/** tlsh.ts's TlshHasher, in WebAssembly. `digest()` throws a 422 problem for input too short or too uniform. */
+export class FastTlshHasher extends CoreHasher {
+  #length = 0
+
+  constructor() {
+    super()
+    this.core().exports.tlsh_begin()
+  }
+
+  update(data: Uint8Array): void {
+    const core = this.core()
+    const { exports } = core
+    core.feed(data, (length) => exports.tlsh_update(length))
+    this.#length += data.length
+    if (this.#length > TLSH_MAX_INPUT_BYTES) throw problems.unprocessable('tlsh-input', 'Input not hashable with TLSH', `TLSH hashes at most ${TLSH_MAX_INPUT_BYTES} bytes`)
+  }
+
+  finish(): TlshDigest {
+    const core = this.core()
+    const at = core.exports.tlsh_buckets()
+    const buckets = new Uint32Array(core.memory.buffer.slice(at, at + 4 * TLSH_BUCKETS))
+    const checksum = core.exports.tlsh_checksum()
+    this.finished()
+    return tlshFromCounts(buckets, this.#length, checksum)
+  }
+
+  digest(): string {
+    return formatTlsh(this.finish())
+  }
+}
