@@ -157,23 +157,24 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
   }, (request, reply) => {
     const context = app.keyContext(request)
     const body = request.body as HmacRequest & { items?: unknown[] }
-    // With a server key and an audit log, the answer waits for its line (plugins/audit.ts).
-    if (app.audit !== null && namesServerKey(body)) {
-      return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac' : 'hmac.batch', ...auditInputs(body) },
-        () => batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, body.items === undefined ? {} : IN_BATCH), 'hmac',
-          { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
-          .finally(() => flushKeyCounts(context)))
-    }
     // The common case, one short HMAC: answered on this tick, no batch glue, no promise (as /api/hash).
-    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
-      const result = hmac(engine, body, context)
-      if (result instanceof Promise) return result.finally(() => flushKeyCounts(context))
-      flushKeyCounts(context)
-      return result
+    const single = body.items === undefined && request.bodyBytes <= config.bodyLimit
+    const answer = (): HmacResult | Promise<HmacResult> | Promise<unknown> => {
+      if (single) {
+        const result = hmac(engine, body, context)
+        if (result instanceof Promise) return result.finally(() => flushKeyCounts(context))
+        flushKeyCounts(context)
+        return result
+      }
+      return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, body.items === undefined ? {} : IN_BATCH), 'hmac',
+        { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
+        .finally(() => flushKeyCounts(context))
     }
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, IN_BATCH), 'hmac',
-      { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
-      .finally(() => flushKeyCounts(context))
+    // With a server key and an audit log, the answer waits for its line (plugins/audit.ts), by the same paths.
+    if (app.audit !== null && namesServerKey(body)) {
+      return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac' : 'hmac.batch', ...auditInputs(body) }, answer)
+    }
+    return answer()
   })
 
   const VerifyAnswer = Type.Object({
