@@ -7,8 +7,9 @@
  * have; koffi ships prebuilt for every platform Node runs on and is already a dependency
  * (libxcrypt, mallopt, preadv2).
  *
- * Every call that may wait on the device runs with koffi's `.async`, on a libuv thread, so the
- * event loop never blocks on the token; the module is initialised with CKF_OS_LOCKING_OK so that
+ * Every call that may wait on the device runs off the event loop: with koffi's `.async`, on a
+ * libuv thread, or, for the HMACs of `signMany`, on a thread of hashd's (sign-thread.ts) that makes
+ * a group of them in one hand-off; the module is initialised with CKF_OS_LOCKING_OK so that
  * sessions may be used from several threads at once (one call per session at a time: pool.ts).
  *
  * Types follow the Unix ABI of pkcs11t.h: CK_ULONG is `unsigned long`, structures are not packed.
