@@ -173,7 +173,7 @@ async function answer(url: string, body: object): Promise<string> {
   return ((await response.json()) as { hmac: string }).hmac
 }
 
-export async function benchTokenKeys(hashdScript: string, seconds: number): Promise<void> {
+async function benchTokenKeys(hashdScript: string, seconds: number): Promise<void> {
   console.log(`\n6b. HMAC-SHA256 of 32-byte messages under a key in a PKCS#11 token (SoftHSM2, PKCS11_SESSIONS=${TOKEN_SESSIONS}), on core 0, A B B A`)
   if (!existsSync(SOFTHSM_MODULE) || !hasProgram('softhsm2-util') || !hasProgram('pkcs11-tool')) {
     console.log(`token rows: skipped (softhsm2 not installed: ${SOFTHSM_MODULE} and softhsm2-util, and opensc's pkcs11-tool, Debian: softhsm2 opensc)`)
