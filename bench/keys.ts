@@ -11,21 +11,38 @@
  *   one server (goal ≥ 0.95: finding a named key costs nothing).
  * - One item per request with `keyName`, the audit log on (AUDIT_LOG=file:…, a line per request)
  *   against off, a server of each in turn on core 0, A B B A (goal ≥ 0.85).
+ * - Keys in a PKCS#11 token (SoftHSM2, a token made as the tests make theirs: test/helpers/softhsm.ts),
+ *   skipped with a line naming `softhsm2` when it is not installed. The token's key holds the same
+ *   secret as the file key, so both answer the same HMAC (checked before timing):
+ *   - one item per request with `keyName` of a token key against a file key, A B B A on one server
+ *     (goal ≥ 0.7);
+ *   - a batch of 10,000 items (MAX_BATCH_ITEMS' default) with the token key against a bare loop of
+ *     C_SignInit/C_Sign with as many sessions as the server's PKCS11_SESSIONS (bench/pkcs11-loop.ts:
+ *     node and koffi, none of hashd's code), over the same 10,000 32-byte messages, each on core 0,
+ *     A B B A (goal ≥ 0.8).
  * The server runs at LOG_LEVEL=warn with the limiter off, as row 1's quiet configuration. Rates
  * are wall-clock items per second while the server is kept busy; the server's CPU time per item is
  * printed beside them, which drifts less on a shared machine.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { makeSoftToken, SOFTHSM_MODULE, TOKEN_LABEL } from '../test/helpers/softhsm.js'
 import { cpuSeconds, throughput } from './load.js'
 import { hasProgram, start, stop, type Started } from './servers.js'
 
 const ITEMS = 1000
 /** 32 bytes each, all different. */
-const MESSAGES = Array.from({ length: ITEMS }, (_, index) => `bench-message-${String(index).padStart(6, '0')}-32bytes`.slice(0, 32))
+const message32 = (index: number) => `bench-message-${String(index).padStart(6, '0')}-32bytes`.slice(0, 32)
+const MESSAGES = Array.from({ length: ITEMS }, (_, index) => message32(index))
+/** The token rows' batch: MAX_BATCH_ITEMS' default, so one request. */
+const TOKEN_ITEMS = 10_000
+const TOKEN_MESSAGES = Array.from({ length: TOKEN_ITEMS }, (_, index) => message32(index))
+/** PKCS11_SESSIONS of the server, and the bare loop's threads. */
+const TOKEN_SESSIONS = 4
 
 /** The bare loop, in a process of its own on core 0: HMACs per second over `seconds`. */
 const BARE_LOOP = `
@@ -135,5 +152,72 @@ export async function benchKeys(hashdScript: string, seconds: number): Promise<v
   } finally {
     if (server) await stop(server)
     rmSync(dir, { recursive: true, force: true })
+  }
+  await benchTokenKeys(hashdScript, seconds)
+}
+
+/** The bare C_SignInit/C_Sign loop (bench/pkcs11-loop.ts) on core 0, over the messages in `messagesFile`. */
+function bareTokenLoop(env: Record<string, string>, pinFile: string, keyLabel: string, messagesFile: string, seconds: number): Rate {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'pkcs11-loop.js')
+  const node = [process.execPath, script, SOFTHSM_MODULE, pinFile, TOKEN_LABEL, keyLabel, String(TOKEN_SESSIONS), String(seconds), messagesFile]
+  const [command, ...args] = hasProgram('taskset') ? ['taskset', '-c', '0', ...node] : node
+  const result = spawnSync(command!, args, { encoding: 'utf8', env: { ...process.env, ...env } })
+  if (result.status !== 0) throw new Error(`bare PKCS#11 loop failed: ${result.stderr}`)
+  return JSON.parse(result.stdout) as Rate
+}
+
+/** The HMAC one request answers (to check that the token's key and the file's give the same). */
+async function answer(url: string, body: object): Promise<string> {
+  const response = await fetch(`${url}/api/hmac`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  if (!response.ok) throw new Error(`POST /api/hmac answered ${response.status}: ${await response.text()}`)
+  return ((await response.json()) as { hmac: string }).hmac
+}
+
+async function benchTokenKeys(hashdScript: string, seconds: number): Promise<void> {
+  console.log(`\n6b. HMAC-SHA256 of 32-byte messages under a key in a PKCS#11 token (SoftHSM2, PKCS11_SESSIONS=${TOKEN_SESSIONS}), on core 0, A B B A`)
+  if (!existsSync(SOFTHSM_MODULE) || !hasProgram('softhsm2-util') || !hasProgram('pkcs11-tool')) {
+    console.log(`token rows: skipped (softhsm2 not installed: ${SOFTHSM_MODULE} and softhsm2-util, and opensc's pkcs11-tool, Debian: softhsm2 opensc)`)
+    return
+  }
+  const token = makeSoftToken()
+  const secret = randomBytes(32)
+  token.importKey('bench-hmac', secret, 'generic')
+  const keysFile = join(token.dir, 'hmac-keys')
+  writeFileSync(keysFile, `bench 1 ${secret.toString('base64')}\ntoken 1 pkcs11:token=${TOKEN_LABEL};object=bench-hmac\n`)
+  const messagesFile = join(token.dir, 'messages.json')
+  writeFileSync(messagesFile, JSON.stringify(TOKEN_MESSAGES))
+  const env = {
+    LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', HMAC_KEYS_FILE: keysFile, ...token.env,
+    PKCS11_MODULE: SOFTHSM_MODULE, PKCS11_PIN_FILE: token.pinFile, PKCS11_SESSIONS: String(TOKEN_SESSIONS),
+  }
+  let server: Started | undefined
+  try {
+    server = await start(hashdScript, env, '0')
+    const inFile = { keyName: 'bench', message: MESSAGES[7] }
+    const inToken = { keyName: 'token', message: MESSAGES[7] }
+    const [fromFile, fromToken] = [await answer(server.url, inFile), await answer(server.url, inToken)]
+    if (fromFile !== fromToken) throw new Error(`the token's key and the file's key answer different HMACs (${fromToken}, ${fromFile})`)
+
+    const f1 = await served(server, inFile, 1, seconds, 50)
+    const t1 = await served(server, inToken, 1, seconds, 50)
+    const t2 = await served(server, inToken, 1, seconds, 50)
+    const f2 = await served(server, inFile, 1, seconds, 50)
+    const [file, tokenKey] = [mean(f1, f2), mean(t1, t2)]
+    console.log(`POST /api/hmac keyName, file key   ${show(file)}`)
+    console.log(`POST /api/hmac keyName, token key  ${show(tokenKey)}   token ÷ file: ${(tokenKey.rate / file.rate).toFixed(2)} by items/s, ${(file.cpuMicros / tokenKey.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.70)`)
+
+    // One batch of 10,000 at a time (one connection), against the bare loop with as many sessions.
+    const batch = { keyName: 'token', items: TOKEN_MESSAGES.map((message) => ({ message })) }
+    const a1 = bareTokenLoop(token.env, token.pinFile, 'bench-hmac', messagesFile, seconds)
+    const b1 = await served(server, batch, TOKEN_ITEMS, seconds, 1)
+    const b2 = await served(server, batch, TOKEN_ITEMS, seconds, 1)
+    const a2 = bareTokenLoop(token.env, token.pinFile, 'bench-hmac', messagesFile, seconds)
+    const [bare, batched] = [mean(a1, a2), mean(b1, b2)]
+    console.log(`batch of ${TOKEN_ITEMS}, token key, 1 connection ${show(batched)}`)
+    console.log(`bare C_SignInit/C_Sign loop, ${TOKEN_SESSIONS} threads ${show(bare)}   batch ÷ bare: ${(batched.rate / bare.rate).toFixed(2)} by items/s, ${(bare.cpuMicros / batched.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.80)`)
+    console.log(`file-key requests ÷ bare token loop: ${(file.rate / bare.rate).toFixed(2)} (the token's own cost per MAC is ${bare.cpuMicros.toFixed(1)} µs CPU; the file key's whole request ${file.cpuMicros.toFixed(1)} µs)`)
+  } finally {
+    if (server) await stop(server)
+    token.remove()
   }
 }

@@ -282,6 +282,11 @@ expect "apikey: exactly the key and the line" "$apikey" $'^hk_[A-Za-z0-9_-]{43}\
 pwned=$(podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp "$image" sh -c \
   'printf "5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8:3\r\n" > /tmp/p.txt && node dist/scripts/pwned-import.js /tmp/p.txt /tmp/p.store && node dist/scripts/pwned-verify.js /tmp/p.store' 2>&1)
 expect "pwned:import and pwned:verify in the image" "$pwned" '1 SHA-1 hashes from a file.*p\.store: sound, 1 SHA-1 hashes'
+# The audit tools and keys:generate run in the image: audit:hash under a key made there, and
+# keys:generate says what it needs when no PKCS#11 module is named (exit 2, its usage).
+audit=$(podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp "$image" sh -c \
+  'node -e "process.stdout.write(require(\"node:crypto\").randomBytes(32).toString(\"base64\"))" > /tmp/a.key && AUDIT_KEY=/tmp/a.key node dist/scripts/audit-hash.js hello && node dist/scripts/audit-verify.js --help; node dist/scripts/keys-generate.js --pkcs11 orders 1; echo "keys-generate exit $?"' 2>&1)
+expect "audit:hash, audit:verify and keys:generate in the image" "$audit" '^hmac-sha256:[0-9a-f]{64}.*usage: npm run audit:verify.*usage: npm run keys:generate.*keys-generate exit 2'
 
 # ── 4. the drain: SIGTERM with an argon2id of seconds in flight ─────────────────────────────────
 post "$url/api/hash" '{"input":"pw","algorithm":"argon2id","options":{"memoryCost":131072,"timeCost":10}}' >"$work/slow.json" &

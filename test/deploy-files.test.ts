@@ -55,6 +55,10 @@ function neededBytes(env: Record<string, string>): number {
   return config.maxWorkMemoryBytes + config.workerThreads * PER_THREAD_BYTES + PROCESS_BYTES
 }
 
+/** A manifest with every commented setting enabled (a line `# key: value` or `# - key: value` loses its `# `), prose left as it is. */
+const enableCommented = (text: string): string => text.split('\n')
+  .map((line) => /^\s*#\s*(?:- )?[A-Za-z][A-Za-z0-9_]*:(?: |$)/.test(line) && !/^\s*# [A-Z][a-z]+:/.test(line) ? line.replace('# ', '') : line).join('\n')
+
 describe('deployment files', () => {
   it('the Dockerfile runs with npm start\'s Node flags, as node, on 0.0.0.0:3000, with a HEALTHCHECK', () => {
     const dockerfile = read('Dockerfile')
@@ -182,11 +186,7 @@ describe('deployment files', () => {
     assert.equal(parsePepperKeysFile(filled(files['pepper-keys']!), 'pepper-keys').current.id, 'k1')
     assert.deepEqual(parseHmacKeysFile(filled(files['hmac-keys']!), 'hmac-keys').names, ['orders'])
 
-    // deployment.yaml with its commented keys lines enabled, read as the cluster would.
-    // Every commented setting enabled (a line `# key: value` or `# - key: value` loses its `# `), prose left as it is.
-    const enabled = read(`${kubeDir}deployment.yaml`).split('\n')
-      .map((line) => /^\s*#\s*(?:- )?[A-Za-z][A-Za-z0-9_]*:(?: |$)/.test(line) && !/^\s*# [A-Z][a-z]+:/.test(line) ? line.replace('# ', '') : line).join('\n')
-    const deployment = parseAllDocuments(enabled).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
+    const deployment = parseAllDocuments(enableCommented(read(`${kubeDir}deployment.yaml`))).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
     const container = deployment.spec.template.spec.containers[0]
     const env = Object.fromEntries((container.env as Doc[]).map((entry) => [entry.name, entry.value]))
     const mount = (container.volumeMounts as Doc[]).find((each) => each.name === 'keys')
@@ -204,6 +204,46 @@ describe('deployment files', () => {
     for (const line of ['# PEPPER_KEYS_FILE: /run/secrets/pepper_keys', '# HMAC_KEYS_FILE: /run/secrets/hmac_keys', '#   - pepper_keys', '#   - hmac_keys']) {
       assert.ok(compose.includes(line), `compose.yaml: ${line}`)
     }
+  })
+
+  it('the PKCS#11 example: the module read-only from the node, the PIN from a Secret mounted whole, where the commented env points', () => {
+    const [secret] = parseAllDocuments(read(`${kubeDir}pkcs11-secret.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(secret.kind, 'Secret')
+    assert.deepEqual(Object.keys(secret.stringData as object), ['pin'])
+    const deployment = parseAllDocuments(enableCommented(read(`${kubeDir}deployment.yaml`))).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
+    const container = deployment.spec.template.spec.containers[0]
+    const env = Object.fromEntries((container.env as Doc[]).map((entry) => [entry.name, entry.value]))
+    const mounts = container.volumeMounts as Doc[]
+    const volumes = deployment.spec.template.spec.volumes as Doc[]
+    const pinMount = mounts.find((each) => each.name === 'pkcs11-pin')
+    const moduleMount = mounts.find((each) => each.name === 'pkcs11-module')
+    assert.ok(pinMount && moduleMount, 'the commented pkcs11-pin and pkcs11-module mounts')
+    assert.equal(pinMount.subPath, undefined, 'a subPath mount is never updated')
+    assert.equal(pinMount.readOnly, true)
+    assert.equal(moduleMount.readOnly, true)
+    assert.equal(volumes.find((each) => each.name === 'pkcs11-pin')?.secret?.secretName, secret.metadata.name)
+    assert.ok(volumes.find((each) => each.name === 'pkcs11-module')?.hostPath?.path, 'the module comes from a folder on the node')
+    assert.equal(env.PKCS11_PIN_FILE, `${pinMount.mountPath}/pin`)
+    assert.ok(String(env.PKCS11_MODULE).startsWith(`${moduleMount.mountPath}/`), 'PKCS11_MODULE is in the module mount')
+    assert.equal(env.PKCS11_PIN, undefined, 'never a PIN in the environment')
+    const config = loadConfig(Object.fromEntries(Object.entries(env).filter(([, value]) => typeof value === 'string')) as Record<string, string>)
+    assert.equal(config.pkcs11?.pinFile, '/etc/hashd-pkcs11/pin')
+    assert.equal(config.pkcs11?.modulePath, env.PKCS11_MODULE)
+  })
+
+  it('the image carries keys:generate, audit:verify and audit:hash, each importing dist/src only (never test/ or bench/)', () => {
+    // The Dockerfile's instructions, each on one line (continuations joined).
+    const copies = read('Dockerfile').replace(/\\\n\s*/g, ' ').split('\n').filter((line) => line.startsWith('COPY --from=build '))
+    const dockerignore = read('.dockerignore').split('\n')
+    for (const tool of ['keys-generate', 'audit-verify', 'audit-hash']) {
+      assert.ok(copies.some((line) => line.includes(` /app/dist/scripts/${tool}.js `) && line.endsWith(' dist/scripts/')), `${tool}.js is copied into the image`)
+      const imports = [...read(`scripts/${tool}.ts`).matchAll(/^import [^'\n]*'([^']+)'/gm)].map((match) => match[1]!)
+      assert.ok(imports.length > 0, tool)
+      for (const from of imports) {
+        assert.ok(from.startsWith('node:') || from.startsWith('../src/'), `scripts/${tool}.ts imports ${from}: the image has dist/src and node_modules only`)
+      }
+    }
+    for (const entry of ['!src/', '!scripts/']) assert.ok(dockerignore.includes(entry), `.dockerignore lets ${entry.slice(1)} into the build context`)
   })
 
   it('compose.yaml: hashd and Redis wired, restart policies, healthchecks, a limit that holds the budget', () => {

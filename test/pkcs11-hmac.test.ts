@@ -103,6 +103,35 @@ describe('HMAC keys in a PKCS#11 token', { skip: skipUnless('softhsm2', 'pkcs11-
     assert.ok((back.body.results as Array<{ valid: boolean }>).every((result) => result.valid))
   })
 
+  it('items in flight together (groups made by the token) keep their order: problems, file-key items and token items interleaved; 1,200 items in several groups', async () => {
+    const items = Array.from({ length: 1200 }, (_, index) => index % 7 === 3 ? { message: `row ${index}`, keyVersion: 9 }
+      : index % 5 === 1 ? { message: `row ${index}`, keyVersion: 2 }
+        : { message: `row ${index}` })
+    const answer = await hashd.post('/api/hmac', { keyName: 'orders', items })
+    assert.equal(answer.status, 200, answer.text)
+    const results = answer.body.results as Array<{ hmac?: string, keyVersion?: number, problem?: { type: string } }>
+    assert.equal(results.length, items.length)
+    // Item i is under the file version when i % 5 == 1, else under the token's.
+    const expected = python('import sys, hmac, hashlib\ntoken, file = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2])\n'
+      + 'for i in range(int(sys.argv[3])): print(hmac.new(file if i % 5 == 1 else token, b"row %d" % i, hashlib.sha256).hexdigest())',
+    [known.toString('hex'), fileSecret.toString('hex'), String(items.length)]).split('\n')
+    results.forEach((result, index) => {
+      if (index % 7 === 3) assert.equal(result.problem?.type, 'urn:hashd:problem:unknown-key-version', `item ${index}`)
+      else {
+        assert.equal(result.hmac, expected[index], `item ${index}`)
+        assert.equal(result.keyVersion, index % 5 === 1 ? 2 : 3, `item ${index}`)
+      }
+    })
+  })
+
+  it('single requests answered in the same turn share a call to the token, and each gets its own HMAC', async () => {
+    const messages = Array.from({ length: 60 }, (_, index) => `single ${index} ${'x'.repeat(index)}`)
+    const answers = await Promise.all(messages.map((message) => hashd.post('/api/hmac', { keyName: 'orders', message })))
+    const expected = python('import sys, hmac, hashlib, json\nkey = bytes.fromhex(sys.argv[1])\nfor m in json.loads(sys.argv[2]): print(hmac.new(key, m.encode(), hashlib.sha256).hexdigest())',
+      [known.toString('hex'), JSON.stringify(messages)]).split('\n')
+    assert.deepEqual(answers.map((answer) => answer.body.hmac), expected)
+  })
+
   it('webhooks: a token key signs, and what it signs verifies; PyKCS11 makes the same signature', async () => {
     const payload = '{"type":"invoice.paid"}'
     const signed = await hashd.post('/api/webhooks/sign', { payload, keyName: 'hooks', id: 'msg_1', timestamp: 1_700_000_000 })

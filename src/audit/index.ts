@@ -73,7 +73,10 @@ export class AuditLog {
     let inputs: Record<string, string> | undefined
     if (event.inputs) {
       inputs = {}
-      for (const [name, value] of Object.entries(event.inputs)) inputs[name] = await inputHash(this.key, value)
+      for (const [name, value] of Object.entries(event.inputs)) {
+        const hashed = inputHash(this.key, value)
+        inputs[name] = typeof hashed === 'string' ? hashed : await hashed
+      }
     }
     const fields = {
       requestId: event.requestId, apiKeyId: event.apiKeyId, operation: event.operation,

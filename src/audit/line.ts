@@ -18,7 +18,7 @@
  * replaced, by logrotate's copytruncate or create: the new file starts here, still chained), and
  * `checkpoint` (checkpoint.ts).
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { MAC_PREFIX, macHex, type AuditKey } from './key.js'
 
 export const LINE_VERSION = 1
@@ -41,15 +41,18 @@ export interface ParsedLine {
 
 const MAC_TAIL = /,"mac":"hmac-sha256:([0-9a-f]{64})"\}$/
 
+/** SHA-256 of the text's UTF-8, in hex (one call into OpenSSL, no Hash object). */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex')
+  return hash('sha256', text, 'hex')
 }
 
-/** A line's text (no newline): the body with its MAC appended. */
-export async function makeLine(key: AuditKey, seq: number, time: string, type: LineType, fields: LineFields, prev: string): Promise<string> {
+const withMac = (body: string, mac: string): string => `${body.slice(0, -1)},"mac":"${MAC_PREFIX}${mac}"}`
+
+/** A line's text (no newline): the body with its MAC appended; at once under a key in memory. */
+export function makeLine(key: AuditKey, seq: number, time: string, type: LineType, fields: LineFields, prev: string): string | Promise<string> {
   const body = JSON.stringify({ v: LINE_VERSION, seq, time, type, ...fields, prev })
-  const mac = await macHex(key, 'line', body)
-  return `${body.slice(0, -1)},"mac":"${MAC_PREFIX}${mac}"}`
+  const mac = macHex(key, 'line', body)
+  return typeof mac === 'string' ? withMac(body, mac) : mac.then((hex) => withMac(body, hex))
 }
 
 /** The bytes the line's MAC covers, and the MAC it carries; null when the line does not end in a MAC. */
@@ -84,7 +87,8 @@ export async function macMatches(key: AuditKey, text: string): Promise<boolean> 
   return expected === parts.mac
 }
 
-/** The `hmac-sha256:<hex>` an input appears as (and what `npm run audit:hash` prints). */
-export async function inputHash(key: AuditKey, input: string): Promise<string> {
-  return `${MAC_PREFIX}${await macHex(key, 'input', input)}`
+/** The `hmac-sha256:<hex>` an input appears as (and what `npm run audit:hash` prints); at once under a key in memory. */
+export function inputHash(key: AuditKey, input: string): string | Promise<string> {
+  const mac = macHex(key, 'input', input)
+  return typeof mac === 'string' ? `${MAC_PREFIX}${mac}` : mac.then((hex) => `${MAC_PREFIX}${hex}`)
 }

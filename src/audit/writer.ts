@@ -313,7 +313,8 @@ export class AuditWriter {
     const texts: string[] = []
     for (const { type, time, fields } of lines) {
       seq += 1
-      const text = await makeLine(this.#options.key, seq, time, type, fields, head)
+      const made = makeLine(this.#options.key, seq, time, type, fields, head)
+      const text = typeof made === 'string' ? made : await made
       texts.push(text)
       head = sha256Hex(text)
       if (type !== 'checkpoint') events += 1

@@ -18,7 +18,9 @@
  *   them with the top's, is that item's problem, its pointers moved under the item
  *   (/body/items/<index>/<field>): the other items are answered.
  * - Items whose function answers at once (short inputs: most digests and HMACs) cost no promise;
- *   the others (long inputs on the worker pool) are awaited in turn.
+ *   the others (long inputs on the worker pool) are awaited in turn, or, when the route asks for it
+ *   (`inFlight`: HMACs under a key in a PKCS#11 token, which the token makes for several items in
+ *   one call), up to that many at once, their entries still handed over in order.
  * - The event loop is never held for long: after every few milliseconds of items the runner lets
  *   other requests in (setImmediate), and it stops when the client has gone away.
  * - Password work is refused (`password-in-batch`, see `refusePasswordWork`): per item, or for the
@@ -62,7 +64,11 @@ export async function runBatch<I extends object, R extends object>(
   items: readonly (I & BatchItem)[],
   defaults: Partial<I>,
   run: (item: I) => R | Promise<R>,
-  options: { clientGone?: () => boolean, together?: ReadonlyArray<FieldGroup<I>>, emit?: (entry: BatchEntry<R>, index: number) => void } = {},
+  options: {
+    clientGone?: () => boolean, together?: ReadonlyArray<FieldGroup<I>>, emit?: (entry: BatchEntry<R>, index: number) => void
+    /** Items whose result is a promise that may be in flight at once (1 unless given); entries still come out in order. */
+    inFlight?: number
+  } = {},
 ): Promise<BatchAnswer<R>> {
   const started = performance.now()
   // The batch's own fields go into each item that lacks them, in place: the items are this
@@ -75,6 +81,24 @@ export async function runBatch<I extends object, R extends object>(
   const settle = (entry: BatchEntry<R>, index: number): void => {
     if (emit) emit(entry, index)
     else results[index] = entry
+  }
+  const asEntry = (value: R, reference: string | undefined): BatchEntry<R> => reference === undefined ? value : { reference, ...value }
+  const asProblem = (error: unknown, index: number, reference: string | undefined): BatchEntry<R> => {
+    const problem = knownProblem(error)
+    if (!problem) throw error
+    const body = problem.toBody()
+    if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
+    return reference === undefined ? { problem: body } : { reference, problem: body }
+  }
+  // Items in flight (inFlight > 1), oldest first: each settles to its entry or to the error that
+  // fails the batch (never a rejection left unhandled while an older one is awaited).
+  const inFlight = Math.max(1, options.inFlight ?? 1)
+  const flying: { index: number, settled: Promise<{ entry: BatchEntry<R> } | { error: unknown }> }[] = []
+  const land = async (): Promise<void> => {
+    const oldest = flying.shift()!
+    const outcome = await oldest.settled
+    if ('error' in outcome) throw outcome.error
+    settle(outcome.entry, oldest.index)
   }
   let sliceStart = started
   for (let index = 0; index < items.length; index++) {
@@ -91,18 +115,29 @@ export async function runBatch<I extends object, R extends object>(
       if (item[field] !== undefined || (own !== 0 && inOwnGroup(field, groups, own))) continue
       item[field] = defaults[field]!
     }
+    let entry: BatchEntry<R>
     try {
       let value = run(item)
-      if (value instanceof Promise) value = await value
-      settle(reference === undefined ? value : { reference, ...value }, index)
+      if (value instanceof Promise) {
+        if (inFlight > 1) {
+          const settled = value.then((done) => ({ entry: asEntry(done, reference) }), (error: unknown) => {
+            try { return { entry: asProblem(error, index, reference) } } catch (bug) { return { error: bug } }
+          })
+          flying.push({ index, settled })
+          if (flying.length >= inFlight) await land()
+          continue
+        }
+        value = await value
+      }
+      entry = asEntry(value, reference)
     } catch (error) {
-      const problem = knownProblem(error)
-      if (!problem) throw error
-      const body = problem.toBody()
-      if (body.errors) body.errors = body.errors.map((issue) => ({ ...issue, pointer: issue.pointer.replace(/^\/body(?=\/|$)/, `/body/items/${index}`) }))
-      settle(reference === undefined ? { problem: body } : { reference, problem: body }, index)
+      entry = asProblem(error, index, reference)
     }
+    // In order: the items still in flight are older.
+    while (flying.length > 0) await land()
+    settle(entry, index)
   }
+  while (flying.length > 0) await land()
   return { results, processingTimeMs: performance.now() - started }
 }
 

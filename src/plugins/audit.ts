@@ -89,22 +89,31 @@ function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: numb
  * into 503 audit-unavailable, so no result of a keyed operation is given without its record.
  * `outcome` names a result (`valid`, `invalid`); by default `ok`. Without an audit log, just runs it.
  */
-export async function auditKeyed<R>(
+export function auditKeyed<R>(
   app: FastifyInstance, request: FastifyRequest, event: PendingEvent['event'],
   run: () => R | Promise<R>, outcome: (result: R) => string = () => 'ok',
-): Promise<R> {
+): R | Promise<R> {
   if (app.audit === null) return run()
   const pending: PendingEvent = { event, recorded: false }
   request.auditEvent = pending
-  try {
-    const result = await run()
-    // A batch's answer is sent inside run() (routes/batch.ts), its line written already.
-    if (!pending.recorded) pending.outcome = outcome(result)
-    return result
-  } catch (error) {
+  const failed = (error: unknown): never => {
     pending.outcome = outcomeOf(error)
     throw error
   }
+  const succeeded = (result: R): R => {
+    // A batch's answer is sent inside run() (routes/batch.ts), its line written already.
+    if (!pending.recorded) pending.outcome = outcome(result)
+    return result
+  }
+  // A result made at once is returned at once, as the route would without an audit log: the line
+  // is written in onSend all the same, and a promise here would only cost the request a turn.
+  let result: R | Promise<R>
+  try {
+    result = run()
+  } catch (error) {
+    return failed(error)
+  }
+  return result instanceof Promise ? result.then(succeeded, failed) : succeeded(result)
 }
 
 /**

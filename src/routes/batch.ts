@@ -129,6 +129,8 @@ export interface BatchRules<I> {
   checkTop?: (top: Partial<I>) => void
   /** Names the route takes beside the algorithm registry's (/api/hash's content hashes), which `checkTop` checks instead. */
   otherAlgorithm?: (name: string) => boolean
+  /** Items that may be in flight at once (domain/batch.ts `runBatch`), decided from the fields at the top; 1 by default. */
+  inFlight?: (top: Partial<I>) => number
 }
 
 /**
@@ -162,7 +164,7 @@ export async function batchOrSingle<I extends object, R extends object>(
   rules.checkTop?.(defaults as Partial<I>)
   await app.chargeItems?.(request, reply, items.length)
   const forms = resultForms.get((request.routeOptions.schema?.response as Record<string, object> | undefined)?.[200] ?? {})
-  const options = { clientGone: () => request.raw.socket.destroyed, together: rules.together ?? [] }
+  const options = { clientGone: () => request.raw.socket.destroyed, together: rules.together ?? [], inFlight: rules.inFlight?.(defaults as Partial<I>) ?? 1 }
   if (!forms) return runBatch<I, R>(items, defaults as Partial<I>, run, options)
   // Written result by result, as each is made, with the compiled serializer of its own form: the
   // route's serializer would first check the whole answer against each alternative of the response

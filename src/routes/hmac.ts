@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../config.js'
-import { checkHmacBatchTop, flushKeyCounts, hmac, IN_BATCH, verifyHmac, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
+import { checkHmacBatchTop, flushKeyCounts, hmac, IN_BATCH, verifyHmac, type KeyContext, type HmacRequest, type HmacResult, type HmacVerifyRequest, type HmacVerifyResult } from '../domain/hmac.js'
 import type { Engine } from '../domain/engine.js'
 import type { AuditEvent } from '../audit/index.js'
 import { auditKeyed } from '../plugins/audit.js'
@@ -21,6 +21,19 @@ function auditInputs(body: { message?: unknown, items?: unknown[] }): Pick<Audit
   return body.items !== undefined
     ? { details: { items: body.items.length } }
     : { inputs: typeof body.message === 'string' ? { message: body.message } : {} }
+}
+
+/**
+ * Items of a batch under a key in a PKCS#11 token that may be in flight at once: the token makes
+ * the HMACs of the items asked for together in one call on one session (keys/pkcs11/hmac.ts), so
+ * items are handed to it a window at a time rather than one call per item: four groups of
+ * GROUP_MAX, one per session of the default PKCS11_SESSIONS, so that the sessions work at once.
+ * Other batches: 1.
+ */
+const TOKEN_BATCH_IN_FLIGHT = 1024
+function tokenBatchInFlight(top: Partial<HmacRequest>, context: KeyContext): number {
+  const key = top.keyName === undefined ? undefined : context.hmacKeys?.get(top.keyName)
+  return key?.ring.versions.some((version) => !version.material.inMemory) ? TOKEN_BATCH_IN_FLIGHT : 1
 }
 
 const KeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'A key this server holds for HMACs (HMAC_KEYS_FILE, purpose=hmac; GET /api/keys lists them), instead of `key`: the caller never holds the secret' })
@@ -157,23 +170,24 @@ export const hmacRoute: FastifyPluginAsyncTypebox<{ engine: Engine, config: Conf
   }, (request, reply) => {
     const context = app.keyContext(request)
     const body = request.body as HmacRequest & { items?: unknown[] }
-    // With a server key and an audit log, the answer waits for its line (plugins/audit.ts).
-    if (app.audit !== null && namesServerKey(body)) {
-      return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac' : 'hmac.batch', ...auditInputs(body) },
-        () => batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, body.items === undefined ? {} : IN_BATCH), 'hmac',
-          { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
-          .finally(() => flushKeyCounts(context)))
-    }
     // The common case, one short HMAC: answered on this tick, no batch glue, no promise (as /api/hash).
-    if (body.items === undefined && request.bodyBytes <= config.bodyLimit) {
-      const result = hmac(engine, body, context)
-      if (result instanceof Promise) return result.finally(() => flushKeyCounts(context))
-      flushKeyCounts(context)
-      return result
+    const single = body.items === undefined && request.bodyBytes <= config.bodyLimit
+    const answer = (): HmacResult | Promise<HmacResult> | Promise<unknown> => {
+      if (single) {
+        const result = hmac(engine, body, context)
+        if (result instanceof Promise) return result.finally(() => flushKeyCounts(context))
+        flushKeyCounts(context)
+        return result
+      }
+      return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, body.items === undefined ? {} : IN_BATCH), 'hmac',
+        { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac'), inFlight: (top) => tokenBatchInFlight(top, context) })
+        .finally(() => flushKeyCounts(context))
     }
-    return batchOrSingle<HmacRequest, HmacResult>(app, config, request, reply, (item) => hmac(engine, item, context, IN_BATCH), 'hmac',
-      { encodedFields: HMAC_ENCODED, together: [KEY_CHOICE], checkTop: (top) => checkHmacBatchTop(top, context, 'hmac') })
-      .finally(() => flushKeyCounts(context))
+    // With a server key and an audit log, the answer waits for its line (plugins/audit.ts), by the same paths.
+    if (app.audit !== null && namesServerKey(body)) {
+      return auditKeyed(app, request, { operation: body.items === undefined ? 'hmac' : 'hmac.batch', ...auditInputs(body) }, answer)
+    }
+    return answer()
   })
 
   const VerifyAnswer = Type.Object({

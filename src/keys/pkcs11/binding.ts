@@ -7,14 +7,17 @@
  * have; koffi ships prebuilt for every platform Node runs on and is already a dependency
  * (libxcrypt, mallopt, preadv2).
  *
- * Every call that may wait on the device runs with koffi's `.async`, on a libuv thread, so the
- * event loop never blocks on the token; the module is initialised with CKF_OS_LOCKING_OK so that
+ * Every call that may wait on the device runs off the event loop: with koffi's `.async`, on a
+ * libuv thread, or, for the HMACs of `signMany`, on a thread of hashd's (sign-thread.ts) that makes
+ * a group of them in one hand-off; the module is initialised with CKF_OS_LOCKING_OK so that
  * sessions may be used from several threads at once (one call per session at a time: pool.ts).
  *
  * Types follow the Unix ABI of pkcs11t.h: CK_ULONG is `unsigned long`, structures are not packed.
  */
 import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
 import type { LibraryHandle } from 'koffi'
+import type { SignJob, SignReply } from './sign-thread.js'
 
 type Koffi = typeof import('koffi')
 type KoffiFunction = ReturnType<LibraryHandle['func']>
@@ -167,6 +170,12 @@ function call(fn: KoffiFunction, name: string, args: unknown[]): Promise<number>
   })
 }
 
+/** A thread of `signMany` and the groups it has been given. */
+interface SignThread {
+  worker: Worker
+  pending: Map<number, { resolve: (macs: Buffer[]) => void, reject: (error: Error) => void, count: number, outputBytes: number }>
+}
+
 /**
  * A loaded module: the C_* functions as promises, each throwing Pkcs11Error on a CK_RV other than
  * CKR_OK. Handles (slots, sessions, objects) are CK_ULONG, passed as numbers.
@@ -220,11 +229,15 @@ export class Pkcs11Module {
     }
   }
 
-  /** Loads the module (dlopen) and calls C_Initialize; throws when either fails. */
-  static async open(path: string): Promise<Pkcs11Module> {
+  /**
+   * Loads the module (dlopen) and calls C_Initialize; throws when either fails. `signThreads`
+   * threads (sign-thread.ts) make the HMACs of `signMany`, started on its first use.
+   */
+  static async open(path: string, signThreads = 1): Promise<Pkcs11Module> {
     const koffi = createRequire(import.meta.url)('koffi') as Koffi
     const lib = koffi.load(path)
     const module = new Pkcs11Module(path, koffi, lib)
+    module.#signThreadCount = Math.max(1, signThreads)
     try {
       await call(module.#fn.C_Initialize!, 'C_Initialize', [{ CreateMutex: null, DestroyMutex: null, LockMutex: null, UnlockMutex: null, flags: CKF_OS_LOCKING_OK, pReserved: null }])
     } catch (error) {
@@ -239,6 +252,10 @@ export class Pkcs11Module {
 
   /** C_Finalize, then unloads the module (a later open starts afresh: a module that lost its device). */
   async close(): Promise<void> {
+    // The threads first: none may be inside a call when the module is finalised.
+    const threads = this.#signThreads.splice(0)
+    await Promise.all(threads.map((thread) => thread.worker.terminate()))
+    for (const thread of threads) this.#failThread(thread, new Pkcs11Error('C_Sign', CKR.CRYPTOKI_NOT_INITIALIZED))
     try {
       await call(this.#fn.C_Finalize!, 'C_Finalize', [null])
     } finally {
@@ -313,6 +330,63 @@ export class Pkcs11Module {
     const length = [outputBytes]
     await call(this.#fn.C_Sign!, 'C_Sign', [session, data, data.length, out, length])
     return out.subarray(0, length[0])
+  }
+
+  /**
+   * The MACs of many messages, each a C_SignInit and C_Sign on `session`, made on a thread of
+   * their own (sign-thread.ts) in one hand-off: the MACs in order, each at most `outputBytes`
+   * long (an HMAC's is always that long). The first call that fails throws its Pkcs11Error, as
+   * `sign` does; a thread that dies fails its groups with CKR_GENERAL_ERROR (the module is then
+   * opened afresh: token.ts).
+   */
+  signMany(session: number, mechanism: number, key: number, messages: readonly Uint8Array[], outputBytes: number): Promise<Buffer[]> {
+    const ends = new Uint32Array(messages.length)
+    let total = 0
+    for (let index = 0; index < messages.length; index++) ends[index] = total += messages[index]!.length
+    const data = new Uint8Array(total)
+    for (let index = 0, at = 0; index < messages.length; at = ends[index]!, index++) data.set(messages[index]!, at)
+    const thread = this.#leastBusyThread()
+    const id = this.#nextJob++
+    return new Promise<Buffer[]>((resolve, reject) => {
+      thread.pending.set(id, { resolve, reject, count: messages.length, outputBytes })
+      thread.worker.postMessage({ id, session, mechanism, key, data, ends, outputBytes } satisfies SignJob, [data.buffer, ends.buffer])
+    })
+  }
+
+  #signThreadCount = 1
+  #nextJob = 0
+  readonly #signThreads: SignThread[] = []
+
+  #leastBusyThread(): SignThread {
+    let best: SignThread | undefined
+    for (const thread of this.#signThreads) if (best === undefined || thread.pending.size < best.pending.size) best = thread
+    if (best !== undefined && (best.pending.size === 0 || this.#signThreads.length >= this.#signThreadCount)) return best
+    const worker = new Worker(new URL('./sign-thread.js', import.meta.url), { workerData: { modulePath: this.path } })
+    // The threads wait for work without keeping the process alive; the module's owner closes them.
+    worker.unref()
+    const thread: SignThread = { worker, pending: new Map() }
+    worker.on('message', (reply: SignReply) => {
+      const job = thread.pending.get(reply.id)
+      if (job === undefined) return
+      thread.pending.delete(reply.id)
+      if ('rv' in reply) { job.reject(new Pkcs11Error(reply.fn, reply.rv)); return }
+      const macs = Buffer.from(reply.macs.buffer, reply.macs.byteOffset, reply.macs.byteLength)
+      job.resolve(Array.from({ length: job.count }, (_, index) => macs.subarray(index * job.outputBytes, (index + 1) * job.outputBytes)))
+    })
+    const fail = () => {
+      const index = this.#signThreads.indexOf(thread)
+      if (index >= 0) this.#signThreads.splice(index, 1)
+      this.#failThread(thread, new Pkcs11Error('C_Sign', CKR.GENERAL_ERROR))
+    }
+    worker.on('error', fail)
+    worker.on('exit', fail)
+    this.#signThreads.push(thread)
+    return thread
+  }
+
+  #failThread(thread: SignThread, error: Pkcs11Error): void {
+    for (const job of thread.pending.values()) job.reject(error)
+    thread.pending.clear()
   }
 
   #gcmMechanism(gcm: GcmParams): Record<string, unknown> {

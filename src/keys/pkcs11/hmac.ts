@@ -20,10 +20,17 @@ export function tokenProblem(error: unknown): unknown {
   return error
 }
 
+/** The most HMACs one call to the token's thread makes (a group beyond it is split across sessions). */
+const GROUP_MAX = 256
+
+interface Waiting { message: Uint8Array, resolve: (mac: Uint8Array) => void, reject: (error: unknown) => void }
+
 export class TokenHmacKey {
   readonly inMemory = false
   readonly uri: Pkcs11Uri
   readonly #token: Pkcs11Token
+  /** HMACs asked for in this turn of the event loop, by algorithm: made together at its end. */
+  readonly #waiting = new Map<DigestAlgorithm, Waiting[]>()
 
   constructor(uri: Pkcs11Uri, token: Pkcs11Token) {
     this.uri = uri
@@ -33,15 +40,38 @@ export class TokenHmacKey {
   /** A token key has no prepared in-memory form. */
   prepared(): null { return null }
 
-  /** The HMAC of the message's pieces, made in the token. */
-  async external(algorithm: DigestAlgorithm, pieces: readonly Uint8Array[]): Promise<Uint8Array> {
+  /**
+   * The HMAC of the message's pieces, made in the token. The HMACs asked for during one turn of the
+   * event loop (the requests of that turn, a batch's items in flight: domain/batch.ts) go to the
+   * token together, at most GROUP_MAX on a session in one hand-off to a thread (binding.ts
+   * `signMany`), as the audit log's lines go out in one write(2): a hand-off per HMAC costs about
+   * what SoftHSM2's HMAC itself costs.
+   */
+  external(algorithm: DigestAlgorithm, pieces: readonly Uint8Array[]): Promise<Uint8Array> {
     const mechanism = TOKEN_HMAC_MECHANISMS[algorithm.name]
-    if (mechanism === undefined) throw problems.keyRefusedByToken(`a key in a token makes HMACs with ${Object.keys(TOKEN_HMAC_MECHANISMS).join(', ')} only`)
+    if (mechanism === undefined) return Promise.reject(problems.keyRefusedByToken(`a key in a token makes HMACs with ${Object.keys(TOKEN_HMAC_MECHANISMS).join(', ')} only`))
     const message = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
-    try {
-      return await this.#token.withKey(this.uri, (module, session, key) => module.sign(session, mechanism, key, message, algorithm.outputBytes))
-    } catch (error) {
-      throw tokenProblem(error)
+    return new Promise<Uint8Array>((resolve, reject) => {
+      let waiting = this.#waiting.get(algorithm)
+      if (waiting === undefined) {
+        this.#waiting.set(algorithm, waiting = [])
+        setImmediate(() => this.#flush(algorithm, mechanism))
+      }
+      waiting.push({ message, resolve, reject })
+    })
+  }
+
+  #flush(algorithm: DigestAlgorithm, mechanism: number): void {
+    const waiting = this.#waiting.get(algorithm) ?? []
+    this.#waiting.delete(algorithm)
+    for (let start = 0; start < waiting.length; start += GROUP_MAX) {
+      const group = waiting.slice(start, start + GROUP_MAX)
+      const messages = group.map((each) => each.message)
+      this.#token.withKey(this.uri, (module, session, key) => module.signMany(session, mechanism, key, messages, algorithm.outputBytes))
+        .then((macs) => { group.forEach((each, index) => each.resolve(macs[index]!)) }, (error: unknown) => {
+          const problem = tokenProblem(error)
+          for (const each of group) each.reject(problem)
+        })
     }
   }
 

@@ -209,7 +209,7 @@ export class Pkcs11Token {
     const pin = this.#readPin()
     let module: Pkcs11Module
     try {
-      module = await Pkcs11Module.open(this.options.modulePath)
+      module = await Pkcs11Module.open(this.options.modulePath, this.options.sessions)
     } catch (error) {
       pin.fill(0)
       // dlopen failed: the module; C_Initialize failed: the module loads, its token store or device does not answer.
