@@ -2,7 +2,8 @@
  * Content hashes split by data across hash threads (src/content-hashes/segments.ts, upload/threads.ts
  * `splitByData`): each share hashes every n-th segment, and the shares are put together on the main
  * thread. Checked against the reference tools on sizes around every segment boundary: RHash for TTH
- * (1 MiB subtrees), AICH (180 KiB blocks in 9,728,000-byte chunks) and btih (pieces); `rclone
+ * (1 MiB subtrees), AICH (180 KiB blocks in 9,728,000-byte chunks), btih (pieces) and the magnet
+ * link (those three and ed2k's chunks); `rclone
  * hashsum` for Dropbox (4 MiB blocks) and quickXorHash (4 MiB runs); Python computing S3's ETag and
  * composite checksums from the parts as AWS documents them. Then through real hash threads with a
  * small ring, as an upload runs.
@@ -14,7 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { findContentHash, resolveParameters, type RawParameters } from '../src/content-hashes/index.js'
-import { combineShares, SegmentShare } from '../src/content-hashes/segments.js'
+import { s3EtagSegments } from '../src/content-hashes/s3.js'
+import { SegmentShare } from '../src/content-hashes/segments.js'
 import { Problem } from '../src/problem.js'
 import { HashThreads, splitByData } from '../src/upload/threads.js'
 import { awsChecksums } from './helpers/aws.js'
@@ -52,11 +54,11 @@ async function splitHash(name: string, data: Uint8Array, shares: number, raw: Ra
   const entry = findContentHash(name)
   assert.ok(entry, name)
   const params = resolveParameters(entry, raw)
-  const segmented = entry.segmented?.(params)
-  assert.ok(segmented, `${name} splits by data`)
+  const split = entry.split?.(params)
+  assert.ok(split, `${name} splits by data`)
   const texts: string[] = []
   for (let share = 0; share < shares; share++) {
-    const hasher = new SegmentShare(segmented, await segmented.segmentDigest(), share, shares)
+    const hasher = await split.share(share, shares)
     for (let position = 0; position < data.length;) {
       const step = randomInt(1, 300_000)
       hasher.update(data.subarray(position, position + step))
@@ -64,7 +66,7 @@ async function splitHash(name: string, data: Uint8Array, shares: number, raw: Ra
     }
     texts.push(hasher.finish())
   }
-  return combineShares(segmented, texts)
+  return split.combine(texts)
 }
 
 describe('content hashes split by data: RHash (TTH, AICH, btih)', { skip: skipUnless('rhash') }, () => {
@@ -78,6 +80,14 @@ describe('content hashes split by data: RHash (TTH, AICH, btih)', { skip: skipUn
         assert.equal(await splitHash('aich', data, shares), aich, `aich of ${size} bytes in ${shares} shares`)
         assert.equal(await splitHash('btih', data, shares, { name: `f${size}.bin`, size }), btih, `btih of ${size} bytes in ${shares} shares`)
       }
+    }
+  })
+
+  it('the magnet link (TTH, btih, ed2k and AICH, each split) in 2 shares agrees with rhash --magnet on every size', async () => {
+    for (const size of SIZES) {
+      const path = pathOf(size)
+      const expected = run('rhash', ['--magnet', '--btih', '--tth', '--ed2k', '--aich', path])
+      assert.equal(await splitHash('magnet', readFileSync(path), 2, { name: `f${size}.bin`, size }), expected, `magnet of ${size} bytes`)
     }
   })
 
@@ -120,8 +130,7 @@ describe('content hashes split by data: S3 parts, computed in Python from the pa
   })
 
   it('more than 10,000 parts is the same 422 naming partSize as the streaming hasher\'s', async () => {
-    const entry = findContentHash('s3-etag')!
-    const segmented = entry.segmented?.(resolveParameters(entry, { partSize: 5 * MiB, multipartThreshold: 5 * MiB }))!
+    const segmented = s3EtagSegments(resolveParameters(findContentHash('s3-etag')!, { partSize: 5 * MiB, multipartThreshold: 5 * MiB }))!
     // 10,000 parts of 5 MiB is 50,000 MiB: the share hashes only the first part (one share in 10,001),
     // and is fed zeros 25 MiB at a time.
     const share = new SegmentShare(segmented, await segmented.segmentDigest(), 0, 10_001)
@@ -145,10 +154,10 @@ describe('content hashes split by data: through the hash threads', { skip: skipU
   })
 
   for (const size of [0, 1, 1 * MiB - 1, 1 * MiB + 1, 3 * MiB + 7, ED2K_CHUNK + 1]) {
-    it(`tth, aich and btih of ${size} bytes in random pieces, threaded, agree with rhash`, async () => {
+    it(`tth, aich, btih and magnet of ${size} bytes in random pieces, threaded, agree with rhash`, async () => {
       const path = pathOf(size)
       const data = readFileSync(path)
-      const sink = threads.sink([], [{ name: 'tth', params: {} }, { name: 'aich', params: {} }, { name: 'btih', params: { name: `f${size}.bin`, size } }])
+      const sink = threads.sink([], [{ name: 'tth', params: {} }, { name: 'aich', params: {} }, { name: 'btih', params: { name: `f${size}.bin`, size } }, { name: 'magnet', params: { name: `f${size}.bin`, size } }])
       assert.ok(sink, 'two idle threads give a threaded sink')
       for (let offset = 0; offset < data.length;) {
         const piece = randomInt(0, 100_000)
@@ -158,7 +167,8 @@ describe('content hashes split by data: through the hash threads', { skip: skipU
       }
       await sink.finish()
       const [tth, aich, btih] = run('rhash', ['--printf', '%{TTH} %{AICH} %{btih}\\n', path]).split(' ')
-      assert.deepEqual(Object.fromEntries(sink.contentHashes()), { tth, aich, btih })
+      const magnet = run('rhash', ['--magnet', '--btih', '--tth', '--ed2k', '--aich', path])
+      assert.deepEqual(Object.fromEntries(sink.contentHashes()), { tth, aich, btih, magnet })
     })
   }
 })

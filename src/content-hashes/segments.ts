@@ -110,6 +110,43 @@ export class SegmentShare implements ContentHasher {
   }
 }
 
+/** A hash split by data: a share of it, made in a hash thread, and how the shares' texts are put together on the main thread. */
+export interface DataSplit {
+  share(index: number, count: number): Promise<ContentHasher>
+  combine(texts: readonly string[]): Promise<string>
+}
+
+/** A segmented hash as a `DataSplit`. */
+export function splitSegments(hash: SegmentedHash): DataSplit {
+  return {
+    share: async (index, count) => new SegmentShare(hash, await hash.segmentDigest(), index, count),
+    combine: (texts) => combineShares(hash, texts),
+  }
+}
+
+/** Several split hashes over the same bytes giving one text (a magnet link's TTH, btih, ed2k and AICH): `join` gets their results and the length. */
+export function splitTogether(parts: readonly DataSplit[], join: (results: string[], length: number) => string): DataSplit {
+  return {
+    async share(index, count) {
+      const hashers = await Promise.all(parts.map((part) => part.share(index, count)))
+      let length = 0
+      return {
+        update(chunk) {
+          length += chunk.length
+          for (const hasher of hashers) hasher.update(chunk)
+        },
+        finish: () => JSON.stringify({ length, texts: hashers.map((hasher) => hasher.finish()) }),
+      }
+    },
+    async combine(texts) {
+      const shares = texts.map((text) => JSON.parse(text) as { length: number, texts: string[] })
+      const results: string[] = []
+      for (const [index, part] of parts.entries()) results.push(await part.combine(shares.map((share) => share.texts[index] as string)))
+      return join(results, shares[0]?.length ?? 0)
+    },
+  }
+}
+
 /** Puts the shares' segment digests back in file order and finishes the hash. */
 export async function combineShares(hash: SegmentedHash, texts: readonly string[]): Promise<string> {
   const shares = texts.map((text) => JSON.parse(text) as ShareResult)

@@ -4,7 +4,7 @@
  * torrent's info-hash. Each is a pure streaming function of the bytes and a few parameters, and
  * its result is a string printed exactly as the store or protocol shows it.
  */
-import type { SegmentedHash } from './segments.js'
+import type { DataSplit } from './segments.js'
 
 /** One streaming computation: bytes in any chunking, then the text the store shows. */
 export interface ContentHasher {
@@ -77,8 +77,8 @@ export interface ContentHash {
    */
   create(params: ResolvedParameters): ContentHasher | Promise<ContentHasher>
   /**
-   * The same hash as independent segments (segments.ts), for hash threads to split by data; absent,
-   * or undefined for some parameters, where the hash is one sequential digest.
+   * The same hash split by data (segments.ts), for hash threads to share; absent, or undefined for
+   * some parameters, where the hash is one sequential digest.
    */
-  segmented?(params: ResolvedParameters): SegmentedHash | undefined
+  split?(params: ResolvedParameters): DataSplit | undefined
 }

@@ -11,7 +11,6 @@
  */
 import { findContentHash, type ContentHasher } from './index.js'
 import { PieceCheck } from './pieces.js'
-import { SegmentShare } from './segments.js'
 import { Problem } from '../problem.js'
 
 export const PIECES_HASHER = 'verify:pieces'
@@ -77,9 +76,9 @@ export async function createPlainHasher({ name, params, share }: PlainHasher): P
   const entry = findContentHash(name)
   if (entry === undefined) throw new Error(`no content hash ${name}`)
   if (share !== undefined) {
-    const segmented = entry.segmented?.(params)
-    if (segmented === undefined) throw new Error(`content hash ${name} does not split by data with these parameters`)
-    return new SegmentShare(segmented, await segmented.segmentDigest(), share.index, share.count)
+    const split = entry.split?.(params)
+    if (split === undefined) throw new Error(`content hash ${name} does not split by data with these parameters`)
+    return split.share(share.index, share.count)
   }
   return entry.create(params)
 }

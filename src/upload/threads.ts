@@ -23,7 +23,7 @@ import { Worker } from 'node:worker_threads'
 import { plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
 import { findContentHash } from '../content-hashes/index.js'
-import { combineShares, type SegmentedHash } from '../content-hashes/segments.js'
+import type { DataSplit } from '../content-hashes/segments.js'
 import { Problem } from '../problem.js'
 import type { ContentHashingSink, ThreadContentHash } from './sink.js'
 
@@ -108,7 +108,7 @@ function contentHashCost({ name, params, share }: ThreadContentHash): number {
 }
 
 /** A content hash split by data over the threads: its shares' keys, and how to put them together. */
-export interface SplitHash { key: string, hash: SegmentedHash, shareKeys: string[] }
+export interface SplitHash { key: string, split: DataSplit, shareKeys: string[] }
 
 /**
  * Splits each content hash that is a function of independent segments (segments.ts: Tiger tree
@@ -120,15 +120,15 @@ export function splitByData(contentHashes: readonly ThreadContentHash[], shares:
   const hashes: ThreadContentHash[] = []
   const splits: SplitHash[] = []
   for (const hash of contentHashes) {
-    const segmented = shares >= 2 && hash.share === undefined ? findContentHash(hash.name)?.segmented?.(hash.params) : undefined
-    if (segmented === undefined) {
+    const split = shares >= 2 && hash.share === undefined ? findContentHash(hash.name)?.split?.(hash.params) : undefined
+    if (split === undefined) {
       hashes.push(hash)
       continue
     }
     const key = hash.key ?? hash.name
     const shareKeys = Array.from({ length: shares }, (_, index) => `${key}#share${index}`)
     shareKeys.forEach((shareKey, index) => hashes.push({ name: hash.name, params: hash.params, key: shareKey, share: { index, count: shares } }))
-    splits.push({ key, hash: segmented, shareKeys })
+    splits.push({ key, split, shareKeys })
   }
   return { hashes, splits }
 }
@@ -444,11 +444,11 @@ class ThreadedSink implements ContentHashingSink {
 
   /** Puts each split hash's shares together (a few thousand digests at most: a tree's top, a list of parts). */
   async #combine(): Promise<void> {
-    for (const { key, hash, shareKeys } of this.#splits) {
+    for (const { key, split, shareKeys } of this.#splits) {
       const texts = shareKeys.map((shareKey) => this.#contentHashes.get(shareKey))
       if (texts.some((text) => text === undefined)) throw new Error(`hash thread: a share of ${key} is missing`)
       for (const shareKey of shareKeys) this.#contentHashes.delete(shareKey)
-      this.#contentHashes.set(key, await combineShares(hash, texts as string[]))
+      this.#contentHashes.set(key, await split.combine(texts as string[]))
     }
   }
 
