@@ -87,17 +87,17 @@ const RELATIVE_COST: Record<string, number> = { md5: 4, sha1: 1.5, sha224: 2, sh
 const DEFAULT_COST = 6
 
 /**
- * A content hash's relative cost per byte, for balancing only: about its underlying digest's, since
- * the parts, trees and pieces around it cost little beside it (S3's ETag and Cloud Storage's and
- * Azure's MD5 are MD5; AICH, btih and git's SHA-1 id are SHA-1; Dropbox, bt2-root and git's SHA-256
- * id are SHA-256, and so is ipfs-cid; the S3 and Cloud Storage CRCs are CRCs). TTH is hashd's own
- * Tiger in WebAssembly, about 300 MiB/s, so under twice SHA-256; magnet is TTH, AICH, btih and
- * ed2k (MD4) together. Anything not listed counts as DEFAULT_COST.
+ * A content hash's relative cost per byte, for balancing only, on RELATIVE_COST's scale (SHA-256 =
+ * 2): each one's hash-thread CPU seconds alone over a 256 MiB upload (`BENCH_ONLY=content`, AMD EPYC
+ * with SHA extensions, Node 20), which put OpenSSL's SHA-1 and SHA-256, hash-wasm's CRCs and the
+ * trees and parts around SHA-1 and SHA-256 at about the same cost, MD5 at 2.3 times it, hashd's
+ * WebAssembly Tiger tree at 2.9 times, and the magnet link (TTH, AICH, btih and ed2k's MD4) at 6.7.
+ * A share of a hash split by data costs its part. Anything not listed counts as DEFAULT_COST.
  */
 const CONTENT_HASH_COST: Record<string, number> = {
-  's3-etag': 4, 'gcs-md5': 4, 'azure-md5': 4, 's3-sha1': 1.5, 'aich': 1.5, 'btih': 1.5, 'git-blob-sha1': 1.5,
-  's3-sha256': 2, 'dropbox': 2, 'bt2-root': 2, 'git-blob-sha256': 2, 's3-crc32': 1, 's3-crc32c': 1, 's3-crc64nvme': 1, 'gcs-crc32c': 1,
-  'ipfs-cid': 2, 'tth': 3.5, 'magnet': 9.5,
+  's3-etag': 4.6, 'gcs-md5': 4.6, 'azure-md5': 4.6, 's3-sha1': 2, 'aich': 2, 'btih': 2.3, 'git-blob-sha1': 2,
+  's3-sha256': 2, 'dropbox': 2.1, 'bt2-root': 2.9, 'git-blob-sha256': 2, 's3-crc32': 2, 's3-crc32c': 2, 's3-crc64nvme': 2.3, 'gcs-crc32c': 2,
+  'quickxor': 2, 'ipfs-cid': 2.6, 'tth': 5.7, 'magnet': 13.4,
 }
 
 /** verify's hashers cost what the entry they wrap costs; its piece check is a SHA-1; a share of a split hash, its part. */
