@@ -41,8 +41,11 @@ export function opensslSegmentDigest(algorithm: 'md5' | 'sha1' | 'sha256'): Segm
   return { begin: () => { hash = createHash(algorithm) }, update: (bytes) => { hash.update(bytes) }, end: () => hash.digest() }
 }
 
-/** What a share hands back: the file's length and its segments' digests, in its own order. */
-interface ShareResult { length: number, digests: string[] }
+/**
+ * What a share hands back: the file's length and its segments' digests, in its own order, one after
+ * another in base64 (every digest of a hash has the same width).
+ */
+interface ShareResult { length: number, width: number, digests: string }
 
 /**
  * The part of a segmented hash one thread computes: every byte passes by, the segments of this
@@ -53,7 +56,8 @@ export class SegmentShare implements ContentHasher {
   readonly #digest: SegmentDigest
   readonly #share: number
   readonly #shares: number
-  readonly #digests: string[] = []
+  /** Kept as bytes until the end: 20–24 bytes a segment (a 1 MiB subtree, a 180 KiB AICH block), some 120 KiB per GiB at most. */
+  readonly #digests: Uint8Array[] = []
   #position = 0
   /** The segment the next byte belongs to, where it begins and where the next begins. */
   #segment = -1
@@ -96,7 +100,7 @@ export class SegmentShare implements ContentHasher {
 
   #close(): void {
     if (!this.#open) return
-    this.#digests.push(base64(this.#digest.end()))
+    this.#digests.push(this.#digest.end())
     this.#open = false
   }
 
@@ -104,9 +108,10 @@ export class SegmentShare implements ContentHasher {
     this.#close()
     if (this.#position === 0 && this.#hash.emptyIsOneSegment && this.#share === 0) {
       this.#digest.begin(0, 0)
-      this.#digests.push(base64(this.#digest.end()))
+      this.#digests.push(this.#digest.end())
     }
-    return JSON.stringify({ length: this.#position, digests: this.#digests } satisfies ShareResult)
+    const width = this.#digests[0]?.length ?? 0
+    return JSON.stringify({ length: this.#position, width, digests: base64(Buffer.concat(this.#digests)) } satisfies ShareResult)
   }
 }
 
@@ -149,13 +154,17 @@ export function splitTogether(parts: readonly DataSplit[], join: (results: strin
 
 /** Puts the shares' segment digests back in file order and finishes the hash. */
 export async function combineShares(hash: SegmentedHash, texts: readonly string[]): Promise<string> {
-  const shares = texts.map((text) => JSON.parse(text) as ShareResult)
+  const shares = texts.map((text) => {
+    const { length, width, digests } = JSON.parse(text) as ShareResult
+    const bytes = Buffer.from(digests, 'base64')
+    return { length, digests: Array.from({ length: width === 0 ? 0 : bytes.length / width }, (_, index) => bytes.subarray(index * width, index * width + width)) }
+  })
   const total = shares.reduce((sum, share) => sum + share.digests.length, 0)
   const digests: Uint8Array[] = []
   for (let index = 0; index < total; index++) {
     const digest = shares[index % shares.length]?.digests[Math.floor(index / shares.length)]
     if (digest === undefined) throw new Error('segment shares out of step')
-    digests.push(Buffer.from(digest, 'base64'))
+    digests.push(digest)
   }
   return hash.combine(digests, shares[0]?.length ?? 0)
 }
