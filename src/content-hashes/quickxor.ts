@@ -30,7 +30,14 @@ export class QuickXorHash implements ContentHasher {
 
   /** `start`: the file position of the first byte this hasher sees (a segment's, segments.ts). */
   constructor(start = 0) {
+    this.restart(start)
+  }
+
+  /** Starts over at file position `start`, keeping the scratch buffer (one hasher serves every segment of a share). */
+  restart(start: number): void {
+    this.#lanes.fill(0)
     this.#lane = start % LANES
+    this.#length = 0
   }
 
   /** The 160 lanes, each the XOR of the bytes seen at positions ≡ its index (mod 160). */
@@ -108,8 +115,8 @@ function finishLanes(lanes: Uint8Array, length: number): string {
 export const quickXorSegments: SegmentedHash = {
   segmentStart: fixedSegments(4 * 1024 * 1024),
   segmentDigest() {
-    let hash = new QuickXorHash()
-    return { begin: (_index, start) => { hash = new QuickXorHash(start) }, update: (bytes) => hash.update(bytes), end: () => hash.lanes() }
+    const hash = new QuickXorHash()
+    return { begin: (_index, start) => hash.restart(start), update: (bytes) => hash.update(bytes), end: () => hash.lanes() }
   },
   emptyIsOneSegment: false,
   combine(segments, length) {
