@@ -16,9 +16,12 @@
 import { createHash, type Hash } from 'node:crypto'
 import { ED2K_CHUNK_BYTES } from '../algorithms/impl/ed2k.js'
 import { base32 } from './encoding.js'
+import { opensslSegmentDigest, type SegmentedHash } from './segments.js'
 import type { ContentHasher } from './types.js'
 
 export const AICH_BLOCK_BYTES = 184_320
+/** Blocks per ed2k chunk: 52 whole ones and a shorter last one. */
+const BLOCKS_PER_CHUNK = Math.ceil(ED2K_CHUNK_BYTES / AICH_BLOCK_BYTES)
 
 function sha1Pair(left: Uint8Array, right: Uint8Array): Uint8Array {
   return createHash('sha1').update(left).update(right).digest()
@@ -80,4 +83,26 @@ export class AichHash implements ContentHasher {
     })
     return base32(root)
   }
+}
+
+/**
+ * AICH split by data (segments.ts): a segment is a block, so a chunk's 53 blocks spread over the
+ * threads; the blocks' SHA-1s are then put into chunks and trees as `AichHash` does.
+ */
+export const aichSegments: SegmentedHash = {
+  segmentStart: (index) => Math.floor(index / BLOCKS_PER_CHUNK) * ED2K_CHUNK_BYTES + (index % BLOCKS_PER_CHUNK) * AICH_BLOCK_BYTES,
+  segmentDigest: () => opensslSegmentDigest('sha1'),
+  emptyIsOneSegment: true,
+  combine(blocks) {
+    const chunks: { left: Uint8Array, right: Uint8Array }[] = []
+    for (let first = 0; first < blocks.length; first += BLOCKS_PER_CHUNK) {
+      const count = Math.min(BLOCKS_PER_CHUNK, blocks.length - first)
+      const leaf = (index: number) => blocks[first + index] as Uint8Array
+      chunks.push({ left: treeRoot(0, count, true, leaf), right: treeRoot(0, count, false, leaf) })
+    }
+    return base32(treeRoot(0, chunks.length, true, (index, isLeft) => {
+      const pair = chunks[index] as { left: Uint8Array, right: Uint8Array }
+      return isLeft ? pair.left : pair.right
+    }))
+  },
 }

@@ -21,6 +21,7 @@ import { BlockDigests } from './block-digests.js'
 import { hex } from './encoding.js'
 import { GiB, invalidParameter, KiB, MiB } from './parameters.js'
 import { MerkleStack } from './merkle.js'
+import { fixedSegments, opensslSegmentDigest, type SegmentedHash } from './segments.js'
 import type { ContentHasher } from './types.js'
 
 export const BT_MIN_PIECE_BYTES = 16 * KiB
@@ -85,13 +86,29 @@ export class BtihV1 implements ContentHasher {
   finish(): string {
     this.#size.end()
     this.#blocks.flush()
-    const info = bencode({
-      length: this.#size.seen,
-      name: this.#name,
-      'piece length': this.#pieceLength,
-      pieces: Buffer.concat(this.#pieces),
-    })
-    return hex(createHash('sha1').update(info).digest())
+    return infoHash(this.#name, this.#pieceLength, this.#size.seen, this.#pieces)
+  }
+}
+
+function infoHash(name: string, pieceLength: number, length: number, pieces: readonly Uint8Array[]): string {
+  const info = bencode({ length, name, 'piece length': pieceLength, pieces: Buffer.concat(pieces) })
+  return hex(createHash('sha1').update(info).digest())
+}
+
+/** btih split by data (segments.ts): a segment is a piece. Undefined without a piece length or a size, as `BtihV1` then refuses. */
+export function btihSegments(name: string, pieceLength: number | undefined, size: number | undefined): SegmentedHash | undefined {
+  if (pieceLength === undefined && size === undefined) return undefined
+  const length = pieceLength ?? rhashDefaultPieceLength(size as number)
+  return {
+    segmentStart: fixedSegments(length),
+    segmentDigest: () => opensslSegmentDigest('sha1'),
+    emptyIsOneSegment: false,
+    combine(pieces, seen) {
+      const check = new SizeCheck(size)
+      check.add(seen)
+      check.end()
+      return infoHash(name, length, seen, pieces)
+    },
   }
 }
 

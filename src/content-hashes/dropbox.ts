@@ -7,6 +7,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import { BlockDigests } from './block-digests.js'
 import { hex } from './encoding.js'
+import { fixedSegments, opensslSegmentDigest, type SegmentedHash } from './segments.js'
 import type { ContentHasher } from './types.js'
 
 export const DROPBOX_BLOCK_BYTES = 4 * 1024 * 1024
@@ -24,4 +25,12 @@ export class DropboxContentHash implements ContentHasher {
     this.#blocks.flush()
     return hex(this.#overall.digest())
   }
+}
+
+/** Split by data (segments.ts): a segment is a block. */
+export const dropboxSegments: SegmentedHash = {
+  segmentStart: fixedSegments(DROPBOX_BLOCK_BYTES),
+  segmentDigest: () => opensslSegmentDigest('sha256'),
+  emptyIsOneSegment: false,
+  combine: (blocks) => hex(createHash('sha256').update(Buffer.concat(blocks)).digest()),
 }

@@ -4,19 +4,20 @@
  * parameters with their defaults and bounds, and a streaming `create`. A part size or a piece
  * length is a parameter of the entry, not a separate algorithm.
  */
-import { AichHash } from './aich.js'
-import { BT_MAX_PIECE_BYTES, BT_MIN_PIECE_BYTES, Bt2PiecesRoot, BtihV1 } from './bittorrent.js'
-import { DropboxContentHash } from './dropbox.js'
+import { AichHash, aichSegments } from './aich.js'
+import { BT_MAX_PIECE_BYTES, BT_MIN_PIECE_BYTES, Bt2PiecesRoot, BtihV1, btihSegments } from './bittorrent.js'
+import { DropboxContentHash, dropboxSegments } from './dropbox.js'
 import { base64 } from './encoding.js'
 import { GitBlobId } from './git.js'
-import { MagnetLink } from './magnet.js'
+import { MagnetLink, magnetSplit } from './magnet.js'
 import { bytesParameter, optionalBytesParameter, resolveParameters, textParameter } from './parameters.js'
-import { QuickXorHash } from './quickxor.js'
+import { QuickXorHash, quickXorSegments } from './quickxor.js'
 import {
   checksumTypeParameter, crc32, crc32c, crc64nvme, md5, multipartThresholdParameter, partSizeParameter, s3Checksum, s3Etag,
-  sha1, sha256, wholeObject, type ChecksumType, type DigestFactory,
+  s3ChecksumSegments, s3EtagSegments, sha1, sha256, wholeObject, type ChecksumType, type DigestFactory,
 } from './s3.js'
-import { TigerTreeHash } from './tth.js'
+import { splitSegments, type SegmentedHash } from './segments.js'
+import { TigerTreeHash, tthSegments } from './tth.js'
 import type { ByteSizeParameter, ContentHash, ContentHasher, ParameterSpec, RawParameters } from './types.js'
 
 export type { ContentHash, ContentHasher, ParameterSpec, RawParameters, ResolvedParameters } from './types.js'
@@ -56,6 +57,7 @@ function s3ChecksumEntry(name: string, displayName: string, factory: DigestFacto
       ? { checksumType: checksumTypeParameter(types, fallback), partSize: partSizeParameter, multipartThreshold: multipartThresholdParameter }
       : { checksumType: checksumTypeParameter(types, fallback) },
     create: (params) => s3Checksum(factory, params),
+    split: (params) => optionalSplit(s3ChecksumSegments(factory, params)),
   }
 }
 
@@ -67,6 +69,7 @@ export const contentHashes: readonly ContentHash[] = [
     implementation: OPENSSL,
     parameters: { partSize: partSizeParameter, multipartThreshold: multipartThresholdParameter },
     create: s3Etag,
+    split: (params) => optionalSplit(s3EtagSegments(params)),
   },
   s3ChecksumEntry('s3-crc64nvme', 'S3 CRC-64/NVME', crc64nvme, HASH_WASM, ['FULL_OBJECT'], 'FULL_OBJECT', 'ChecksumCRC64NVME'),
   s3ChecksumEntry('s3-crc32', 'S3 CRC-32', crc32, HASH_WASM, ['FULL_OBJECT', 'COMPOSITE'], 'FULL_OBJECT', 'ChecksumCRC32'),
@@ -93,12 +96,12 @@ export const contentHashes: readonly ContentHash[] = [
   {
     name: 'dropbox', displayName: 'Dropbox content hash', store: 'Dropbox: content_hash (files/get_metadata)', output: 'hex',
     outputNote: 'hex SHA-256 of the SHA-256s of 4 MiB blocks', reference: 'Dropbox developer reference, "Content hash"',
-    implementation: `${HAND_WRITTEN} over ${OPENSSL}`, parameters: {}, create: () => new DropboxContentHash(),
+    implementation: `${HAND_WRITTEN} over ${OPENSSL}`, parameters: {}, create: () => new DropboxContentHash(), split: () => splitSegments(dropboxSegments),
   },
   {
     name: 'quickxor', displayName: 'QuickXorHash', store: 'OneDrive and SharePoint: file.hashes.quickXorHash (driveItem)', output: 'base64',
     outputNote: 'base64 of the 20-byte hash', reference: 'Microsoft OneDrive developer documentation, "QuickXorHash" code snippet',
-    implementation: HAND_WRITTEN, parameters: {}, create: () => new QuickXorHash(),
+    implementation: HAND_WRITTEN, parameters: {}, create: () => new QuickXorHash(), split: () => splitSegments(quickXorSegments),
   },
   {
     name: 'git-blob-sha1', displayName: 'Git blob id (SHA-1)', store: 'Git: blob object id (git hash-object, git ls-tree)', output: 'hex',
@@ -115,12 +118,12 @@ export const contentHashes: readonly ContentHash[] = [
   {
     name: 'tth', displayName: 'Tiger Tree Hash', store: 'Direct Connect and Gnutella: TTH (DC++, urn:tree:tiger: in magnet links)', output: 'base32',
     outputNote: 'base32 (RFC 4648, upper case, 39 characters)', reference: 'THEX, Tree Hash EXchange format (Chapweske and Mohr, 2003), 1,024-byte leaves; as RHash --tth',
-    implementation: `${HAND_WRITTEN} over hashd's Tiger (C compiled to WebAssembly)`, parameters: {}, create: () => new TigerTreeHash(),
+    implementation: `${HAND_WRITTEN} over hashd's Tiger (C compiled to WebAssembly)`, parameters: {}, create: () => new TigerTreeHash(), split: () => splitSegments(tthSegments),
   },
   {
     name: 'aich', displayName: 'eMule AICH', store: 'eMule and aMule: AICH root hash (h= in ed2k links, urn:aich: in magnet links)', output: 'base32',
     outputNote: 'base32 (RFC 4648, upper case, 32 characters)', reference: 'aMule wiki, "AICH"; eMule SHAHashSet.cpp; as RHash --aich',
-    implementation: `${HAND_WRITTEN} over ${OPENSSL}`, parameters: {}, create: () => new AichHash(),
+    implementation: `${HAND_WRITTEN} over ${OPENSSL}`, parameters: {}, create: () => new AichHash(), split: () => splitSegments(aichSegments),
   },
   {
     name: 'btih', displayName: 'BitTorrent v1 info-hash', store: 'BitTorrent v1: info-hash of a single-file torrent (urn:btih: in magnet links)', output: 'hex',
@@ -128,6 +131,7 @@ export const contentHashes: readonly ContentHash[] = [
     implementation: `${HAND_WRITTEN} over ${OPENSSL}`,
     parameters: torrentParameters,
     create: (params) => new BtihV1(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
+    split: (params) => optionalSplit(btihSegments(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size'))),
   },
   {
     name: 'bt2-root', displayName: 'BitTorrent v2 pieces root', store: 'BitTorrent v2: a file\'s pieces root (file tree of a v2 torrent)', output: 'hex',
@@ -155,8 +159,11 @@ export const contentHashes: readonly ContentHash[] = [
     implementation: `${HAND_WRITTEN}: its TTH, AICH and btih, and ed2k over hash-wasm's MD4 (WASM)`,
     parameters: torrentParameters,
     create: (params) => MagnetLink.create(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
+    split: (params) => magnetSplit(textParameter(params, 'name') as string, optionalBytesParameter(params, 'pieceLength'), optionalBytesParameter(params, 'size')),
   },
 ]
+
+const optionalSplit = (hash: SegmentedHash | undefined) => (hash === undefined ? undefined : splitSegments(hash))
 
 const byName = new Map(contentHashes.map((entry) => [entry.name, entry]))
 

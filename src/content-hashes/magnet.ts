@@ -12,12 +12,14 @@
  * It runs the tth, aich, btih and ed2k hashers of this registry and the algorithm registry side by
  * side over the same bytes.
  */
-import { createEd2k } from '../algorithms/impl/ed2k.js'
+import { createMD4 } from 'hash-wasm'
+import { createEd2k, ED2K_CHUNK_BYTES } from '../algorithms/impl/ed2k.js'
 import type { Hasher } from '../algorithms/types.js'
-import { AichHash } from './aich.js'
-import { BtihV1 } from './bittorrent.js'
+import { AichHash, aichSegments } from './aich.js'
+import { BtihV1, btihSegments } from './bittorrent.js'
 import { hex } from './encoding.js'
-import { TigerTreeHash } from './tth.js'
+import { fixedSegments, splitSegments, splitTogether, type DataSplit, type SegmentedHash } from './segments.js'
+import { TigerTreeHash, tthSegments } from './tth.js'
 import type { ContentHasher } from './types.js'
 
 /** RFC 3986 §2.3's unreserved characters stay; every other byte of the UTF-8 is `%xx`, in lower case as RHash writes it. */
@@ -62,10 +64,41 @@ export class MagnetLink implements ContentHasher {
   finish(): string {
     // btih first: it checks the size given up front, so a wrong one is its 422 and not a link.
     const btih = this.#btih.finish()
-    return `magnet:?xl=${this.#size}&dn=${magnetEncode(this.#name)}`
-      + `&xt=urn:tree:tiger:${this.#tth.finish().toLowerCase()}`
-      + `&xt=urn:btih:${btih}`
-      + `&xt=urn:ed2k:${hex(this.#ed2k.digest())}`
-      + `&xt=urn:aich:${this.#aich.finish().toLowerCase()}`
+    return link(this.#name, this.#size, this.#tth.finish(), btih, hex(this.#ed2k.digest()), this.#aich.finish())
   }
+}
+
+function link(name: string, size: number, tth: string, btih: string, ed2k: string, aich: string): string {
+  return `magnet:?xl=${size}&dn=${magnetEncode(name)}&xt=urn:tree:tiger:${tth.toLowerCase()}&xt=urn:btih:${btih}&xt=urn:ed2k:${ed2k}&xt=urn:aich:${aich.toLowerCase()}`
+}
+
+/**
+ * ed2k split by data (segments.ts): a segment is a chunk, each its MD4; the result is as
+ * algorithms/impl/ed2k.ts gives it, RHash's "red" hash, which after a whole number of chunks adds
+ * the MD4 of an empty one.
+ */
+const ed2kSegments: SegmentedHash = {
+  segmentStart: fixedSegments(ED2K_CHUNK_BYTES),
+  async segmentDigest() {
+    const md4 = await createMD4()
+    return { begin: () => { md4.init() }, update: (bytes) => { md4.update(bytes) }, end: () => md4.digest('binary') }
+  },
+  emptyIsOneSegment: true,
+  async combine(chunks, length) {
+    if (length < ED2K_CHUNK_BYTES) return hex(chunks[0] as Uint8Array)
+    const md4 = await createMD4()
+    md4.init()
+    const last = length % ED2K_CHUNK_BYTES === 0 ? [(await createMD4()).init().digest('binary')] : []
+    for (const chunk of [...chunks, ...last]) md4.update(chunk)
+    return hex(md4.digest('binary'))
+  },
+}
+
+/** The magnet link split by data: its TTH, btih, ed2k and AICH each split, in the same shares. Undefined where btih is. */
+export function magnetSplit(name: string, pieceLength: number | undefined, size: number | undefined): DataSplit | undefined {
+  const btih = btihSegments(name, pieceLength, size)
+  if (btih === undefined) return undefined
+  // btih first among the parts: it checks the size given up front.
+  return splitTogether([btih, tthSegments, ed2kSegments, aichSegments].map(splitSegments),
+    ([btihText, tth, ed2k, aich], length) => link(name, length, tth as string, btihText as string, ed2k as string, aich as string))
 }

@@ -40,6 +40,11 @@ export function wasmDigest(hasher: IHasher): RestartableDigest {
   }
 }
 
+/** The problem of an upload cut into more parts than S3 allows. */
+export function tooManyParts(partSize: number, maxParts = S3_MAX_PARTS) {
+  return invalidParameter('partSize', `partSize ${formatBytes(partSize)} makes more than ${maxParts.toLocaleString('en')} parts, the most S3 allows; choose a larger partSize`)
+}
+
 /**
  * Feeds each part's bytes to `part` and collects the part digests. A part ends when it holds
  * `partSize` bytes; the next begins only when a byte arrives, so an object of exactly N parts has
@@ -64,9 +69,7 @@ export class PartDigests {
     let position = 0
     while (position < data.length) {
       if (!this.#open) {
-        if (this.#digests.length === this.#maxParts) {
-          throw invalidParameter('partSize', `partSize ${formatBytes(this.#partSize)} makes more than ${this.#maxParts.toLocaleString('en')} parts, the most S3 allows; choose a larger partSize`)
-        }
+        if (this.#digests.length === this.#maxParts) throw tooManyParts(this.#partSize, this.#maxParts)
         this.#part.restart()
         this.#open = true
       }

@@ -22,7 +22,10 @@
 import { createCRC32, createCRC64 } from 'hash-wasm'
 import { base64, hex } from './encoding.js'
 import { bytesParameter, MiB } from './parameters.js'
-import { concatenated, opensslDigest, PartDigests, S3_MAX_PART_BYTES, S3_MAX_PUT_BYTES, S3_MIN_PART_BYTES, wasmDigest, type RestartableDigest } from './parts.js'
+import {
+  concatenated, opensslDigest, PartDigests, S3_MAX_PART_BYTES, S3_MAX_PARTS, S3_MAX_PUT_BYTES, S3_MIN_PART_BYTES, tooManyParts, wasmDigest, type RestartableDigest,
+} from './parts.js'
+import { fixedSegments, type SegmentedHash } from './segments.js'
 import type { ByteSizeParameter, ChoiceParameter, ContentHasher, ResolvedParameters } from './types.js'
 
 /** The AWS CLI's and boto3's `multipart_chunksize` and `multipart_threshold` defaults. */
@@ -138,4 +141,39 @@ export function s3Etag(params: ResolvedParameters): Promise<ContentHasher> {
 export function s3Checksum(factory: DigestFactory, params: ResolvedParameters): Promise<ContentHasher> {
   if (params.checksumType === 'FULL_OBJECT') return wholeObject(factory, base64)
   return multipart(factory, params, base64)
+}
+
+/**
+ * A multipart hash split by data (segments.ts): a segment is a part. Only where the threshold is
+ * at most a part, so that a single-PUT object is its own first part; otherwise undefined (the
+ * whole-object digest of the first `threshold` bytes is one sequential digest).
+ */
+function multipartSegments(factory: DigestFactory, params: ResolvedParameters, encode: (digest: Uint8Array) => string): SegmentedHash | undefined {
+  const partSize = bytesParameter(params, 'partSize')
+  const threshold = bytesParameter(params, 'multipartThreshold')
+  if (threshold > partSize) return undefined
+  return {
+    segmentStart: fixedSegments(partSize),
+    async segmentDigest() {
+      const digest = await factory()
+      return { begin: () => digest.restart(), update: (bytes) => digest.update(bytes), end: () => digest.digest() }
+    },
+    emptyIsOneSegment: true,
+    checkSegment(index) {
+      if (index >= S3_MAX_PARTS) throw tooManyParts(partSize)
+    },
+    async combine(digests, length) {
+      if (length < threshold) return encode(digests[0] as Uint8Array)
+      const digest = await factory()
+      digest.restart()
+      digest.update(concatenated(digests))
+      return `${encode(digest.digest())}-${digests.length}`
+    },
+  }
+}
+
+export const s3EtagSegments = (params: ResolvedParameters): SegmentedHash | undefined => multipartSegments(md5, params, hex)
+
+export function s3ChecksumSegments(factory: DigestFactory, params: ResolvedParameters): SegmentedHash | undefined {
+  return params.checksumType === 'FULL_OBJECT' ? undefined : multipartSegments(factory, params, base64)
 }

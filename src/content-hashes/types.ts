@@ -4,6 +4,7 @@
  * torrent's info-hash. Each is a pure streaming function of the bytes and a few parameters, and
  * its result is a string printed exactly as the store or protocol shows it.
  */
+import type { DataSplit } from './segments.js'
 
 /** One streaming computation: bytes in any chunking, then the text the store shows. */
 export interface ContentHasher {
@@ -75,4 +76,9 @@ export interface ContentHash {
    * instantiates its WASM module per hasher.
    */
   create(params: ResolvedParameters): ContentHasher | Promise<ContentHasher>
+  /**
+   * The same hash split by data (segments.ts), for hash threads to share; absent, or undefined for
+   * some parameters, where the hash is one sequential digest.
+   */
+  split?(params: ResolvedParameters): DataSplit | undefined
 }

@@ -19,8 +19,11 @@ export const ENTRY_HASHER = 'verify:entry'
 /** A `verify:entry` hasher's answer: the entry's text, or why it could not give one. */
 export type EntryResult = { text: string } | { error: string }
 
-/** A hasher as a thread receives it: a registry name or one of the internal kinds above, and plain parameters. */
-export interface PlainHasher { name: string, params: Record<string, string | number> }
+/**
+ * A hasher as a thread receives it: a registry name or one of the internal kinds above, and plain
+ * parameters; with `share`, that share of a registry entry split by data (segments.ts).
+ */
+export interface PlainHasher { name: string, params: Record<string, string | number>, share?: { index: number, count: number } }
 
 /** Problems (the input's fault) become the field's answer; anything else is a fault of hashd's and fails the upload. */
 function failure(error: unknown): EntryResult {
@@ -58,7 +61,7 @@ class EntryCheck implements ContentHasher {
 }
 
 /** Makes a registry entry's hasher, or one of the internal kinds, from plain parameters. */
-export async function createPlainHasher({ name, params }: PlainHasher): Promise<ContentHasher> {
+export async function createPlainHasher({ name, params, share }: PlainHasher): Promise<ContentHasher> {
   if (name === PIECES_HASHER) return new PieceCheck(Number(params.pieceLength), Buffer.from(String(params.hashes), 'base64'))
   if (name === ENTRY_HASHER) {
     const { entry: entryName, ...entryParams } = params
@@ -72,5 +75,10 @@ export async function createPlainHasher({ name, params }: PlainHasher): Promise<
   }
   const entry = findContentHash(name)
   if (entry === undefined) throw new Error(`no content hash ${name}`)
+  if (share !== undefined) {
+    const split = entry.split?.(params)
+    if (split === undefined) throw new Error(`content hash ${name} does not split by data with these parameters`)
+    return split.share(share.index, share.count)
+  }
   return entry.create(params)
 }

@@ -51,6 +51,8 @@ export interface ThreadContentHash {
    * it (/api/filehash/verify tries several part sizes at once). Results are keyed by `key ?? name`.
    */
   key?: string
+  /** One share of the entry split by data across the threads (content-hashes/segments.ts); set by threads.ts only. */
+  share?: { index: number, count: number }
 }
 
 /** A sink that also computes content hashes (the threaded one): their text by canonical name. */

@@ -22,6 +22,8 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { plainOpensslName } from '../algorithms/hashers.js'
 import type { DigestAlgorithm } from '../algorithms/types.js'
+import { findContentHash } from '../content-hashes/index.js'
+import type { DataSplit } from '../content-hashes/segments.js'
 import { Problem } from '../problem.js'
 import type { ContentHashingSink, ThreadContentHash } from './sink.js'
 
@@ -85,24 +87,50 @@ const RELATIVE_COST: Record<string, number> = { md5: 4, sha1: 1.5, sha224: 2, sh
 const DEFAULT_COST = 6
 
 /**
- * A content hash's relative cost per byte, for balancing only: about its underlying digest's, since
- * the parts, trees and pieces around it cost little beside it (S3's ETag and Cloud Storage's and
- * Azure's MD5 are MD5; AICH, btih and git's SHA-1 id are SHA-1; Dropbox, bt2-root and git's SHA-256
- * id are SHA-256, and so is ipfs-cid; the S3 and Cloud Storage CRCs are CRCs). TTH is hashd's own
- * Tiger in WebAssembly, about 300 MiB/s, so under twice SHA-256; magnet is TTH, AICH, btih and
- * ed2k (MD4) together. Anything not listed counts as DEFAULT_COST.
+ * A content hash's relative cost per byte, for balancing only, on RELATIVE_COST's scale (SHA-256 =
+ * 2): each one's hash-thread CPU seconds alone over a 256 MiB upload (`BENCH_ONLY=content`, AMD EPYC
+ * with SHA extensions, Node 20), which put OpenSSL's SHA-1 and SHA-256, hash-wasm's CRCs and the
+ * trees and parts around SHA-1 and SHA-256 at about the same cost, MD5 at 2.3 times it, hashd's
+ * WebAssembly Tiger tree at 2.9 times, and the magnet link (TTH, AICH, btih and ed2k's MD4) at 6.7.
+ * A share of a hash split by data costs its part. Anything not listed counts as DEFAULT_COST.
  */
 const CONTENT_HASH_COST: Record<string, number> = {
-  's3-etag': 4, 'gcs-md5': 4, 'azure-md5': 4, 's3-sha1': 1.5, 'aich': 1.5, 'btih': 1.5, 'git-blob-sha1': 1.5,
-  's3-sha256': 2, 'dropbox': 2, 'bt2-root': 2, 'git-blob-sha256': 2, 's3-crc32': 1, 's3-crc32c': 1, 's3-crc64nvme': 1, 'gcs-crc32c': 1,
-  'ipfs-cid': 2, 'tth': 3.5, 'magnet': 9.5,
+  's3-etag': 4.6, 'gcs-md5': 4.6, 'azure-md5': 4.6, 's3-sha1': 2, 'aich': 2, 'btih': 2.3, 'git-blob-sha1': 2,
+  's3-sha256': 2, 'dropbox': 2.1, 'bt2-root': 2.9, 'git-blob-sha256': 2, 's3-crc32': 2, 's3-crc32c': 2, 's3-crc64nvme': 2.3, 'gcs-crc32c': 2,
+  'quickxor': 2, 'ipfs-cid': 2.6, 'tth': 5.7, 'magnet': 13.4,
 }
 
-/** verify's hashers cost what the entry they wrap costs; its piece check is a SHA-1. */
-function contentHashCost({ name, params }: ThreadContentHash): number {
+/** verify's hashers cost what the entry they wrap costs; its piece check is a SHA-1; a share of a split hash, its part. */
+function contentHashCost({ name, params, share }: ThreadContentHash): number {
   if (name === 'verify:pieces') return CONTENT_HASH_COST.btih ?? DEFAULT_COST
   const entry = name === 'verify:entry' ? String(params.entry) : name
-  return CONTENT_HASH_COST[entry] ?? DEFAULT_COST
+  return (CONTENT_HASH_COST[entry] ?? DEFAULT_COST) / (share?.count ?? 1)
+}
+
+/** A content hash split by data over the threads: its shares' keys, and how to put them together. */
+export interface SplitHash { key: string, split: DataSplit, shareKeys: string[] }
+
+/**
+ * Splits each content hash that is a function of independent segments (segments.ts: Tiger tree
+ * subtrees, AICH blocks, pieces, parts) into `shares` shares, one per thread, so one such hash uses
+ * every core rather than one; the others stay whole. RHash reads on one core; this is where hashd
+ * gets ahead of it on a multi-core machine.
+ */
+export function splitByData(contentHashes: readonly ThreadContentHash[], shares: number): { hashes: ThreadContentHash[], splits: SplitHash[] } {
+  const hashes: ThreadContentHash[] = []
+  const splits: SplitHash[] = []
+  for (const hash of contentHashes) {
+    const split = shares >= 2 && hash.share === undefined ? findContentHash(hash.name)?.split?.(hash.params) : undefined
+    if (split === undefined) {
+      hashes.push(hash)
+      continue
+    }
+    const key = hash.key ?? hash.name
+    const shareKeys = Array.from({ length: shares }, (_, index) => `${key}#share${index}`)
+    shareKeys.forEach((shareKey, index) => hashes.push({ name: hash.name, params: hash.params, key: shareKey, share: { index, count: shares } }))
+    splits.push({ key, split, shareKeys })
+  }
+  return { hashes, splits }
 }
 
 /** What a lane hashes: digests, and content hashes made in the thread from their registry entry. */
@@ -227,18 +255,18 @@ export class HashThreads {
    * worth moving off the event loop by itself.
    */
   sink(algorithms: readonly DigestAlgorithm[], contentHashes: readonly ThreadContentHash[] = []): ContentHashingSink | null {
-    const hashers = algorithms.length + contentHashes.length
     // One slow hasher (a content hash, ssdeep, TLSH) is worth a thread of its own; fast digests, two.
     const fewest = contentHashes.length > 0 || algorithms.some((algorithm) => algorithm.kind === 'similarity') ? 1 : 2
-    if (this.available < fewest || hashers < fewest) return null
-    const groups = balance(algorithms, Math.min(this.available, hashers), contentHashes)
+    if (this.available < fewest || algorithms.length + contentHashes.length < fewest) return null
+    const { hashes, splits } = splitByData(contentHashes, this.available)
+    const groups = balance(algorithms, Math.min(this.available, algorithms.length + hashes.length), hashes)
     if (groups.length < fewest) return null
     const lanes = this.#acquire(groups.length)
     if (lanes.length < groups.length) {
       this.#release(lanes)
       return null
     }
-    return new ThreadedSink(lanes, groups, (done) => this.#release(done))
+    return new ThreadedSink(lanes, groups, (done) => this.#release(done), splits)
   }
 
   async close(): Promise<void> {
@@ -274,10 +302,12 @@ class ThreadedSink implements ContentHashingSink {
   #doneLanes = 0
   #failure: Error | null = null
   #released = false
+  readonly #splits: readonly SplitHash[]
 
-  constructor(lanes: Lane[], groups: LaneWork[], release: (lanes: Lane[]) => void) {
+  constructor(lanes: Lane[], groups: LaneWork[], release: (lanes: Lane[]) => void, splits: readonly SplitHash[] = []) {
     this.#lanes = lanes
     this.#release = release
+    this.#splits = splits
     // The first lane's ring, which no other upload uses while this one holds the lane. A lane
     // handed back after an abort may still read its old ranges from a ring that the next upload
     // is filling, but only into the aborted upload's hashers, which are dropped. The control and
@@ -393,7 +423,7 @@ class ThreadedSink implements ContentHashingSink {
         for (const [name, text] of message.contentHashes) this.#contentHashes.set(name, text)
         if (++this.#doneLanes === this.#lanes.length) {
           this.#handBack()
-          this.#finisher?.resolve(this.#digests)
+          this.#combine().then(() => this.#finisher?.resolve(this.#digests), (error: unknown) => this.#fail(error instanceof Error ? error : new Error(String(error))))
         }
         return
       case 'error': {
@@ -410,6 +440,16 @@ class ThreadedSink implements ContentHashingSink {
     this.#failure = error
     this.abort()
     this.#finisher?.reject(error)
+  }
+
+  /** Puts each split hash's shares together (a few thousand digests at most: a tree's top, a list of parts). */
+  async #combine(): Promise<void> {
+    for (const { key, split, shareKeys } of this.#splits) {
+      const texts = shareKeys.map((shareKey) => this.#contentHashes.get(shareKey))
+      if (texts.some((text) => text === undefined)) throw new Error(`hash thread: a share of ${key} is missing`)
+      for (const shareKey of shareKeys) this.#contentHashes.delete(shareKey)
+      this.#contentHashes.set(key, await split.combine(texts as string[]))
+    }
   }
 
   contentHashes(): Map<string, string> {
