@@ -97,7 +97,7 @@ describe('API_KEYS_FILE scopes= and hmac-keys=', () => {
   })
 
   it('refuses an unknown scope or a bad key name, naming the line', async () => {
-    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, similarity, passwords:check, passwords:range, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, audit, metrics, health or \*/)
+    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, similarity, similarity:match, passwords:check, passwords:range, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, audit, metrics, health or \*/)
     await refused('API_KEYS_FILE', `a ${hash} 10 hmac-keys=orders,\n`, 1, /hmac-keys= takes \* or HMAC key names/)
     await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /field 4: expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", then options scopes=, hmac-keys=, items=; got 4 fields/)
   })
