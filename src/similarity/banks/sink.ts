@@ -1,0 +1,55 @@
+/**
+ * Where a bank search puts what it finds: entry numbers (positions in the bank file's sorted
+ * order) with their distance or score and the query variant that gave it. With several query
+ * hashes an entry is kept once, at its best value.
+ */
+export class MatchSink {
+  readonly measure: 'distance' | 'score'
+  entries: number[] = []
+  values: number[] = []
+  variants: number[] = []
+  /** Entry → its position in the arrays, once several variants are searched. */
+  #seen: Map<number, number> | null
+
+  constructor(measure: 'distance' | 'score', variants: number) {
+    this.measure = measure
+    this.#seen = variants > 1 ? new Map() : null
+  }
+
+  add(entry: number, value: number, variant: number): void {
+    const seen = this.#seen
+    if (seen === null) {
+      this.entries.push(entry)
+      this.values.push(value)
+      this.variants.push(variant)
+      return
+    }
+    const at = seen.get(entry)
+    if (at === undefined) {
+      seen.set(entry, this.entries.length)
+      this.entries.push(entry)
+      this.values.push(value)
+      this.variants.push(variant)
+    } else if (this.measure === 'distance' ? value < this.values[at]! : value > this.values[at]!) {
+      this.values[at] = value
+      this.variants[at] = variant
+    }
+  }
+
+  get size(): number { return this.entries.length }
+
+  /** Positions of the best `limit` in order: distance ascending (score descending), then entry. */
+  best(limit: number): number[] {
+    const positions = Array.from({ length: this.entries.length }, (_, at) => at)
+    const sign = this.measure === 'distance' ? 1 : -1
+    positions.sort((a, b) => sign * (this.values[a]! - this.values[b]!) || this.entries[a]! - this.entries[b]!)
+    return positions.length > limit ? positions.slice(0, limit) : positions
+  }
+}
+
+/** A searcher over one bank's records: puts every entry within the threshold of any query into the sink. */
+export interface BankSearcher {
+  search(queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void
+  /** Bytes the searcher holds beyond the records (its index), for the memory figure. */
+  readonly indexBytes: number
+}
