@@ -30,7 +30,7 @@ export const MatchAnswer = Type.Object({
     distance: Type.Optional(Type.Integer({ minimum: 0, description: 'pdq: Hamming distance (0–256); tlsh: the reference\'s distance; digests: 0' })),
     score: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'ssdeep: libfuzzy\'s score' })),
     variant: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['original', ...DIHEDRAL_NAMES], description: 'With dihedral: the image\'s hash nearest to the entry' })),
-  }), { description: 'Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank and id; at most `limit`' }),
+  }), { description: 'Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank\'s order (hash, then id); at most `limit`' }),
   truncated: Type.Boolean({ description: 'true when more entries matched than `limit`' }),
 })
 

@@ -3,7 +3,7 @@
  * (those named, or every bank of the hash's type that the API key may search), the threshold (the
  * compare table's default unless the request gives its own), and the merge of the banks' answers
  * into one list, sorted as each bank sorts its own: distance ascending (score descending for
- * ssdeep), then bank, then id. Recall is the banks' (exact: every entry within the threshold);
+ * ssdeep), then bank, then the bank's own order (hash, then id). Recall is the banks' (exact: every entry within the threshold);
  * `limit` cuts the merged list and `truncated` says so.
  */
 import { normalizeName } from '../algorithms/registry.js'
@@ -173,12 +173,14 @@ function banksFor(type: BankType, request: MatchRequest, context: MatchContext):
   return banks
 }
 
-/** Merged order: distance ascending or score descending, then bank, then id. */
+/**
+ * Merged order: distance ascending or score descending, then bank; within a bank, the bank's own
+ * order (its file's: hash bytes, then id), which the sort keeps (Array#sort is stable).
+ */
 function compareEntries(a: MatchEntry, b: MatchEntry): number {
   if (a.score !== undefined && b.score !== undefined && a.score !== b.score) return b.score - a.score
   if (a.distance !== undefined && b.distance !== undefined && a.distance !== b.distance) return a.distance - b.distance
-  if (a.bank !== b.bank) return a.bank < b.bank ? -1 : 1
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+  return a.bank < b.bank ? -1 : a.bank > b.bank ? 1 : 0
 }
 
 export function matchHash(request: MatchRequest, context: MatchContext): MatchResult {
