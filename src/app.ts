@@ -35,7 +35,7 @@ import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { similarityRoutes } from './routes/similarity.js'
-import { matchRoute } from './routes/similarity-match.js'
+import { matchFileRoute, matchRoute } from './routes/similarity-match.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
 import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
@@ -168,6 +168,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(identifyRoute, { config })
   await app.register(similarityRoutes)
   await app.register(matchRoute, { config })
+  await app.register(matchFileRoute, { config, engine })
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })

@@ -2,11 +2,23 @@
  * POST /api/similarity/match: a hash (or up to MATCH_MAX_ITEMS of them) against the similarity
  * banks (src/similarity/match.ts, over the banks of src/similarity/bank-folder.ts). Batches go
  * through the one batch runner (routes/batch.ts): each item is a match of its own, counted against
- * the rate limit's items budget as every batch item is.
+ * the rate limit's items budget as every batch item is. POST /api/similarity/match/file: an upload
+ * hashed by the /api/filehash pipeline (ssdeep, TLSH, PDQ in one pass) and its hashes matched.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
+import type { Engine } from '../domain/engine.js'
+import { PDQ, type FileAlgorithms } from '../domain/filehash.js'
+import { algorithmFor } from '../domain/algorithm-lookup.js'
+import type { DigestAlgorithm } from '../algorithms/types.js'
+import { problems } from '../problem.js'
+import type { PdqResult } from '../similarity/pdq/index.js'
+import { checkUploadMatch, matchUpload, UPLOAD_MATCH_ALGORITHMS, type UploadMatchAlgorithm, type UploadMatchOptions } from '../similarity/match.js'
+import { isMultipart } from '../upload/early-refusal.js'
+import { refuseLargeUpload, takeUploads, uploadHasher } from './filehash.js'
+import { PdqHashSchema } from './schemas.js'
 import { BANK_NAME } from '../similarity/bank-names.js'
 import { comparers } from '../similarity/compare.js'
 import { DIHEDRAL_NAMES, MATCH_DEFAULT_LIMIT, MATCH_MAX_BANKS, MATCH_MAX_ITEMS, MATCH_MAX_LIMIT, matchHash, matchType, type MatchRequest, type MatchResult } from '../similarity/match.js'
@@ -90,5 +102,143 @@ export const matchRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (
       otherAlgorithm: () => true,
       checkTop: (top) => { if (top.algorithm !== undefined) matchType(top.algorithm) },
     })
+  })
+}
+
+/** Upload fields that take a bounded whole number, as exact patterns (the query string is text; the schema states the range). */
+const DIGITS = {
+  pdqMaxDistance: { pattern: '^(25[0-6]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$', range: '0 to 256' },
+  tlshMaxDistance: { pattern: '^(10000|[1-9]?[0-9]{1,3})$', range: '0 to 10000' },
+  ssdeepMinScore: { pattern: '^(100|[1-9][0-9]?)$', range: '1 to 100' },
+  limit: { pattern: `^(1000|[1-9][0-9]{0,2})$`, range: `1 to ${MATCH_MAX_LIMIT}` },
+} as const
+
+const BANK_LIST = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}(,[A-Za-z0-9][A-Za-z0-9._-]{0,63}){0,63}$'
+const UPLOAD_ALGORITHMS_DESCRIPTION = `Which of ${UPLOAD_MATCH_ALGORITHMS.join(', ')} to hash and match with, separated by commas (any case); default ssdeep,tlsh. pdq only for images (JPEG, PNG, WebP, GIF): anything else is 422 not-an-image.`
+
+const FileMatchQuery = Type.Object({
+  algorithms: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z]{3,6}(,[A-Za-z]{3,6}){0,2}$', description: UPLOAD_ALGORITHMS_DESCRIPTION })),
+  dihedral: Type.Optional(Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: 'With pdq, true also hashes the image rotated and flipped, and an entry matches at its least distance to any of the eight' })),
+  name: Type.Optional(Type.String({ maxLength: 255, description: 'The file name to echo back (the raw form)' })),
+  banks: Type.Optional(Type.String({ minLength: 1, maxLength: 4159, pattern: BANK_LIST, description: 'The banks to search, by name, separated by commas; default every bank of each algorithm\'s type. Unknown: 404; of a type none of the algorithms hashes: 422; outside the API key\'s banks=: 403' })),
+  pdqMaxDistance: Type.Optional(Type.String({ pattern: DIGITS.pdqMaxDistance.pattern, description: `PDQ's largest distance that matches, ${DIGITS.pdqMaxDistance.range}; default ${defaultOf('pdq')}` })),
+  tlshMaxDistance: Type.Optional(Type.String({ pattern: DIGITS.tlshMaxDistance.pattern, description: `TLSH's largest distance that matches, ${DIGITS.tlshMaxDistance.range}; default ${defaultOf('tlsh')}` })),
+  ssdeepMinScore: Type.Optional(Type.String({ pattern: DIGITS.ssdeepMinScore.pattern, description: `ssdeep's smallest score that matches, ${DIGITS.ssdeepMinScore.range}; default ${defaultOf('ssdeep')}` })),
+  limit: Type.Optional(Type.String({ pattern: DIGITS.limit.pattern, description: `The most matches per algorithm, ${DIGITS.limit.range}; default ${MATCH_DEFAULT_LIMIT}` })),
+  lengthTerm: Type.Optional(Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: 'TLSH: false leaves out the length term. Default true' })),
+}, { additionalProperties: false })
+
+type FileMatchQueryType = { algorithms?: string, dihedral?: 'true' | 'false', name?: string, banks?: string, pdqMaxDistance?: string, tlshMaxDistance?: string, ssdeepMinScore?: string, limit?: string, lengthTerm?: 'true' | 'false' }
+
+/** `algorithms` of the upload form: ssdeep, tlsh and pdq only, each once, in the order asked. */
+function uploadAlgorithms(list: string | undefined, pointer: string): FileAlgorithms {
+  const names = (list ?? 'ssdeep,tlsh').split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '')
+  const chosen = [...new Set(names)]
+  if (chosen.length === 0 || !chosen.every((name): name is UploadMatchAlgorithm => (UPLOAD_MATCH_ALGORITHMS as readonly string[]).includes(name))) {
+    throw problems.validation(`algorithms takes ${UPLOAD_MATCH_ALGORITHMS.join(', ')}, separated by commas`, [{ pointer, message: `not a list of ${UPLOAD_MATCH_ALGORITHMS.join(', ')}` }])
+  }
+  return {
+    digests: chosen.filter((name) => name !== PDQ).map((name) => algorithmFor(name, 'filehash', pointer) as DigestAlgorithm),
+    contentHashes: [], pdq: chosen.includes(PDQ), order: chosen,
+  }
+}
+
+const wholeNumber = (text: string | undefined): number | undefined => (text === undefined ? undefined : Number(text))
+
+function uploadOptions(query: FileMatchQueryType, algorithms: readonly UploadMatchAlgorithm[]): UploadMatchOptions {
+  const pdq = wholeNumber(query.pdqMaxDistance)
+  const tlsh = wholeNumber(query.tlshMaxDistance)
+  const ssdeep = wholeNumber(query.ssdeepMinScore)
+  const limit = wholeNumber(query.limit)
+  return {
+    algorithms,
+    ...(query.banks === undefined ? {} : { banks: [...new Set(query.banks.split(','))] }),
+    ...(pdq === undefined ? {} : { pdqMaxDistance: pdq }),
+    ...(tlsh === undefined ? {} : { tlshMaxDistance: tlsh }),
+    ...(ssdeep === undefined ? {} : { ssdeepMinScore: ssdeep }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(query.lengthTerm === undefined ? {} : { lengthTerm: query.lengthTerm === 'true' }),
+  }
+}
+
+export const fileMatchRequestBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file'],
+        properties: {
+          algorithms: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z]{3,6}(,[A-Za-z]{3,6}){0,2}$', description: `${UPLOAD_ALGORITHMS_DESCRIPTION} Send before the file part.` },
+          dihedral: { type: 'string', enum: ['true', 'false'], default: 'false', description: 'With pdq: also match the image rotated and flipped. Send before the file part.' },
+          file: { type: 'string', format: 'binary', description: 'Exactly one file, at most MAX_FILE_SIZE bytes' },
+        },
+        additionalProperties: false,
+      },
+      encoding: { file: { contentType: 'application/octet-stream' } },
+    },
+    'application/octet-stream': {
+      schema: { type: 'string', format: 'binary', description: 'The file itself, at most MAX_FILE_SIZE bytes; the options go in the query string' },
+    },
+  },
+}
+
+const FileMatchAnswer = Type.Object({
+  name: Type.String({ description: 'The uploaded file name (the multipart filename, or the name query parameter; empty if none)' }),
+  size: Type.Integer({ description: 'Bytes hashed' }),
+  hashes: Type.Object({
+    ssdeep: Type.Optional(Type.String({ description: 'As ssdeep prints it' })),
+    tlsh: Type.Optional(Type.String({ description: 'T1 and 70 hex digits, as the reference prints it' })),
+    pdq: Type.Optional(PdqHashSchema),
+  }, { description: 'The hashes of the upload, as /api/filehash gives them' }),
+  matches: Type.Object({
+    ssdeep: Type.Optional(MatchAnswer),
+    tlsh: Type.Optional(MatchAnswer),
+    pdq: Type.Optional(MatchAnswer),
+  }, { description: 'Per algorithm, its matches as POST /api/similarity/match answers them; `banks` is empty when there is no bank of its type to search' }),
+})
+
+export const matchFileRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
+  const threads = takeUploads(app)
+  const hashUpload = uploadHasher(config, engine, threads, { formFields: ['algorithms', 'dihedral'], algorithms: uploadAlgorithms })
+  app.post('/api/similarity/match/file', {
+    config: { accepts: ['multipart/form-data', 'application/octet-stream'] },
+    onRequest: refuseLargeUpload(config),
+    schema: {
+      tags: ['similarity'],
+      summary: 'Hash an upload with ssdeep, TLSH and PDQ in one pass and match the hashes against the similarity banks',
+      description: 'The upload goes through the /api/filehash pipeline (multipart with `algorithms` and `dihedral` before the file part, or the raw body with them in the query string), '
+        + 'then each hash is matched as POST /api/similarity/match matches it, against the banks of its type (or those of `banks`). The other options go in the query string. '
+        + 'Checked before the upload is read: a name in `banks` that is no bank is 404 urn:hashd:problem:unknown-bank, one of a type no algorithm hashes 422 urn:hashd:problem:bank-type-mismatch, '
+        + 'one outside the API key\'s banks= 403; a server without SIMILARITY_BANKS_DIR, or without a bank of any of the algorithms\' types, is 422 urn:hashd:problem:no-banks. '
+        + 'An algorithm whose type has no bank is answered with `banks` empty. With tlsh, an upload under 50 bytes or too uniform is 422 urn:hashd:problem:tlsh-input; '
+        + 'with pdq, an upload that is no image is 422 urn:hashd:problem:not-an-image and one that cannot be decoded 422 urn:hashd:problem:undecodable-image.',
+      querystring: FileMatchQuery,
+      response: {
+        200: FileMatchAnswer,
+        404: problemResponse('urn:hashd:problem:unknown-bank: a name in `banks` that is no bank of SIMILARITY_BANKS_DIR'),
+        ...errorResponsesWith({
+          400: '`algorithms` naming anything but ssdeep, tlsh and pdq (pointer /querystring/algorithms or /body/algorithms); an unknown or misplaced form field, no file part or two, a malformed multipart body',
+          413: 'with pdq, an upload over MAX_IMAGE_SIZE, or an image of more than MAX_IMAGE_PIXELS pixels',
+          422: 'no-banks, bank-type-mismatch (checked before the upload is read); tlsh-input, not-an-image, undecodable-image',
+        }),
+      },
+    },
+  }, async (request, reply) => {
+    const query = request.query as FileMatchQueryType
+    const context = app.matchContext(request)
+    // What can be refused without the upload is refused before it is read. With the multipart
+    // form, algorithms may still come in a field; the banks are checked against the query's.
+    const asked = uploadAlgorithms(query.algorithms, '/querystring/algorithms').order as UploadMatchAlgorithm[]
+    const formMayChoose = query.algorithms === undefined && isMultipart(request)
+    checkUploadMatch(uploadOptions(query, formMayChoose ? UPLOAD_MATCH_ALGORITHMS : asked), context, '/querystring/banks')
+    const hashed = await hashUpload(request as FastifyRequest, reply, { ...(query.algorithms === undefined ? {} : { algorithms: query.algorithms }), ...(query.dihedral === undefined ? {} : { dihedral: query.dihedral }), ...(query.name === undefined ? {} : { name: query.name }) })
+    const algorithms = Object.keys(hashed.hashes) as UploadMatchAlgorithm[]
+    const options = uploadOptions(query, algorithms)
+    checkUploadMatch(options, context, '/querystring/banks')
+    const pdq = hashed.hashes.pdq as PdqResult | undefined
+    const hashes = { ssdeep: hashed.hashes.ssdeep as string | undefined, tlsh: hashed.hashes.tlsh as string | undefined, pdq: pdq?.hash }
+    const matches = matchUpload(hashes, pdq?.dihedral, options, app.matchContext(request))
+    return { name: hashed.name, size: hashed.size, hashes: hashed.hashes, matches }
   })
 }

@@ -209,3 +209,79 @@ export function matchHash(request: MatchRequest, context: MatchContext): MatchRe
   if (matches.length > limit) { matches.length = limit; truncated = true }
   return { algorithm: type, banks: banks.map((bank) => bank.name), [field]: threshold, matches, truncated }
 }
+
+/** The similarity hashes an upload can be matched by, in the order answered. */
+export const UPLOAD_MATCH_ALGORITHMS = ['ssdeep', 'tlsh', 'pdq'] as const
+export type UploadMatchAlgorithm = typeof UPLOAD_MATCH_ALGORITHMS[number]
+
+export interface UploadMatchOptions {
+  algorithms: readonly UploadMatchAlgorithm[]
+  banks?: string[]
+  pdqMaxDistance?: number
+  tlshMaxDistance?: number
+  ssdeepMinScore?: number
+  limit?: number
+  lengthTerm?: boolean
+}
+
+/**
+ * The checks of an upload's match that need no hash, made before a byte of the upload is read: the
+ * banks named (403 outside the key's banks=, 404 unknown, 422 of a type no algorithm hashes), and
+ * that some bank will be searched (422 no-banks). `pointer` is where `banks` is (the query string).
+ */
+export function checkUploadMatch(options: UploadMatchOptions, context: MatchContext, pointer: string): void {
+  const set = context.banks
+  if (set === null) throw problems.unprocessable('no-banks', 'No similarity banks', 'This server has no similarity banks: SIMILARITY_BANKS_DIR is not set')
+  const allowed = context.allowed
+  if (options.banks !== undefined) {
+    options.banks.forEach((name, index) => {
+      if (allowed !== null && !allowed.has(name)) {
+        const refusal = bankForbidden(context.keyName, name, index)
+        throw new Problem(403, refusal.type, refusal.title, refusal.detail, { extensions: { scope: 'banks', errors: [{ pointer, message: `${name} is not in this API key's banks=` }] } })
+      }
+      const bank = set.get(name)
+      if (bank === undefined) {
+        throw new Problem(404, 'urn:hashd:problem:unknown-bank', 'Unknown bank', `There is no similarity bank named ${name}`, { extensions: { bank: name, errors: [{ pointer, message: `no bank ${name}` }] } })
+      }
+      if (!(options.algorithms as readonly string[]).includes(bank.type)) {
+        throw problems.unprocessable('bank-type-mismatch', 'Bank of another type', `The bank ${name} holds ${bank.type} hashes, and the upload is hashed with ${options.algorithms.join(', ')}`,
+          { bank: name, errors: [{ pointer, message: `a ${bank.type} bank` }] })
+      }
+    })
+    return
+  }
+  const searchable = options.algorithms.some((type) => set.ofType(type).some((bank) => allowed === null || allowed.has(bank.name)))
+  if (!searchable) {
+    throw problems.unprocessable('no-banks', 'No similarity banks', `SIMILARITY_BANKS_DIR holds no ${options.algorithms.join(', ')} bank${allowed === null ? '' : ' that this API key may search (its banks=)'}`)
+  }
+}
+
+/**
+ * An upload's matches, one answer per algorithm hashed: the banks of its type (those named, or
+ * every one the key may search), or none (`banks` empty) when there is no such bank.
+ */
+export function matchUpload(hashes: Partial<Record<UploadMatchAlgorithm, string>>, dihedral: MatchRequest['dihedral'], options: UploadMatchOptions, context: MatchContext): Partial<Record<UploadMatchAlgorithm, MatchResult>> {
+  const answers: Partial<Record<UploadMatchAlgorithm, MatchResult>> = {}
+  for (const type of options.algorithms) {
+    const hash = hashes[type]
+    if (hash === undefined) continue
+    const named = options.banks?.filter((name) => context.banks?.get(name)?.type === type)
+    const ofType = context.banks?.ofType(type).filter((bank) => context.allowed === null || context.allowed.has(bank.name)) ?? []
+    const threshold = type === 'ssdeep' ? { minScore: options.ssdeepMinScore } : { maxDistance: type === 'pdq' ? options.pdqMaxDistance : options.tlshMaxDistance }
+    if (named?.length === 0 || (named === undefined && ofType.length === 0)) {
+      const comparer = comparers.find((each) => each.name === type)!
+      answers[type] = {
+        algorithm: type, banks: [], matches: [], truncated: false,
+        ...(type === 'ssdeep' ? { minScore: options.ssdeepMinScore ?? comparer.defaultThreshold } : { maxDistance: threshold.maxDistance ?? comparer.defaultThreshold }),
+      }
+      continue
+    }
+    answers[type] = matchHash({
+      algorithm: type, hash, ...(named === undefined ? {} : { banks: named }), ...threshold,
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+      ...(type === 'tlsh' && options.lengthTerm !== undefined ? { lengthTerm: options.lengthTerm } : {}),
+      ...(type === 'pdq' && dihedral !== undefined ? { dihedral } : {}),
+    }, context)
+  }
+  return answers
+}
