@@ -369,6 +369,90 @@ describe('POST /api/similarity/match', { skip: oracleSkip }, () => {
     assert.equal(noBank.status, 422)
     assert.match(noBank.body.detail, /holds no sha256 bank/)
   })
+
+  it('hashes an upload and matches its PDQ (dihedral too) in the same call', async () => {
+    const expected = JSON.parse(readFileSync(join(FIXTURES, 'pdq', 'expected.json'), 'utf8')) as Record<string, { hash: string, dihedral: Record<string, string> }>
+    const palette = expected['gen-palette-640x480.png']!
+    const images: Entry[] = [
+      { hash: palette.hash, id: 'palette', label: 'the reference\'s hash' },
+      { hash: flipBits(random, palette.dihedral.rotate90!, 4), id: 'palette-turned', label: null },
+      { hash: flipBits(random, palette.dihedral.flipY!, 9), id: 'palette-flipped', label: null },
+      { hash: expected['gen-gray-200x300.png']!.hash, id: 'gray', label: null },
+      ...Array.from({ length: 30 }, (_, i) => ({ hash: randomBytes(32).toString('hex'), id: `r${i}`, label: null })),
+    ]
+    importBank('images', 'pdq', images)
+    await until(async () => (await bankInHealth('images'))?.count === images.length, 'images to be opened')
+    const image = readFileSync(join(FIXTURES, 'pdq', 'gen-palette-640x480.png'))
+    for (const dihedral of [false, true]) {
+      const response = await server.fetch(`/api/similarity/match/file?algorithms=pdq&banks=images&dihedral=${dihedral}&name=p.png`, { method: 'POST', headers: { ...auth(keys.admin), 'content-type': 'application/octet-stream' }, body: image })
+      const body = await response.json() as { name: string, hashes: { pdq: { hash: string, dihedral?: Record<string, string> } }, matches: { pdq: { banks: string[], matches: Array<{ id: string, variant?: string }> } } }
+      assert.equal(response.status, 200, JSON.stringify(body))
+      assert.equal(body.name, 'p.png')
+      const names = ['original', 'rotate90', 'rotate180', 'rotate270', 'flipX', 'flipY', 'flipPlus1', 'flipMinus1']
+      const queries = dihedral ? names.map((name) => (name === 'original' ? body.hashes.pdq.hash : body.hashes.pdq.dihedral![name]!)) : [body.hashes.pdq.hash]
+      const oracle = pdqOracle({ images }, queries, 31)
+      assert.deepEqual(body.matches.pdq.banks, ['images'])
+      assert.deepEqual(body.matches.pdq.matches, oracle.map(({ bank, id, label, distance, variant }) => ({ bank, id, label, distance, ...(dihedral ? { variant: names[variant] } : {}) })))
+      // hashd's PDQ is within 8 bits of the reference's on a PNG, so the image finds the reference's hash, and turned and flipped copies with dihedral.
+      assert.deepEqual(oracle.map((match) => match.id).sort(), dihedral ? ['palette', 'palette-flipped', 'palette-turned'] : ['palette'])
+    }
+  })
+
+  it('hashes a multipart upload with ssdeep and TLSH and matches each (a type without a bank answers banks: [])', { skip: skipUnless('ssdeep') }, async () => {
+    const words = ['match', 'bank', 'hash', 'fuzzy', 'piece', 'block', 'entry', 'the', 'of', 'and', '\n']
+    const text = (length: number) => { let out = ''; while (out.length < length) out += `${random.pick(words)} `; return Buffer.from(out) }
+    const base = text(30_000)
+    const files = [base, Buffer.concat([base.subarray(0, 12_000), text(500), base.subarray(12_000)]), text(30_000), Buffer.concat([base.subarray(0, 20_000), text(9_000)])]
+    files.forEach((data, i) => writeFileSync(join(dir, `doc${i}`), data))
+    // Debian's ssdeep hashes the bank's entries and the upload.
+    const ssdeepOf = (file: string) => execFileSync('ssdeep', ['-s', '-b', file], { encoding: 'utf8' }).trim().split('\n')[1]!.split(',')[0]!
+    const docs: Entry[] = files.slice(1).map((_, i) => ({ hash: ssdeepOf(join(dir, `doc${i + 1}`)), id: `doc${i + 1}`, label: null }))
+    importBank('docs', 'ssdeep', docs)
+    await until(async () => (await bankInHealth('docs'))?.count === docs.length, 'docs to be opened')
+    const boundary = 'match-boundary'
+    const form = Buffer.concat([
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="algorithms"\r\n\r\nssdeep,tlsh\r\n`),
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="doc0.txt"\r\ncontent-type: text/plain\r\n\r\n`), base,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
+    const response = await server.fetch('/api/similarity/match/file?banks=docs&ssdeepMinScore=1', { method: 'POST', headers: { ...auth(keys.admin), 'content-type': `multipart/form-data; boundary=${boundary}` }, body: form })
+    const body = await response.json() as { name: string, size: number, hashes: { ssdeep: string, tlsh: string }, matches: { ssdeep: { banks: string[], matches: Array<{ id: string, score: number }> }, tlsh: { banks: string[], matches: unknown[] } } }
+    assert.equal(response.status, 200, JSON.stringify(body))
+    assert.deepEqual([body.name, body.size], ['doc0.txt', base.length])
+    assert.equal(body.hashes.ssdeep, ssdeepOf(join(dir, 'doc0')))
+    const scores = ssdeepScores([body.hashes.ssdeep], docs)[0]!
+    const expected = docs.map((entry, i) => ({ id: entry.id, score: scores[i]! })).filter((entry) => entry.score >= 1).sort((a, b) => b.score - a.score)
+    assert.ok(expected.length >= 2, 'the near copies score')
+    assert.deepEqual(body.matches.ssdeep.matches.map(({ id, score }) => ({ id, score })), expected)
+    assert.deepEqual(body.matches.ssdeep.banks, ['docs'])
+    assert.deepEqual([body.matches.tlsh.banks, body.matches.tlsh.matches], [[], []])
+    // The same hashes through the JSON route give the same matches.
+    const again = await post({ algorithm: 'ssdeep', hash: body.hashes.ssdeep, minScore: 1, banks: ['docs'] })
+    assert.deepEqual(again.body.matches, body.matches.ssdeep.matches)
+  })
+
+  it('refuses a bad upload match before reading it, and a non-image sent to PDQ', async () => {
+    const send = async (query: string, body: Buffer, key = keys.admin) => {
+      const response = await server.fetch(`/api/similarity/match/file?${query}`, { method: 'POST', headers: { ...auth(key), 'content-type': 'application/octet-stream' }, body })
+      return { status: response.status, type: response.headers.get('content-type'), body: await response.json() as { type: string, detail: string, errors?: Array<{ pointer: string }>, bank?: string } }
+    }
+    const data = randomBytes(5000)
+    const bad = await send('algorithms=ssdeep,md5', data)
+    assert.equal(bad.status, 400)
+    assert.deepEqual(bad.body.errors?.map((error) => error.pointer), ['/querystring/algorithms'])
+    const unknown = await send('banks=docs,nosuch', data)
+    assert.deepEqual([unknown.status, unknown.body.type, unknown.body.bank], [404, 'urn:hashd:problem:unknown-bank', 'nosuch'])
+    assert.match(unknown.type ?? '', /^application\/problem\+json/)
+    const mismatch = await send('algorithms=pdq&banks=md5s', data)
+    assert.deepEqual([mismatch.status, mismatch.body.type], [422, 'urn:hashd:problem:bank-type-mismatch'])
+    const forbidden = await send('algorithms=pdq&banks=photos', data, keys.limited)
+    assert.equal(forbidden.status, 403)
+    assert.match(forbidden.body.detail, /bank photos:/)
+    const notImage = await send('algorithms=pdq', data)
+    assert.deepEqual([notImage.status, notImage.body.type], [422, 'urn:hashd:problem:not-an-image'])
+    const tooShort = await send('algorithms=tlsh', Buffer.from('short'))
+    assert.deepEqual([tooShort.status, tooShort.body.type], [422, 'urn:hashd:problem:tlsh-input'])
+  })
 })
 
 describe('match without banks, and the rate limit', () => {
