@@ -264,6 +264,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/similarity/match/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hash an upload with ssdeep, TLSH and PDQ in one pass and match the hashes against the similarity banks
+         * @description The upload goes through the /api/filehash pipeline (multipart with `algorithms` and `dihedral` before the file part, or the raw body with them in the query string), then each hash is matched as POST /api/similarity/match matches it, against the banks of its type (or those of `banks`). The other options go in the query string. Checked before the upload is read: a name in `banks` that is no bank is 404 urn:hashd:problem:unknown-bank, one of a type no algorithm hashes 422 urn:hashd:problem:bank-type-mismatch, one outside the API key's banks= 403; a server without SIMILARITY_BANKS_DIR, or without a bank of any of the algorithms' types, is 422 urn:hashd:problem:no-banks. An algorithm whose type has no bank is answered with `banks` empty. With tlsh, an upload under 50 bytes or too uniform is 422 urn:hashd:problem:tlsh-input; with pdq, an upload that is no image is 422 urn:hashd:problem:not-an-image and one that cannot be decoded 422 urn:hashd:problem:undecodable-image.
+         */
+        post: operations["postSimilarityMatchFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/algorithms": {
         parameters: {
             query?: never;
@@ -4182,6 +4202,329 @@ export interface operations {
                 };
             };
             /** @description Well-formed but unprocessable: bank-type-mismatch (a bank of `banks` holds another type); no-banks (no SIMILARITY_BANKS_DIR, or no bank of the type the API key may search) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSimilarityMatchFile: {
+        parameters: {
+            query?: {
+                /** @description Which of ssdeep, tlsh, pdq to hash and match with, separated by commas (any case); default ssdeep,tlsh. pdq only for images (JPEG, PNG, WebP, GIF): anything else is 422 not-an-image. */
+                algorithms?: string;
+                /** @description With pdq, true also hashes the image rotated and flipped, and an entry matches at its least distance to any of the eight */
+                dihedral?: "true" | "false";
+                /** @description The file name to echo back (the raw form) */
+                name?: string;
+                /** @description The banks to search, by name, separated by commas; default every bank of each algorithm's type. Unknown: 404; of a type none of the algorithms hashes: 422; outside the API key's banks=: 403 */
+                banks?: string;
+                /** @description PDQ's largest distance that matches, 0 to 256; default 31 */
+                pdqMaxDistance?: string;
+                /** @description TLSH's largest distance that matches, 0 to 10000; default 30 */
+                tlshMaxDistance?: string;
+                /** @description ssdeep's smallest score that matches, 1 to 100; default 50 */
+                ssdeepMinScore?: string;
+                /** @description The most matches per algorithm, 1 to 1000; default 100 */
+                limit?: string;
+                /** @description TLSH: false leaves out the length term. Default true */
+                lengthTerm?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Which of ssdeep, tlsh, pdq to hash and match with, separated by commas (any case); default ssdeep,tlsh. pdq only for images (JPEG, PNG, WebP, GIF): anything else is 422 not-an-image. Send before the file part. */
+                    algorithms?: string;
+                    /**
+                     * @description With pdq: also match the image rotated and flipped. Send before the file part.
+                     * @default false
+                     * @enum {string}
+                     */
+                    dihedral?: "true" | "false";
+                    /**
+                     * Format: binary
+                     * @description Exactly one file, at most MAX_FILE_SIZE bytes
+                     */
+                    file: string;
+                };
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The uploaded file name (the multipart filename, or the name query parameter; empty if none) */
+                        name: string;
+                        /** @description Bytes hashed */
+                        size: number;
+                        /** @description The hashes of the upload, as /api/filehash gives them */
+                        hashes: {
+                            /** @description As ssdeep prints it */
+                            ssdeep?: string;
+                            /** @description T1 and 70 hex digits, as the reference prints it */
+                            tlsh?: string;
+                            /** @description PDQ (Meta): the perceptual hash of the image and its quality */
+                            pdq?: {
+                                /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                hash: string;
+                                /** @description How much significant gradient the image has, 0–100; Meta advises ignoring hashes of quality below 50 */
+                                quality: number;
+                                /** @description With dihedral=true: the hashes of the image rotated by 90°, 180° and 270° and flipped (about either axis and either diagonal), named as in Meta's reference */
+                                dihedral?: {
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate90: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate180: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate270: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipX: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipY: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipPlus1: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipMinus1: string;
+                                };
+                            };
+                        };
+                        /** @description Per algorithm, its matches as POST /api/similarity/match answers them; `banks` is empty when there is no bank of its type to search */
+                        matches: {
+                            ssdeep?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                            tlsh?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                            pdq?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; `algorithms` naming anything but ssdeep, tlsh and pdq (pointer /querystring/algorithms or /body/algorithms); an unknown or misplaced form field, no file part or two, a malformed multipart body */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope similarity:match (matching hashes and uploads against the similarity banks (only the banks in the key's banks=, when it has one)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description urn:hashd:problem:unknown-bank: a name in `banks` that is no bank of SIMILARITY_BANKS_DIR */
+            404: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE); with pdq, an upload over MAX_IMAGE_SIZE, or an image of more than MAX_IMAGE_PIXELS pixels */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: no-banks, bank-type-mismatch (checked before the upload is read); tlsh-input, not-an-image, undecodable-image */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
