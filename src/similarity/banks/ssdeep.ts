@@ -117,8 +117,8 @@ export class SsdeepSearcher implements BankSearcher {
     }
     let pieces = 0
     for (let entry = 0; entry < count; entry++) keysOf(records, entry * SSDEEP_RECORD_BYTES, () => { pieces++ })
-    // About one piece per slot: few entries share a slot by chance.
-    this.#bits = Math.min(26, Math.max(10, Math.ceil(Math.log2(Math.max(pieces, 1)))))
+    // About two pieces per slot: an entry found by chance costs a score, and the slots cost 4 bytes each.
+    this.#bits = Math.min(26, Math.max(10, Math.ceil(Math.log2(Math.max(pieces, 1))) - 1))
     const keys = new Uint32Array(pieces)
     const values = new Uint32Array(pieces)
     let at = 0
