@@ -22,6 +22,7 @@
  * BENCH_SSDEEP_BANK_SIZE=100000 npm run bench:banks`.
  */
 import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { randomBytes, randomInt } from 'node:crypto'
 import { createReadStream, createWriteStream, mkdtempSync, openSync, readSync, rmSync, closeSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -100,7 +101,7 @@ async function pdqHaystack(input: string, queries: string): Promise<{ source: st
         group.push(line.trim())
         if (group.length === 8) { groups.push(group.join(' ')); group = [] }
       } else if (section === 'index') {
-        if (!hashes.write(`${line.trim()}\n`)) await new Promise((resolve) => hashes.once('drain', resolve))
+        if (!hashes.write(`${line.trim()}\n`)) await once(hashes, 'drain')
       } else if (section === 'tail') {
         tail += `${line}\n`
       }
@@ -119,7 +120,7 @@ async function pdqHaystack(input: string, queries: string): Promise<{ source: st
     const block = randomBytes(32 * Math.min(4096, random - at))
     let text = ''
     for (let k = 0; k < block.length; k += 32) text += `${block.toString('hex', k, k + 32)}\n`
-    if (!hashes.write(text)) await new Promise((resolve) => hashes.once('drain', resolve))
+    if (!hashes.write(text)) await once(hashes, 'drain')
   }
   for (const group of groups) {
     const base = group[randomInt(8)]!
@@ -206,7 +207,7 @@ async function similarSection(type: Extract<BankType, 'tlsh' | 'ssdeep'>, size: 
   for (let at = 0; at < size; at++) {
     const hash = makeHash()
     if (at < size / 100) sources.push(hash)
-    if (!out.write(`${hash}\n`)) await new Promise((resolve) => out.once('drain', resolve))
+    if (!out.write(`${hash}\n`)) await once(out, 'drain')
   }
   for (const source of sources) out.write(`${nearCopy(source)}\n`)
   await new Promise<void>((resolve) => out.end(() => resolve()))
