@@ -9,6 +9,7 @@ export class DigestSearcher implements BankSearcher {
   readonly #count: number
   readonly #width: number
   readonly indexBytes = 0
+  readonly indexName = 'binary search'
 
   constructor(records: Buffer, count: number, width: number) {
     this.#records = records

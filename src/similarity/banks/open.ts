@@ -31,6 +31,8 @@ export interface Bank {
   readonly importedAt: Date
   /** Bytes held in memory for searching: the hash records and the index. */
   readonly memoryBytes: number
+  /** How the bank is searched: `multi-index hashing, 11 slices of 23 bits`, `linear scan`, … */
+  readonly index: string
   /**
    * Every entry within the threshold of the query, or of any of several query hashes (each entry
    * once, at its best value; `variant` says which query hash gave it when there are several).
@@ -152,6 +154,7 @@ class FileBank implements Bank {
   readonly bytes: number
   readonly importedAt: Date
   readonly memoryBytes: number
+  readonly index: string
   readonly #header: BankHeader
   readonly #fd: number
   readonly #searcher: BankSearcher
@@ -169,6 +172,7 @@ class FileBank implements Bank {
     this.importedAt = header.importedAt
     this.#searcher = searcher
     this.memoryBytes = records.length + searcher.indexBytes
+    this.index = searcher.indexName
   }
 
   search(query: string | readonly string[], options: BankSearchOptions): BankSearchResult {

@@ -1,7 +1,22 @@
 /**
- * PDQ bank search: the Hamming distance of 256-bit hashes (Meta's pdq/cpp/common/pdqhashtypes.cpp).
- * The hashes are held as 32-bit words, eight per hash.
+ * PDQ bank search: every entry within a Hamming distance of the query (Meta's
+ * pdq/cpp/common/pdqhashtypes.cpp), found by multi-index hashing (Norouzi, Punjani and Fleet,
+ * "Fast exact search in Hamming space with multi-index hashing", 2014) with exact recall.
+ *
+ * The 256 bits are cut into m disjoint slices of b bits (m·b ≤ 256; bits past m·b are in no
+ * slice). Two hashes within distance r differ in at most r bits of the slices, so with
+ * r = m·q + a (0 ≤ a < m) one of the first a + 1 slices differs in at most q bits, or one of the
+ * other m − a − 1 slices in at most q − 1 (else the slices alone would differ in r + 1 bits). So a
+ * search probes, in each slice's table, every value within that radius of the query's slice, and
+ * checks the whole distance of each entry found there. Each table is the entries' numbers grouped
+ * by their slice value (an offsets array of 2^b + 1 and an id array of the bank's count).
+ *
+ * The slicing is chosen from the bank's size when it is opened (chooseSlicing): the cheapest
+ * probing at the default threshold whose tables fit in INDEX_BYTES_PER_HASH; a small bank has no
+ * tables. A search whose threshold would make probing dearer than reading every hash scans them all
+ * (pdqLinearScan, also the tests' reference).
  */
+import { groupByKey, type GroupScratch } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 /** Set bits of a 32-bit word. */
@@ -18,6 +33,14 @@ export function pdqWords(record: Buffer): Uint32Array {
   return words
 }
 
+/** The distance of entry `entry` to the query's words, or a value above `limit` once the first half passes it. */
+function distanceTo(words: Uint32Array, entry: number, q: Uint32Array, limit: number): number {
+  const at = entry * 8
+  const half = popcount32(words[at]! ^ q[0]!) + popcount32(words[at + 1]! ^ q[1]!) + popcount32(words[at + 2]! ^ q[2]!) + popcount32(words[at + 3]! ^ q[3]!)
+  if (half > limit) return half
+  return half + popcount32(words[at + 4]! ^ q[4]!) + popcount32(words[at + 5]! ^ q[5]!) + popcount32(words[at + 6]! ^ q[6]!) + popcount32(words[at + 7]! ^ q[7]!)
+}
+
 /** Every entry's distance to each query: the oracle the index is tested against, and its fallback. */
 export function pdqLinearScan(words: Uint32Array, count: number, queries: readonly Uint32Array[], threshold: number, sink: MatchSink): void {
   for (let variant = 0; variant < queries.length; variant++) {
@@ -31,18 +54,208 @@ export function pdqLinearScan(words: Uint32Array, count: number, queries: readon
   }
 }
 
+/** The tables may take this many bytes per hash (the hash itself is 32 more): 128 in all at most. */
+export const INDEX_BYTES_PER_HASH = 88
+/** The threshold the slicing is chosen for (Meta's). */
+const DESIGN_THRESHOLD = 31
+/**
+ * Relative costs, in units of one hash of a linear scan, measured on this machine's bench
+ * (bench/banks.ts): a probe is a random read of the offsets; a candidate a random read of its hash.
+ */
+const PROBE_COST = 4
+const CANDIDATE_COST = 3
+
+const binomial = (n: number, k: number): number => {
+  let value = 1
+  for (let i = 0; i < k; i++) value = (value * (n - i)) / (i + 1)
+  return Math.round(value)
+}
+
+/** Values within Hamming distance `radius` of a b-bit value: the probes of one slice. */
+const probesWithin = (bits: number, radius: number): number => {
+  let total = 0
+  for (let i = 0; i <= Math.min(radius, bits); i++) total += binomial(bits, i)
+  return total
+}
+
+/** The radius of each slice for threshold r (see the module's comment). */
+export function sliceRadii(slices: number, threshold: number): number[] {
+  const q = Math.floor(threshold / slices)
+  const a = threshold - q * slices
+  return Array.from({ length: slices }, (_, slice) => (slice <= a ? q : q - 1))
+}
+
+export interface Slicing { slices: number, bits: number }
+
+/** Probes and expected candidates of a search with this slicing, in linear-scan units. */
+export function probingCost(count: number, slicing: Slicing, threshold: number): number {
+  let probes = 0
+  for (const radius of sliceRadii(slicing.slices, threshold)) if (radius >= 0) probes += probesWithin(slicing.bits, radius)
+  return probes * PROBE_COST + probes * (count / 2 ** slicing.bits) * CANDIDATE_COST
+}
+
+/** The slicing with the cheapest search at the design threshold whose tables fit the memory budget; null: scan. */
+export function chooseSlicing(count: number): Slicing | null {
+  let best: Slicing | null = null
+  let bestCost = count
+  for (let bits = 8; bits <= 26; bits++) {
+    const slices = Math.floor(256 / bits)
+    const bytesPerHash = (slices * (2 ** bits + 1) * 4) / count + slices * 4
+    if (bytesPerHash > INDEX_BYTES_PER_HASH) continue
+    const cost = probingCost(count, { slices, bits }, DESIGN_THRESHOLD)
+    if (cost < bestCost) {
+      best = { slices, bits }
+      bestCost = cost
+    }
+  }
+  return best
+}
+
+/** Where slice `slice` of b bits lies in the eight words. */
+interface SlicePlace { word: number, shift: number, spill: boolean, mask: number }
+
+function slicePlaces(slicing: Slicing): SlicePlace[] {
+  return Array.from({ length: slicing.slices }, (_, slice) => {
+    const bit = slice * slicing.bits
+    const shift = bit & 31
+    return { word: bit >>> 5, shift, spill: shift + slicing.bits > 32, mask: slicing.bits === 32 ? 0xffff_ffff : (1 << slicing.bits) - 1 }
+  })
+}
+
+function sliceValue(words: Uint32Array, at: number, place: SlicePlace): number {
+  let value = words[at + place.word]! >>> place.shift
+  if (place.spill) value |= words[at + place.word + 1]! << (32 - place.shift)
+  return (value & place.mask) >>> 0
+}
+
+/** The b-bit masks of at most `radius` set bits, fewest bits first. */
+function flipMasks(bits: number, radius: number): Uint32Array {
+  const masks: number[] = [0]
+  if (radius >= 1) for (let i = 0; i < bits; i++) masks.push(1 << i)
+  if (radius >= 2) for (let i = 0; i < bits; i++) for (let j = i + 1; j < bits; j++) masks.push((1 << i) | (1 << j))
+  if (radius >= 3) {
+    for (let i = 0; i < bits; i++) for (let j = i + 1; j < bits; j++) for (let k = j + 1; k < bits; k++) masks.push((1 << i) | (1 << j) | (1 << k))
+  }
+  return Uint32Array.from(masks)
+}
+
+/** The largest slice radius the index probes; beyond it a search scans. */
+const MAX_RADIUS = 3
+
 export class PdqSearcher implements BankSearcher {
   readonly #words: Uint32Array
   readonly #count: number
-  readonly indexBytes = 0
+  readonly slicing: Slicing | null
+  readonly #places: SlicePlace[]
+  readonly #offsets: Uint32Array[] = []
+  readonly #ids: Uint32Array[] = []
+  readonly #masks: Uint32Array[] = []
+  readonly indexBytes: number
+  readonly indexName: string
 
   /** `hashes` is the bank's hash section, 32 bytes per entry, in a buffer of its own (4-byte aligned). */
-  constructor(hashes: Buffer, count: number) {
+  constructor(hashes: Buffer, count: number, slicing: Slicing | null = chooseSlicing(count)) {
     this.#words = new Uint32Array(hashes.buffer, hashes.byteOffset, count * 8)
     this.#count = count
+    this.slicing = slicing
+    this.#places = slicing === null ? [] : slicePlaces(slicing)
+    let indexBytes = 0
+    if (slicing !== null) {
+      const keys = new Uint32Array(count)
+      const scratch: GroupScratch = { keys: new Uint32Array(count), ids: [new Uint32Array(count), new Uint32Array(count)] }
+      for (const place of this.#places) {
+        for (let entry = 0; entry < count; entry++) keys[entry] = sliceValue(this.#words, entry * 8, place)
+        const { ids, offsets } = groupByKey(keys, null, slicing.bits, scratch)
+        this.#offsets.push(offsets)
+        this.#ids.push(ids)
+        indexBytes += offsets.byteLength + ids.byteLength
+      }
+      for (let radius = 0; radius <= MAX_RADIUS; radius++) this.#masks.push(flipMasks(slicing.bits, radius))
+    }
+    this.indexBytes = indexBytes
+    this.indexName = slicing === null ? 'linear scan' : `multi-index hashing, ${slicing.slices} slices of ${slicing.bits} bits`
+  }
+
+  /** Whether a search at this threshold probes the index (else it scans every hash). */
+  probes(threshold: number): boolean {
+    const slicing = this.slicing
+    if (slicing === null) return false
+    const radii = sliceRadii(slicing.slices, threshold)
+    return Math.max(...radii) <= MAX_RADIUS && probingCost(this.#count, slicing, threshold) < this.#count
   }
 
   search(queries: readonly Buffer[], threshold: number, _lengthTerm: boolean, sink: MatchSink): void {
-    pdqLinearScan(this.#words, this.#count, queries.map(pdqWords), threshold, sink)
+    const queryWords = queries.map(pdqWords)
+    if (!this.probes(threshold)) {
+      pdqLinearScan(this.#words, this.#count, queryWords, threshold, sink)
+      return
+    }
+    const radii = sliceRadii(this.slicing!.slices, threshold)
+    const words = this.#words
+    for (let variant = 0; variant < queryWords.length; variant++) {
+      const q = queryWords[variant]!
+      // In phases, each a loop of independent reads, so the processor has many in flight at once
+      // (one loop with the bucket walk inside runs the random reads one after another): the
+      // buckets' bounds, then the candidates' numbers, then their distances.
+      let buckets = 0
+      for (let slice = 0; slice < this.#places.length; slice++) {
+        const radius = radii[slice]!
+        if (radius < 0) continue
+        const value = sliceValue(q, 0, this.#places[slice]!)
+        const offsets = this.#offsets[slice]!
+        const masks = this.#masks[radius]!
+        const starts = this.#grow(buckets + masks.length)
+        for (let m = 0; m < masks.length; m++) {
+          const key = value ^ masks[m]!
+          const start = offsets[key]!
+          const end = offsets[key + 1]!
+          if (end !== start) {
+            starts[buckets * 3] = start
+            starts[buckets * 3 + 1] = end
+            starts[buckets * 3 + 2] = slice
+            buckets++
+          }
+        }
+      }
+      const bounds = this.#bounds
+      let candidates = 0
+      for (let b = 0; b < buckets; b++) candidates += bounds[b * 3 + 1]! - bounds[b * 3]!
+      const entries = this.#candidateArray(candidates)
+      let at = 0
+      for (let b = 0; b < buckets; b++) {
+        const ids = this.#ids[bounds[b * 3 + 2]!]!
+        for (let k = bounds[b * 3]!, end = bounds[b * 3 + 1]!; k < end; k++) entries[at++] = ids[k]!
+      }
+      // An entry near the query may sit within the radius of several slices: report it once.
+      let found: Set<number> | null = null
+      for (let c = 0; c < candidates; c++) {
+        const entry = entries[c]!
+        const distance = distanceTo(words, entry, q, threshold)
+        if (distance <= threshold) {
+          found ??= new Set()
+          if (!found.has(entry)) {
+            found.add(entry)
+            sink.add(entry, distance, variant)
+          }
+        }
+      }
+    }
+  }
+
+  /** Room for `buckets` (start, end, slice) triples, kept between searches. */
+  #bounds = new Uint32Array(3 * 4096)
+  #grow(buckets: number): Uint32Array {
+    if (this.#bounds.length < buckets * 3) {
+      const grown = new Uint32Array(Math.max(buckets * 3, this.#bounds.length * 2))
+      grown.set(this.#bounds)
+      this.#bounds = grown
+    }
+    return this.#bounds
+  }
+
+  #candidates = new Uint32Array(16_384)
+  #candidateArray(size: number): Uint32Array {
+    if (this.#candidates.length < size) this.#candidates = new Uint32Array(Math.max(size, this.#candidates.length * 2))
+    return this.#candidates
   }
 }

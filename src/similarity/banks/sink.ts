@@ -52,4 +52,6 @@ export interface BankSearcher {
   search(queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void
   /** Bytes the searcher holds beyond the records (its index), for the memory figure. */
   readonly indexBytes: number
+  /** What the search does, for the bench and health (`linear scan`, `multi-index hashing, …`). */
+  readonly indexName: string
 }

@@ -1,9 +1,19 @@
 /**
  * ssdeep bank search: libfuzzy's score (../ssdeep.ts ssdeepCompare) of the query against each
  * entry, over the bank's 134-byte records (block size, the two lengths, the two strings padded).
+ *
+ * The index: libfuzzy scores two hashes 0 unless their block sizes are equal or a factor of two
+ * apart and the two strings it compares (each string stands for a block size: the first for the
+ * hash's own, the second for twice it) share a 7-character substring after runs of more than three
+ * of one character are cut to three. The one exception is two hashes that are the same after that
+ * cut, scored 100 whatever their length. So each entry is filed under every 7-character piece of its
+ * two cut strings, keyed with the block size the string stands for, and under its whole cut form
+ * when both strings are shorter than 7. A search looks up the query's pieces the same way, scores
+ * each entry found once, and so finds every entry with a score above 0: exact recall.
  */
 import { ssdeepCompare, type ParsedSsdeep } from '../ssdeep.js'
 import { SSDEEP_RECORD_BYTES } from './types.js'
+import { groupByKey, groupScratch } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 export function ssdeepOfRecord(records: Buffer, at: number): ParsedSsdeep {
@@ -41,17 +51,118 @@ export function ssdeepLinearScan(records: Buffer, count: number, queries: readon
   }
 }
 
+const WINDOW = 7
+
+/** A string's bytes with runs of one character cut to three (libfuzzy's copy_eliminate_sequences). */
+function cutRuns(records: Uint8Array, from: number, length: number): number[] {
+  const out: number[] = []
+  for (let i = 0; i < length; i++) {
+    const c = records[from + i]!
+    if (out.length >= 3 && out[out.length - 1] === c && out[out.length - 2] === c && out[out.length - 3] === c) continue
+    out.push(c)
+  }
+  return out
+}
+
+/** A 32-bit hash of a block size and the 7 characters at `at` (FNV-1a, then a final mix). */
+function pieceHash(blockSize: number, text: readonly number[], at: number): number {
+  let h = Math.imul(0x811c_9dc5 ^ blockSize, 0x0100_0193)
+  for (let i = 0; i < WINDOW; i++) h = Math.imul(h ^ text[at + i]!, 0x0100_0193)
+  h ^= h >>> 15
+  h = Math.imul(h, 0x2c1b_3c6d)
+  return (h ^ (h >>> 12)) >>> 0
+}
+
+/** The keys an entry is filed under (or a query looks up): its pieces, or its whole cut form when short. */
+function keysOf(records: Uint8Array, at: number, add: (key: number) => void): void {
+  const blockSize = records[at]! | (records[at + 1]! << 8) | (records[at + 2]! << 16) | (records[at + 3]! * 0x100_0000)
+  const first = cutRuns(records, at + 6, records[at + 4]!)
+  const second = cutRuns(records, at + 70, records[at + 5]!)
+  for (let i = 0; i + WINDOW <= first.length; i++) add(pieceHash(blockSize, first, i))
+  // The second string stands for twice the block size (a block size near 2^32 wraps, harmlessly: a key only finds candidates).
+  for (let i = 0; i + WINDOW <= second.length; i++) add(pieceHash((blockSize * 2) >>> 0, second, i))
+  if (first.length < WINDOW && second.length < WINDOW) {
+    // Scored 100 only against the same cut form: one key for the whole of it.
+    let h = Math.imul(0x9e37_79b9 ^ blockSize, 0x0100_0193)
+    for (const c of [...first, 0x3a, ...second]) h = Math.imul(h ^ c, 0x0100_0193)
+    add((h ^ (h >>> 16)) >>> 0)
+  }
+}
+
+/** Below this many entries a bank is scanned. */
+const INDEX_FROM = 2048
+
 export class SsdeepSearcher implements BankSearcher {
   readonly #records: Buffer
   readonly #count: number
-  readonly indexBytes = 0
+  readonly #bits: number
+  readonly #offsets: Uint32Array
+  readonly #ids: Uint32Array
+  readonly #seen: Uint32Array
+  #stamp = 0
+  readonly indexBytes: number
+  readonly indexName: string
 
-  constructor(records: Buffer, count: number) {
+  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM) {
     this.#records = records
     this.#count = count
+    if (!indexed) {
+      this.#bits = 0
+      this.#offsets = new Uint32Array(0)
+      this.#ids = new Uint32Array(0)
+      this.#seen = new Uint32Array(0)
+      this.indexBytes = 0
+      this.indexName = 'linear scan'
+      return
+    }
+    let pieces = 0
+    for (let entry = 0; entry < count; entry++) keysOf(records, entry * SSDEEP_RECORD_BYTES, () => { pieces++ })
+    // About two pieces per slot: an entry found by chance costs a score, and the slots cost 4 bytes each.
+    this.#bits = Math.min(26, Math.max(10, Math.ceil(Math.log2(Math.max(pieces, 1))) - 1))
+    const keys = new Uint32Array(pieces)
+    const values = new Uint32Array(pieces)
+    let at = 0
+    const shift = 32 - this.#bits
+    for (let entry = 0; entry < count; entry++) {
+      keysOf(records, entry * SSDEEP_RECORD_BYTES, (key) => {
+        keys[at] = key >>> shift
+        values[at++] = entry
+      })
+    }
+    const { ids, offsets } = groupByKey(keys, values, this.#bits, groupScratch(pieces))
+    this.#offsets = offsets
+    this.#ids = ids
+    this.#seen = new Uint32Array(count)
+    this.indexBytes = offsets.byteLength + ids.byteLength + this.#seen.byteLength
+    this.indexName = `7-character piece index, 2^${this.#bits} slots`
   }
 
   search(queries: readonly Buffer[], threshold: number, _lengthTerm: boolean, sink: MatchSink): void {
-    ssdeepLinearScan(this.#records, this.#count, queries, Math.max(1, threshold), sink)
+    const minimum = Math.max(1, threshold)
+    if (this.#bits === 0) {
+      ssdeepLinearScan(this.#records, this.#count, queries, minimum, sink)
+      return
+    }
+    const shift = 32 - this.#bits
+    const seen = this.#seen
+    for (let variant = 0; variant < queries.length; variant++) {
+      const record = queries[variant]!
+      const query = ssdeepOfRecord(record, 0)
+      if (++this.#stamp === 0xffff_ffff) {
+        seen.fill(0)
+        this.#stamp = 1
+      }
+      const stamp = this.#stamp
+      keysOf(record, 0, (key) => {
+        const slot = key >>> shift
+        for (let k = this.#offsets[slot]!, end = this.#offsets[slot + 1]!; k < end; k++) {
+          const entry = this.#ids[k]!
+          if (seen[entry] === stamp) continue
+          seen[entry] = stamp
+          const score = ssdeepCompare(query, ssdeepOfRecord(this.#records, entry * SSDEEP_RECORD_BYTES))
+          if (score >= minimum) sink.add(entry, score, variant)
+        }
+      })
+    }
   }
 }

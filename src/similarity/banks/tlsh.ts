@@ -4,6 +4,7 @@
  */
 import { TLSH_BYTE_DISTANCE } from '../tlsh.js'
 import { TLSH_RECORD_BYTES } from './types.js'
+import { groupByKey, groupScratch } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 const circular = (x: number, y: number, range: number): number => {
@@ -49,17 +50,133 @@ export function tlshLinearScan(records: Buffer, count: number, queries: readonly
   }
 }
 
+/**
+ * The index: the 128 buckets of the body (32 code bytes, four 2-bit buckets each) cut into 16
+ * groups of 8 buckets (two code bytes, a 16-bit key). Every bucket that differs adds at least 1 to
+ * the body's distance, and the header terms add nothing negative, so two hashes within distance r
+ * differ in at most r buckets; with r = 16·q + a (0 ≤ a < 16) one of the first a + 1 groups differs
+ * in at most q buckets, or one of the other groups in at most q − 1 (multi-index hashing's
+ * pigeonhole, as in pdq.ts). A search probes each group's table at every key within that many
+ * changed buckets of the query's, and computes the whole distance of each entry found. No header
+ * term is used to choose candidates, so the answer is the same with or without the length term.
+ */
+const GROUPS = 16
+const GROUP_BUCKETS = 8
+/** The largest group radius the index probes (1,512 keys a group); beyond it a search scans. */
+const MAX_RADIUS = 3
+/** Relative costs in units of one record of a linear scan (a probe, a candidate); see bench/banks.ts. */
+const PROBE_COST = 4
+const CANDIDATE_COST = 3
+/** Below this many entries a bank is scanned. */
+const INDEX_FROM = 4096
+
+/** XOR masks of a 16-bit key that change exactly `changes` of its eight 2-bit buckets, each to any other value. */
+function bucketMasks(changes: number): number[] {
+  const masks: number[] = []
+  const place = (first: number, left: number, mask: number) => {
+    if (left === 0) { masks.push(mask); return }
+    for (let bucket = first; bucket < GROUP_BUCKETS; bucket++) {
+      for (let delta = 1; delta <= 3; delta++) place(bucket + 1, left - 1, mask | (delta << (2 * bucket)))
+    }
+  }
+  place(0, changes, 0)
+  return masks
+}
+
+/** The masks of at most `radius` changed buckets, for radius 0 to MAX_RADIUS. */
+const MASKS: Uint32Array[] = (() => {
+  const byRadius: Uint32Array[] = []
+  let within: number[] = []
+  for (let radius = 0; radius <= MAX_RADIUS; radius++) {
+    within = [...within, ...bucketMasks(radius)]
+    byRadius.push(Uint32Array.from(within))
+  }
+  return byRadius
+})()
+
+function groupRadii(threshold: number): number[] {
+  const q = Math.floor(threshold / GROUPS)
+  const a = threshold - q * GROUPS
+  return Array.from({ length: GROUPS }, (_, group) => (group <= a ? q : q - 1))
+}
+
+/** A record's key in group g: its code bytes 3 + 2g and 4 + 2g. */
+const groupKey = (records: Uint8Array, at: number, group: number): number => records[at + 3 + 2 * group]! | (records[at + 4 + 2 * group]! << 8)
+
 export class TlshSearcher implements BankSearcher {
   readonly #records: Buffer
   readonly #count: number
-  readonly indexBytes = 0
+  readonly #offsets: Uint32Array[] = []
+  readonly #ids: Uint32Array[] = []
+  readonly indexBytes: number
+  readonly indexName: string
+  /** The search that last saw each entry (an entry is in up to 16 groups' answers). */
+  readonly #seen: Uint32Array
+  #stamp = 0
 
-  constructor(records: Buffer, count: number) {
+  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM) {
     this.#records = records
     this.#count = count
+    let indexBytes = 0
+    if (indexed) {
+      const scratch = groupScratch(count)
+      const keys = new Uint32Array(count)
+      for (let group = 0; group < GROUPS; group++) {
+        for (let entry = 0; entry < count; entry++) keys[entry] = groupKey(records, entry * TLSH_RECORD_BYTES, group)
+        const { ids, offsets } = groupByKey(keys, null, 16, scratch)
+        this.#offsets.push(offsets)
+        this.#ids.push(ids)
+        indexBytes += ids.byteLength + offsets.byteLength
+      }
+    }
+    this.#seen = new Uint32Array(indexed ? count : 0)
+    this.indexBytes = indexBytes + this.#seen.byteLength
+    this.indexName = indexed ? `bucket-group index, ${GROUPS} groups of ${GROUP_BUCKETS} buckets` : 'linear scan'
+  }
+
+  /** Whether a search at this threshold probes the index (else it scans every record). */
+  probes(threshold: number): boolean {
+    if (this.#offsets.length === 0) return false
+    const radii = groupRadii(threshold)
+    if (Math.max(...radii) > MAX_RADIUS) return false
+    let probes = 0
+    for (const radius of radii) if (radius >= 0) probes += MASKS[radius]!.length
+    return probes * PROBE_COST + probes * (this.#count / 65536) * CANDIDATE_COST < this.#count
   }
 
   search(queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void {
-    tlshLinearScan(this.#records, this.#count, queries, threshold, lengthTerm, sink)
+    if (!this.probes(threshold)) {
+      tlshLinearScan(this.#records, this.#count, queries, threshold, lengthTerm, sink)
+      return
+    }
+    const radii = groupRadii(threshold)
+    const records = this.#records
+    const seen = this.#seen
+    for (let variant = 0; variant < queries.length; variant++) {
+      const query = queries[variant]!
+      if (++this.#stamp === 0xffff_ffff) {
+        seen.fill(0)
+        this.#stamp = 1
+      }
+      const stamp = this.#stamp
+      for (let group = 0; group < GROUPS; group++) {
+        const radius = radii[group]!
+        if (radius < 0) continue
+        const key = groupKey(query, 0, group)
+        const offsets = this.#offsets[group]!
+        const ids = this.#ids[group]!
+        const masks = MASKS[radius]!
+        for (let m = 0; m < masks.length; m++) {
+          const probe = key ^ masks[m]!
+          for (let k = offsets[probe]!, end = offsets[probe + 1]!; k < end; k++) {
+            const entry = ids[k]!
+            if (seen[entry] === stamp) continue
+            seen[entry] = stamp
+            const distance = tlshRecordDistance(records, entry * TLSH_RECORD_BYTES, query, 0, lengthTerm, threshold)
+            if (distance <= threshold) sink.add(entry, distance, variant)
+          }
+        }
+      }
+    }
   }
 }
