@@ -8,7 +8,9 @@
  *   folder, which changes neither the mounted path nor, through it, any watch on it
  *   (kubernetes/kubernetes pkg/volume/util/atomic_writer.go). A change is judged by the resolved
  *   file's identity, size and times, so events about other files in the folder cost one stat.
- *   A slow poll backs the watch up where inotify does not work (NFS and some overlays).
+ *   A slow poll backs the watch up where inotify does not work (NFS and some overlays). A source
+ *   read from a whole folder (the similarity banks) names it in `folders`: the folder itself is
+ *   watched, and a change is judged by its listing and each entry's identity, size and times.
  * - **On SIGHUP**, always (an operator asked for it).
  *
  * A load that throws keeps the value in force: a typo during a rotation does not take the service

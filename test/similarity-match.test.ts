@@ -299,8 +299,10 @@ describe('POST /api/similarity/match', { skip: oracleSkip }, () => {
     assert.deepEqual(batch.body.results[3].problem.errors.map((error: { pointer: string }) => error.pointer), ['/body/items/3/hash'])
     assert.equal(batch.body.results[4].problem.status, 404)
     assert.ok(Array.isArray(batch.body.results[2].matches))
-    // An unknown algorithm at the top is the whole batch's.
+    // An unknown algorithm, or an unknown bank or one of another type, at the top is the whole batch's.
     await problem({ algorithm: 'whirlpool', items: [{ hash: needles[0] }] }, 400, '/body/algorithm')
+    await problem({ banks: ['nosuch'], items: [{ algorithm: 'pdq', hash: needles[0] }] }, 404, '/body/banks/0', /nosuch/, 'unknown-bank')
+    await problem({ algorithm: 'pdq', banks: ['md5s'], items: [{ hash: needles[0] }] }, 422, '/body/banks/0', undefined, 'bank-type-mismatch')
   })
 
   it('needs the similarity:match scope; a key with banks= searches only its banks and gets 403 naming another', async () => {

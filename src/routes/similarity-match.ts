@@ -21,7 +21,7 @@ import { refuseLargeUpload, takeUploads, uploadHasher } from './filehash.js'
 import { PdqHashSchema } from './schemas.js'
 import { BANK_NAME } from '../similarity/bank-names.js'
 import { comparers } from '../similarity/compare.js'
-import { DIHEDRAL_NAMES, MATCH_DEFAULT_LIMIT, MATCH_MAX_BANKS, MATCH_MAX_ITEMS, MATCH_MAX_LIMIT, matchHash, matchType, type MatchRequest, type MatchResult } from '../similarity/match.js'
+import { checkMatchTop, DIHEDRAL_NAMES, MATCH_DEFAULT_LIMIT, MATCH_MAX_BANKS, MATCH_MAX_ITEMS, MATCH_MAX_LIMIT, matchHash, type MatchRequest, type MatchResult } from '../similarity/match.js'
 import { BATCH_DESCRIPTION, batchableBody, batchableResponse, batchBodyLimit, batchOrSingle } from './batch.js'
 import { documentedAs, errorResponsesWith, problemResponse } from './schemas.js'
 
@@ -100,7 +100,7 @@ export const matchRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (
     const run = (item: MatchRequest) => matchHash(item, context)
     return batchOrSingle<MatchRequest, MatchResult>(app, config, request, reply, run, 'hash', {
       otherAlgorithm: () => true,
-      checkTop: (top) => { if (top.algorithm !== undefined) matchType(top.algorithm) },
+      checkTop: (top) => checkMatchTop(top, context),
     })
   })
 }

@@ -139,30 +139,47 @@ function bankForbidden(keyName: string | null, name: string, index: number): Pro
     { extensions: { scope: 'banks', errors: [{ pointer: `/body/banks/${index}`, message: 'not in this API key\'s banks=' }] } })
 }
 
-/** The banks a request searches, checked: names the key may search and the server has, of the hash's type. */
-function banksFor(type: BankType, request: MatchRequest, context: MatchContext): Bank[] {
+/**
+ * The banks named in `banks`, checked in order: each within the API key's banks= (403, whether or
+ * not it exists), on this server (404), and of `type` when the type is known (422).
+ */
+function namedBanks(names: readonly string[], context: MatchContext, type: BankType | undefined): Bank[] {
   const set = context.banks
   const allowed = context.allowed
-  if (request.banks !== undefined) {
-    const names = request.banks
-    names.forEach((name, index) => { if (allowed !== null && !allowed.has(name)) throw bankForbidden(context.keyName, name, index) })
-    if (set === null) {
-      throw problems.unprocessable('no-banks', 'No similarity banks', 'This server has no similarity banks: SIMILARITY_BANKS_DIR is not set',
-        { errors: [{ pointer: '/body/banks', message: 'no banks on this server' }] })
-    }
-    return names.map((name, index) => {
-      const bank = set.get(name)
-      if (bank === undefined) {
-        throw new Problem(404, 'urn:hashd:problem:unknown-bank', 'Unknown bank', `There is no similarity bank named ${name} (GET /api/health lists the banks to a key with the health scope)`,
-          { extensions: { bank: name, errors: [{ pointer: `/body/banks/${index}`, message: 'no such bank' }] } })
-      }
-      if (bank.type !== type) {
-        throw problems.unprocessable('bank-type-mismatch', 'Bank of another type', `The bank ${name} holds ${bank.type} hashes, and the hash is ${type}`,
-          { bank: name, errors: [{ pointer: `/body/banks/${index}`, message: `a ${bank.type} bank` }] })
-      }
-      return bank
-    })
+  names.forEach((name, index) => { if (allowed !== null && !allowed.has(name)) throw bankForbidden(context.keyName, name, index) })
+  if (set === null) {
+    throw problems.unprocessable('no-banks', 'No similarity banks', 'This server has no similarity banks: SIMILARITY_BANKS_DIR is not set',
+      { errors: [{ pointer: '/body/banks', message: 'no banks on this server' }] })
   }
+  return names.map((name, index) => {
+    const bank = set.get(name)
+    if (bank === undefined) {
+      throw new Problem(404, 'urn:hashd:problem:unknown-bank', 'Unknown bank', `There is no similarity bank named ${name} (GET /api/health lists the banks to a key with the health scope)`,
+        { extensions: { bank: name, errors: [{ pointer: `/body/banks/${index}`, message: 'no such bank' }] } })
+    }
+    if (type !== undefined && bank.type !== type) {
+      throw problems.unprocessable('bank-type-mismatch', 'Bank of another type', `The bank ${name} holds ${bank.type} hashes, and the hash is ${type}`,
+        { bank: name, errors: [{ pointer: `/body/banks/${index}`, message: `a ${bank.type} bank` }] })
+    }
+    return bank
+  })
+}
+
+/**
+ * The checks of a batch's fields at the top, before any item runs (routes/batch.ts): the algorithm,
+ * and the banks it names (with the algorithm's type when the top gives one). A mistake there would
+ * be every item's, so it is the whole batch's 4xx.
+ */
+export function checkMatchTop(top: MatchRequest, context: MatchContext): void {
+  const type = top.algorithm === undefined ? undefined : matchType(top.algorithm)
+  if (top.banks !== undefined) namedBanks(top.banks, context, type)
+}
+
+/** The banks a request searches, checked: names the key may search and the server has, of the hash's type. */
+function banksFor(type: BankType, request: MatchRequest, context: MatchContext): Bank[] {
+  if (request.banks !== undefined) return namedBanks(request.banks, context, type)
+  const set = context.banks
+  const allowed = context.allowed
   if (set === null) throw problems.unprocessable('no-banks', 'No similarity banks', 'This server has no similarity banks: SIMILARITY_BANKS_DIR is not set')
   const banks = set.ofType(type).filter((bank) => allowed === null || allowed.has(bank.name))
   if (banks.length === 0) {
