@@ -470,6 +470,25 @@ describe('match without banks, and the rate limit', () => {
     }
   })
 
+  it('starts with a corrupt bank refused (naming the file) and the others serving; a folder that cannot be read stops it', async () => {
+    const folder = join(dir, 'at-start')
+    mkdirSync(folder)
+    importBank('good', 'md5', md5s.slice(0, 5), folder)
+    writeFileSync(join(folder, 'bad.bank'), readFileSync(join(folder, 'good.bank')).subarray(0, 200))
+    const started = await startServer({ SIMILARITY_BANKS_DIR: folder })
+    try {
+      const refusal = started.logs().split('\n').find((line) => line.includes('"msg":"similarity bank refused"'))
+      assert.ok(refusal?.includes(`"reason":"SIMILARITY_BANKS_DIR ${join(folder, 'bad.bank')}: it is 200 bytes long`), refusal)
+      const good = await started.post('/api/similarity/match', { algorithm: 'md5', hash: md5s[2]!.hash })
+      assert.deepEqual([good.status, good.body.banks, good.body.matches.map((match: { id: string }) => match.id)], [200, ['good'], [md5s[2]!.id]])
+      assert.equal((await started.post('/api/similarity/match', { algorithm: 'md5', hash: md5s[2]!.hash, banks: ['bad'] })).status, 404)
+      assert.equal((await started.get('/api/health')).body.degraded, true)
+    } finally {
+      await started.close()
+    }
+    await assert.rejects(startServer({ SIMILARITY_BANKS_DIR: join(dir, 'no-such-folder') }), /SIMILARITY_BANKS_DIR .*no-such-folder cannot be read as a folder \(ENOENT\)/)
+  })
+
   it('counts each item against the items budget', async () => {
     const folder = join(dir, 'small')
     mkdirSync(folder)
