@@ -40,13 +40,16 @@ export function tlshRecordDistance(a: Uint8Array, at: number, b: Uint8Array, bt:
   return distance
 }
 
+/** Every entry's distance to the query (the least over several), each entry added once: the index's oracle and fallback. */
 export function tlshLinearScan(records: Buffer, count: number, queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void {
-  for (let variant = 0; variant < queries.length; variant++) {
-    const query = queries[variant]!
-    for (let entry = 0, at = 0; entry < count; entry++, at += TLSH_RECORD_BYTES) {
-      const distance = tlshRecordDistance(records, at, query, 0, lengthTerm, threshold)
-      if (distance <= threshold) sink.add(entry, distance, variant)
+  for (let entry = 0, at = 0; entry < count; entry++, at += TLSH_RECORD_BYTES) {
+    let best = threshold + 1
+    let bestVariant = 0
+    for (let variant = 0; variant < queries.length; variant++) {
+      const distance = tlshRecordDistance(records, at, queries[variant]!, 0, lengthTerm, best - 1)
+      if (distance < best) { best = distance; bestVariant = variant }
     }
+    if (best <= threshold) sink.add(entry, best, bestVariant)
   }
 }
 
