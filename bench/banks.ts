@@ -54,7 +54,11 @@ if (process.env.BENCH_BANKS_PINNED !== '1' && hasProgram('taskset')) {
 
 const work = mkdtempSync(join(tmpdir(), 'hashd-bench-banks-'))
 const n = (value: number) => Math.round(value).toLocaleString('en')
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
 
 /** Runs a program to completion, stdout to a file or returned. */
 function runTo(command: string, args: string[], stdoutFile?: string): Promise<string> {
