@@ -8,10 +8,12 @@
  * the file. Then the import's refusals, each naming its line.
  */
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import {
   BankFileError, BankImportError, importBank, isBankHash, openBank, splitFields, type Bank, type BankMatch, type BankType,
@@ -415,6 +417,23 @@ describe('bank:import input', () => {
     await refusedLine('pdq', [`${pdq(1)},"a`], 1, /not closed/)
     await refusedLine('pdq', [`${pdq(1)},a\u0001b`], 1, /control character \(U\+0001\)/)
     await refusedLine('pdq', ['name,other', `${pdq(1)}`], 1, /names no hash column/)
+  })
+
+  it('npm run bank:import prints the count and data SHA-256, and exits 1 naming a bad line, 2 for bad arguments', () => {
+    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'scripts', 'bank-import.js')
+    const input = join(scratch, 'cli.csv')
+    const output = join(scratch, 'cli.bank')
+    writeFileSync(input, `${pdq(7)},seven\n${pdq(8)}\n`)
+    const done = spawnSync(process.execPath, [script, input, output, '--type', 'pdq'], { encoding: 'utf8' })
+    assert.equal(done.status, 0, done.stderr)
+    const sha = createHash('sha256').update(readFileSync(output).subarray(256)).digest('hex')
+    assert.match(done.stdout, new RegExp(`: 2 pdq entries from 2 lines .*\\n  data SHA-256 ${sha}\\n$`))
+    writeFileSync(input, `${pdq(7)},seven\n${pdq(8).slice(2)}\n`)
+    const refused = spawnSync(process.execPath, [script, input, output, '--type=pdq'], { encoding: 'utf8' })
+    assert.equal(refused.status, 1)
+    assert.match(refused.stderr, /^bank:import: .*cli\.csv: line 2: "[0-9a-f]{62}" is not a pdq hash/)
+    assert.equal(spawnSync(process.execPath, [script, input, output], { encoding: 'utf8' }).status, 2)
+    assert.equal(spawnSync(process.execPath, [script, input, output, '--type', 'crc32'], { encoding: 'utf8' }).status, 2)
   })
 
   it('writes nothing beside the output when refused', async () => {

@@ -186,7 +186,7 @@ class FileBank implements Bank {
     })
     const { limit } = options
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be an integer of at least 1')
-    const sink = new MatchSink(this.type === 'ssdeep' ? 'score' : 'distance', queries.length)
+    const sink = new MatchSink(this.type === 'ssdeep' ? 'score' : 'distance', queries.length, limit)
     if (queries.length > 0) this.#searcher.search(queries, options.threshold, options.lengthTerm ?? true, sink)
     const best = sink.best(limit)
     const matches = best.map((at): BankMatch => {

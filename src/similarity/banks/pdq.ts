@@ -41,16 +41,29 @@ function distanceTo(words: Uint32Array, entry: number, q: Uint32Array, limit: nu
   return half + popcount32(words[at + 4]! ^ q[4]!) + popcount32(words[at + 5]! ^ q[5]!) + popcount32(words[at + 6]! ^ q[6]!) + popcount32(words[at + 7]! ^ q[7]!)
 }
 
-/** Every entry's distance to each query: the oracle the index is tested against, and its fallback. */
+/**
+ * Every entry's distance to the query (the least over several): the oracle the index is tested
+ * against, and its fallback. Each entry is added to the sink once.
+ */
 export function pdqLinearScan(words: Uint32Array, count: number, queries: readonly Uint32Array[], threshold: number, sink: MatchSink): void {
-  for (let variant = 0; variant < queries.length; variant++) {
-    const q = queries[variant]!
-    const q0 = q[0]!, q1 = q[1]!, q2 = q[2]!, q3 = q[3]!, q4 = q[4]!, q5 = q[5]!, q6 = q[6]!, q7 = q[7]!
-    for (let entry = 0, at = 0; entry < count; entry++, at += 8) {
-      const distance = popcount32(words[at]! ^ q0) + popcount32(words[at + 1]! ^ q1) + popcount32(words[at + 2]! ^ q2) + popcount32(words[at + 3]! ^ q3)
-        + popcount32(words[at + 4]! ^ q4) + popcount32(words[at + 5]! ^ q5) + popcount32(words[at + 6]! ^ q6) + popcount32(words[at + 7]! ^ q7)
-      if (distance <= threshold) sink.add(entry, distance, variant)
+  if (queries.length !== 1) {
+    for (let entry = 0; entry < count; entry++) {
+      let best = threshold + 1
+      let bestVariant = 0
+      for (let variant = 0; variant < queries.length; variant++) {
+        const distance = distanceTo(words, entry, queries[variant]!, 256)
+        if (distance < best) { best = distance; bestVariant = variant }
+      }
+      if (best <= threshold) sink.add(entry, best, bestVariant)
     }
+    return
+  }
+  const q = queries[0]!
+  const q0 = q[0]!, q1 = q[1]!, q2 = q[2]!, q3 = q[3]!, q4 = q[4]!, q5 = q[5]!, q6 = q[6]!, q7 = q[7]!
+  for (let entry = 0, at = 0; entry < count; entry++, at += 8) {
+    const distance = popcount32(words[at]! ^ q0) + popcount32(words[at + 1]! ^ q1) + popcount32(words[at + 2]! ^ q2) + popcount32(words[at + 3]! ^ q3)
+      + popcount32(words[at + 4]! ^ q4) + popcount32(words[at + 5]! ^ q5) + popcount32(words[at + 6]! ^ q6) + popcount32(words[at + 7]! ^ q7)
+    if (distance <= threshold) sink.add(entry, distance, 0)
   }
 }
 

@@ -1,27 +1,34 @@
 /**
  * Where a bank search puts what it finds: entry numbers (positions in the bank file's sorted
  * order) with their distance or score and the query variant that gave it. With several query
- * hashes an entry is kept once, at its best value.
+ * hashes an entry is kept once, at its best value. With one, only the best `limit` are kept (a
+ * wide threshold on a large bank would otherwise hold every entry), and `size` counts them all.
  */
 export class MatchSink {
   readonly measure: 'distance' | 'score'
   entries: number[] = []
   values: number[] = []
   variants: number[] = []
+  readonly #limit: number
+  #total = 0
   /** Entry → its position in the arrays, once several variants are searched. */
   #seen: Map<number, number> | null
 
-  constructor(measure: 'distance' | 'score', variants: number) {
+  /** `limit`: the most the caller will take (best first); Infinity keeps every match. */
+  constructor(measure: 'distance' | 'score', variants: number, limit = Infinity) {
     this.measure = measure
     this.#seen = variants > 1 ? new Map() : null
+    this.#limit = limit
   }
 
   add(entry: number, value: number, variant: number): void {
     const seen = this.#seen
     if (seen === null) {
+      this.#total++
       this.entries.push(entry)
       this.values.push(value)
       this.variants.push(variant)
+      if (this.entries.length >= 2 * this.#limit + 1024) this.#keepBest()
       return
     }
     const at = seen.get(entry)
@@ -36,7 +43,16 @@ export class MatchSink {
     }
   }
 
-  get size(): number { return this.entries.length }
+  /** How many entries matched (kept or not). */
+  get size(): number { return this.#seen === null ? this.#total : this.entries.length }
+
+  /** Drops all but the best `limit` (single-query mode only). */
+  #keepBest(): void {
+    const keep = this.best(this.#limit)
+    this.entries = keep.map((at) => this.entries[at]!)
+    this.values = keep.map((at) => this.values[at]!)
+    this.variants = keep.map((at) => this.variants[at]!)
+  }
 
   /** Positions of the best `limit` in order: distance ascending (score descending), then entry. */
   best(limit: number): number[] {

@@ -41,13 +41,18 @@ export function ssdeepRecordIsValid(records: Buffer, at: number): boolean {
   return true
 }
 
+/** Every entry's score against the query (the best over several), each entry added once: the index's oracle and fallback. */
 export function ssdeepLinearScan(records: Buffer, count: number, queries: readonly Buffer[], threshold: number, sink: MatchSink): void {
-  for (let variant = 0; variant < queries.length; variant++) {
-    const query = ssdeepOfRecord(queries[variant]!, 0)
-    for (let entry = 0, at = 0; entry < count; entry++, at += SSDEEP_RECORD_BYTES) {
-      const score = ssdeepCompare(query, ssdeepOfRecord(records, at))
-      if (score >= threshold) sink.add(entry, score, variant)
+  const parsed = queries.map((query) => ssdeepOfRecord(query, 0))
+  for (let entry = 0, at = 0; entry < count; entry++, at += SSDEEP_RECORD_BYTES) {
+    const candidate = ssdeepOfRecord(records, at)
+    let best = threshold - 1
+    let bestVariant = 0
+    for (let variant = 0; variant < parsed.length; variant++) {
+      const score = ssdeepCompare(parsed[variant]!, candidate)
+      if (score > best) { best = score; bestVariant = variant }
     }
+    if (best >= threshold) sink.add(entry, best, bestVariant)
   }
 }
 

@@ -40,13 +40,16 @@ export function tlshRecordDistance(a: Uint8Array, at: number, b: Uint8Array, bt:
   return distance
 }
 
+/** Every entry's distance to the query (the least over several), each entry added once: the index's oracle and fallback. */
 export function tlshLinearScan(records: Buffer, count: number, queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void {
-  for (let variant = 0; variant < queries.length; variant++) {
-    const query = queries[variant]!
-    for (let entry = 0, at = 0; entry < count; entry++, at += TLSH_RECORD_BYTES) {
-      const distance = tlshRecordDistance(records, at, query, 0, lengthTerm, threshold)
-      if (distance <= threshold) sink.add(entry, distance, variant)
+  for (let entry = 0, at = 0; entry < count; entry++, at += TLSH_RECORD_BYTES) {
+    let best = threshold + 1
+    let bestVariant = 0
+    for (let variant = 0; variant < queries.length; variant++) {
+      const distance = tlshRecordDistance(records, at, queries[variant]!, 0, lengthTerm, best - 1)
+      if (distance < best) { best = distance; bestVariant = variant }
     }
+    if (best <= threshold) sink.add(entry, best, bestVariant)
   }
 }
 
@@ -57,8 +60,10 @@ export function tlshLinearScan(records: Buffer, count: number, queries: readonly
  * differ in at most r buckets; with r = 16·q + a (0 ≤ a < 16) one of the first a + 1 groups differs
  * in at most q buckets, or one of the other groups in at most q − 1 (multi-index hashing's
  * pigeonhole, as in pdq.ts). A search probes each group's table at every key within that many
- * changed buckets of the query's, and computes the whole distance of each entry found. No header
- * term is used to choose candidates, so the answer is the same with or without the length term.
+ * changed buckets of the query's, and computes the whole distance of each entry found. Beside the
+ * ids each table keeps the entries' length and ratio bytes, so an entry whose length and ratio
+ * terms alone pass the threshold is passed over in order, without reading its record (the length
+ * term only when the search includes it: with `lengthTerm: false` it plays no part).
  */
 const GROUPS = 16
 const GROUP_BUCKETS = 8
@@ -108,6 +113,8 @@ export class TlshSearcher implements BankSearcher {
   readonly #count: number
   readonly #offsets: Uint32Array[] = []
   readonly #ids: Uint32Array[] = []
+  /** Beside each table's ids, the entry's length and ratio bytes (lValue | q << 8), read in order with them. */
+  readonly #heads: Uint16Array[] = []
   readonly indexBytes: number
   readonly indexName: string
   /** The search that last saw each entry (an entry is in up to 16 groups' answers). */
@@ -124,9 +131,12 @@ export class TlshSearcher implements BankSearcher {
       for (let group = 0; group < GROUPS; group++) {
         for (let entry = 0; entry < count; entry++) keys[entry] = groupKey(records, entry * TLSH_RECORD_BYTES, group)
         const { ids, offsets } = groupByKey(keys, null, 16, scratch)
+        const heads = new Uint16Array(count)
+        for (let k = 0; k < count; k++) heads[k] = records[ids[k]! * TLSH_RECORD_BYTES + 1]! | (records[ids[k]! * TLSH_RECORD_BYTES + 2]! << 8)
         this.#offsets.push(offsets)
         this.#ids.push(ids)
-        indexBytes += ids.byteLength + offsets.byteLength
+        this.#heads.push(heads)
+        indexBytes += ids.byteLength + offsets.byteLength + heads.byteLength
       }
     }
     this.#seen = new Uint32Array(indexed ? count : 0)
@@ -154,6 +164,11 @@ export class TlshSearcher implements BankSearcher {
     const seen = this.#seen
     for (let variant = 0; variant < queries.length; variant++) {
       const query = queries[variant]!
+      // The length and ratio terms of the distance, from the bytes kept beside the ids: an entry
+      // whose header terms alone pass the threshold is passed over without reading its record.
+      const queryL = query[1]!
+      const queryQ1 = query[2]! & 0x0f
+      const queryQ2 = query[2]! >> 4
       if (++this.#stamp === 0xffff_ffff) {
         seen.fill(0)
         this.#stamp = 1
@@ -165,10 +180,22 @@ export class TlshSearcher implements BankSearcher {
         const key = groupKey(query, 0, group)
         const offsets = this.#offsets[group]!
         const ids = this.#ids[group]!
+        const heads = this.#heads[group]!
         const masks = MASKS[radius]!
         for (let m = 0; m < masks.length; m++) {
           const probe = key ^ masks[m]!
           for (let k = offsets[probe]!, end = offsets[probe + 1]!; k < end; k++) {
+            const head = heads[k]!
+            let bound = 0
+            if (lengthTerm) {
+              const lDiff = circular(head & 0xff, queryL, 256)
+              bound = lDiff <= 1 ? lDiff : lDiff * 12
+            }
+            const q1Diff = circular((head >> 8) & 0x0f, queryQ1, 16)
+            bound += q1Diff <= 1 ? q1Diff : (q1Diff - 1) * 12
+            const q2Diff = circular(head >> 12, queryQ2, 16)
+            bound += q2Diff <= 1 ? q2Diff : (q2Diff - 1) * 12
+            if (bound > threshold) continue
             const entry = ids[k]!
             if (seen[entry] === stamp) continue
             seen[entry] = stamp

@@ -117,12 +117,12 @@ function encodeSsdeep(text: string): Buffer | null {
 }
 
 export const BANK_TYPE_SPECS: Record<BankType, BankTypeSpec> = {
-  pdq: { type: 'pdq', code: 1, recordBytes: 32, form: '64 hex digits (a 256-bit PDQ hash)', encode: hexOf(64) },
-  tlsh: { type: 'tlsh', code: 2, recordBytes: TLSH_RECORD_BYTES, form: 'T1 and 70 hex digits (or the 70 digits alone)', encode: encodeTlsh },
+  pdq: { type: 'pdq', code: 1, recordBytes: 32, form: '64 hex digits, a 256-bit PDQ hash', encode: hexOf(64) },
+  tlsh: { type: 'tlsh', code: 2, recordBytes: TLSH_RECORD_BYTES, form: 'T1 and 70 hex digits, or the 70 digits alone', encode: encodeTlsh },
   ssdeep: { type: 'ssdeep', code: 3, recordBytes: SSDEEP_RECORD_BYTES, form: 'blocksize:hash1:hash2, as ssdeep prints it', encode: encodeSsdeep },
-  md5: { type: 'md5', code: 4, recordBytes: 16, form: '32 hex digits (an MD5 digest)', encode: hexOf(32) },
-  sha1: { type: 'sha1', code: 5, recordBytes: 20, form: '40 hex digits (a SHA-1 digest)', encode: hexOf(40) },
-  sha256: { type: 'sha256', code: 6, recordBytes: 32, form: '64 hex digits (a SHA-256 digest)', encode: hexOf(64) },
+  md5: { type: 'md5', code: 4, recordBytes: 16, form: '32 hex digits, an MD5 digest', encode: hexOf(32) },
+  sha1: { type: 'sha1', code: 5, recordBytes: 20, form: '40 hex digits, a SHA-1 digest', encode: hexOf(40) },
+  sha256: { type: 'sha256', code: 6, recordBytes: 32, form: '64 hex digits, a SHA-256 digest', encode: hexOf(64) },
 }
 
 export function bankTypeForCode(code: number): BankTypeSpec | undefined {
