@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { openBankFolder, type BankFolder } from '../similarity/bank-folder.js'
+import { registerBanks } from '../similarity/bank-status.js'
 import type { MatchContext } from '../similarity/match.js'
 
 declare module 'fastify' {
@@ -25,7 +26,8 @@ async function banksPlugin(app: FastifyInstance, options: { config: Config }): P
   const banks = folder === null ? null : await openBankFolder(folder, app.log, fileReloadPollMs)
   app.decorate('banks', banks)
   if (banks) {
-    app.addHook('onClose', async () => { banks.close() })
+    const unregister = registerBanks(() => banks.value.statuses())
+    app.addHook('onClose', async () => { unregister(); banks.close() })
     app.log.info({ folder, banks: banks.value.statuses().map(({ name, state, type, count }) => ({ name, state, type, count })) }, 'similarity banks ready')
   }
   app.decorate('matchContext', (request: FastifyRequest): MatchContext => ({
