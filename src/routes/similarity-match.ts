@@ -58,7 +58,7 @@ export const matchDescription = (config: Config['batch']) =>
   + 'a name in `banks` that is no bank is 404 urn:hashd:problem:unknown-bank naming it; a bank of another type is 422 urn:hashd:problem:bank-type-mismatch; '
   + 'a server without SIMILARITY_BANKS_DIR, or without any bank of the type (that the API key may search), is 422 urn:hashd:problem:no-banks, so that no answer says "no match" for want of banks; '
   + 'a bank outside the API key\'s banks= is 403 insufficient-scope (scope banks) naming it.'
-  + BATCH_DESCRIPTION('match', config).replace('Password work is refused (422 password-in-batch): per item, or whole when the top asks for it.', '')
+  + BATCH_DESCRIPTION('match', config).replace(' Password work is refused (422 password-in-batch): per item, or whole when the top asks for it.', '')
   + ` A match batch takes at most ${MATCH_MAX_ITEMS} items.`
 
 export const matchRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (app, { config }) => {
