@@ -211,13 +211,14 @@ describe('TLSH banks', () => {
 
 describe('ssdeep banks', () => {
   const random = new Random(45_003)
-  const hashes = ssdeepHashes(random, 150, 150)
+  // Over 2,048 entries: the bank is indexed when opened.
+  const hashes = ssdeepHashes(random, 1100, 1000)
   const lines = hashes.map((hash, at) => `${hash},ssdeep-${at}`)
   let bank: Bank
   before(async () => { bank = (await bankOf('ssdeep', lines)).bank })
   after(() => bank?.close())
 
-  const queries = [...hashes.slice(0, 20), ...hashes.slice(160, 170)]
+  const queries = [...hashes.slice(0, 20), ...hashes.slice(1100, 1110)]
 
   it('finds every entry scoring at least the threshold, as libfuzzy\'s fuzzy_compare scores them', { skip: skipUnless('libfuzzy') }, () => {
     const scores = JSON.parse(python(`
@@ -241,6 +242,8 @@ print(json.dumps([[lib.fuzzy_compare(q.encode(), h.encode()) for h in hashes] fo
     }
     assert.ok(found > 20, `near-copies with scores below 100 are found (${found})`)
   })
+
+  it('is indexed when opened', () => { assert.match(bank.index, /^7-character piece index/) })
 
   it('agrees with the test\'s own loop over ssdeepCompare', () => {
     for (const query of queries) {

@@ -136,12 +136,12 @@ function checkRecords(path: string, header: BankHeader, records: Buffer): void {
   }
 }
 
-/** The type's searcher; the PDQ and TLSH indexes are built a table at a time, yielding to the event loop between tables. */
+/** The type's searcher; the indexes are built a step at a time, yielding to the event loop between steps. */
 async function searcherFor(header: BankHeader, records: Buffer): Promise<BankSearcher> {
   switch (header.spec.type) {
     case 'pdq': return await PdqSearcher.create(records, header.count)
     case 'tlsh': return await TlshSearcher.create(records, header.count)
-    case 'ssdeep': return new SsdeepSearcher(records, header.count)
+    case 'ssdeep': return await SsdeepSearcher.create(records, header.count)
     default: return new DigestSearcher(records, header.count, header.spec.recordBytes)
   }
 }
