@@ -134,6 +134,28 @@ print(json.dumps(result))
     assert.deepEqual(result.matches[0], { id: 'pdq-11', label: 'label 4', distance: 0 })
   })
 
+  it('a bank large enough to be indexed when opened finds what Python finds', { skip: skipUnless('python3') }, async () => {
+    const big = pdqHashes(new Random(45_010), 60_000, 3000)
+    const { bank: indexed } = await bankOf('pdq', big.map((hash, at) => `${hash},big-${at}`))
+    try {
+      assert.match(indexed.index, /^multi-index hashing/)
+      const queries = [big[0]!, big[1]!, flipBits(random, big[2]!, 12)]
+      const out = python(`
+import sys, json
+hashes = [int(line, 16) for line in sys.stdin.read().split()]
+print(json.dumps([[[i, bin(int(q, 16) ^ h).count('1')] for i, h in enumerate(hashes) if bin(int(q, 16) ^ h).count('1') <= 31] for q in sys.argv[1:]]))
+`, queries, big.join('\n'))
+      const expected = JSON.parse(out) as [number, number][][]
+      for (const [at, query] of queries.entries()) {
+        const result = indexed.search(query, { threshold: 31, limit: 10_000 })
+        assert.deepEqual(pairs(result.matches), expected[at]!.map(([entry, value]) => `big-${entry}:${value}`).sort(), `query ${at}`)
+        assert.ok(result.matches.length >= 1)
+      }
+    } finally {
+      indexed.close()
+    }
+  })
+
   it('refuses a query that is not a PDQ hash', () => {
     assert.throws(() => bank.search('abc', { threshold: 31, limit: 10 }), TypeError)
     assert.equal(isBankHash('pdq', hashes[0]!.toUpperCase()), true)
@@ -143,7 +165,8 @@ print(json.dumps(result))
 
 describe('TLSH banks', () => {
   const random = new Random(45_002)
-  const hashes = tlshHashes(random, 1500, 800)
+  // Over 4,096 entries: the bank is indexed when opened (the index itself: similarity-banks-index.test.ts).
+  const hashes = tlshHashes(random, 3500, 1500)
   // Half in the T1 form and half in the pre-4 form: the bank holds the same digest either way.
   const lines = hashes.map((hash, at) => `${at % 2 === 0 ? hash : hash.slice(2)},tlsh-${at}`)
   let bank: Bank
@@ -176,6 +199,8 @@ describe('TLSH banks', () => {
     })
   }
 
+  it('is indexed when opened', () => { assert.match(bank.index, /^bucket-group index/) })
+
   it('gives the match\'s distance beside the ids', () => {
     const result = bank.search(hashes[1]!, { threshold: 0, limit: 5 })
     assert.equal(result.matches[0]!.id, 'tlsh-1')
@@ -186,13 +211,14 @@ describe('TLSH banks', () => {
 
 describe('ssdeep banks', () => {
   const random = new Random(45_003)
-  const hashes = ssdeepHashes(random, 150, 150)
+  // Over 2,048 entries: the bank is indexed when opened.
+  const hashes = ssdeepHashes(random, 1100, 1000)
   const lines = hashes.map((hash, at) => `${hash},ssdeep-${at}`)
   let bank: Bank
   before(async () => { bank = (await bankOf('ssdeep', lines)).bank })
   after(() => bank?.close())
 
-  const queries = [...hashes.slice(0, 20), ...hashes.slice(160, 170)]
+  const queries = [...hashes.slice(0, 20), ...hashes.slice(1100, 1110)]
 
   it('finds every entry scoring at least the threshold, as libfuzzy\'s fuzzy_compare scores them', { skip: skipUnless('libfuzzy') }, () => {
     const scores = JSON.parse(python(`
@@ -216,6 +242,8 @@ print(json.dumps([[lib.fuzzy_compare(q.encode(), h.encode()) for h in hashes] fo
     }
     assert.ok(found > 20, `near-copies with scores below 100 are found (${found})`)
   })
+
+  it('is indexed when opened', () => { assert.match(bank.index, /^7-character piece index/) })
 
   it('agrees with the test\'s own loop over ssdeepCompare', () => {
     for (const query of queries) {

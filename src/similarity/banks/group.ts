@@ -63,3 +63,26 @@ export function groupByKey(keys: Uint32Array, values: Uint32Array | null, bits: 
   const ids = fromIds === null ? new Uint32Array(0) : fromIds.slice(0, count)
   return { ids, offsets }
 }
+
+/** One table of an index: `ids[offsets[k]]` to `ids[offsets[k + 1] − 1]` have key k. */
+export interface GroupTable { ids: Uint32Array, offsets: Uint32Array }
+
+/**
+ * An index is built a table at a time by a generator that yields between tables: run at once (the
+ * searchers' constructors, for tests and tools) or with a turn of the event loop between tables
+ * (openBank, so that a server reloading a 10 M-entry bank keeps answering while it indexes).
+ */
+export function runAtOnce<T>(steps: Generator<void, T>): T {
+  let step = steps.next()
+  while (!step.done) step = steps.next()
+  return step.value
+}
+
+export async function runYielding<T>(steps: Generator<void, T>): Promise<T> {
+  let step = steps.next()
+  while (!step.done) {
+    await new Promise((resolve) => setImmediate(resolve))
+    step = steps.next()
+  }
+  return step.value
+}

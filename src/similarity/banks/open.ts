@@ -112,7 +112,7 @@ export async function openBank(path: string, name?: string): Promise<Bank> {
     const dataSha256 = sha.digest()
     if (!dataSha256.equals(header.dataSha256)) throw new BankFileError(path, 'its data SHA-256 does not match its header (damaged or truncated)')
     checkRecords(path, header, records)
-    return new FileBank(path, name ?? basename(path).replace(/\.bank$/, ''), file, header, size, records, searcherFor(header, records))
+    return new FileBank(path, name ?? basename(path).replace(/\.bank$/, ''), file, header, size, records, await searcherFor(header, records))
   } catch (error) {
     await closeFile(file).catch(() => {})
     throw error
@@ -136,11 +136,12 @@ function checkRecords(path: string, header: BankHeader, records: Buffer): void {
   }
 }
 
-function searcherFor(header: BankHeader, records: Buffer): BankSearcher {
+/** The type's searcher; the indexes are built a step at a time, yielding to the event loop between steps. */
+async function searcherFor(header: BankHeader, records: Buffer): Promise<BankSearcher> {
   switch (header.spec.type) {
-    case 'pdq': return new PdqSearcher(records, header.count)
-    case 'tlsh': return new TlshSearcher(records, header.count)
-    case 'ssdeep': return new SsdeepSearcher(records, header.count)
+    case 'pdq': return await PdqSearcher.create(records, header.count)
+    case 'tlsh': return await TlshSearcher.create(records, header.count)
+    case 'ssdeep': return await SsdeepSearcher.create(records, header.count)
     default: return new DigestSearcher(records, header.count, header.spec.recordBytes)
   }
 }

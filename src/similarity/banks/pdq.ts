@@ -16,7 +16,7 @@
  * tables. A search whose threshold would make probing dearer than reading every hash scans them all
  * (pdqLinearScan, also the tests' reference).
  */
-import { groupByKey, type GroupScratch } from './group.js'
+import { groupByKey, groupScratch, runAtOnce, runYielding, type GroupTable } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 /** Set bits of a 32-bit word. */
@@ -152,6 +152,19 @@ function flipMasks(bits: number, radius: number): Uint32Array {
   return Uint32Array.from(masks)
 }
 
+/** The slice tables, one a step. */
+function* pdqTables(words: Uint32Array, count: number, slicing: Slicing): Generator<void, GroupTable[]> {
+  const keys = new Uint32Array(count)
+  const scratch = groupScratch(count)
+  const tables: GroupTable[] = []
+  for (const place of slicePlaces(slicing)) {
+    for (let entry = 0; entry < count; entry++) keys[entry] = sliceValue(words, entry * 8, place)
+    tables.push(groupByKey(keys, null, slicing.bits, scratch))
+    yield
+  }
+  return tables
+}
+
 /** The largest slice radius the index probes; beyond it a search scans. */
 const MAX_RADIUS = 3
 
@@ -166,19 +179,18 @@ export class PdqSearcher implements BankSearcher {
   readonly indexBytes: number
   readonly indexName: string
 
-  /** `hashes` is the bank's hash section, 32 bytes per entry, in a buffer of its own (4-byte aligned). */
-  constructor(hashes: Buffer, count: number, slicing: Slicing | null = chooseSlicing(count)) {
+  /**
+   * `hashes` is the bank's hash section, 32 bytes per entry, in a buffer of its own (4-byte
+   * aligned). The tables are built here unless given (PdqSearcher.create builds them yielding).
+   */
+  constructor(hashes: Buffer, count: number, slicing: Slicing | null = chooseSlicing(count), tables?: GroupTable[]) {
     this.#words = new Uint32Array(hashes.buffer, hashes.byteOffset, count * 8)
     this.#count = count
     this.slicing = slicing
     this.#places = slicing === null ? [] : slicePlaces(slicing)
     let indexBytes = 0
     if (slicing !== null) {
-      const keys = new Uint32Array(count)
-      const scratch: GroupScratch = { keys: new Uint32Array(count), ids: [new Uint32Array(count), new Uint32Array(count)] }
-      for (const place of this.#places) {
-        for (let entry = 0; entry < count; entry++) keys[entry] = sliceValue(this.#words, entry * 8, place)
-        const { ids, offsets } = groupByKey(keys, null, slicing.bits, scratch)
+      for (const { ids, offsets } of tables ?? runAtOnce(pdqTables(this.#words, count, slicing))) {
         this.#offsets.push(offsets)
         this.#ids.push(ids)
         indexBytes += offsets.byteLength + ids.byteLength
@@ -187,6 +199,14 @@ export class PdqSearcher implements BankSearcher {
     }
     this.indexBytes = indexBytes
     this.indexName = slicing === null ? 'linear scan' : `multi-index hashing, ${slicing.slices} slices of ${slicing.bits} bits`
+  }
+
+  /** The searcher with its tables built a slice at a time, a turn of the event loop between slices. */
+  static async create(hashes: Buffer, count: number): Promise<PdqSearcher> {
+    const slicing = chooseSlicing(count)
+    if (slicing === null) return new PdqSearcher(hashes, count, null)
+    const words = new Uint32Array(hashes.buffer, hashes.byteOffset, count * 8)
+    return new PdqSearcher(hashes, count, slicing, await runYielding(pdqTables(words, count, slicing)))
   }
 
   /** Whether a search at this threshold probes the index (else it scans every hash). */

@@ -13,7 +13,7 @@
  */
 import { ssdeepCompare, type ParsedSsdeep } from '../ssdeep.js'
 import { SSDEEP_RECORD_BYTES } from './types.js'
-import { groupByKey, groupScratch } from './group.js'
+import { groupByKey, groupScratch, runAtOnce, runYielding, type GroupTable } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 export function ssdeepOfRecord(records: Buffer, at: number): ParsedSsdeep {
@@ -97,6 +97,34 @@ function keysOf(records: Uint8Array, at: number, add: (key: number) => void): vo
 /** Below this many entries a bank is scanned. */
 const INDEX_FROM = 2048
 
+interface PieceTable extends GroupTable { bits: number }
+
+/** Entries a step of the index build. */
+const STEP_ENTRIES = 65_536
+
+/** The piece table: every entry under each of its keys (keysOf), the keys cut to `bits` bits. */
+function* pieceTable(records: Buffer, count: number): Generator<void, PieceTable> {
+  let pieces = 0
+  for (let entry = 0; entry < count; entry++) {
+    keysOf(records, entry * SSDEEP_RECORD_BYTES, () => { pieces++ })
+    if (entry % STEP_ENTRIES === STEP_ENTRIES - 1) yield
+  }
+  // About two pieces per slot: an entry found by chance costs a score, and the slots cost 4 bytes each.
+  const bits = Math.min(26, Math.max(10, Math.ceil(Math.log2(Math.max(pieces, 1))) - 1))
+  const keys = new Uint32Array(pieces)
+  const values = new Uint32Array(pieces)
+  let at = 0
+  const shift = 32 - bits
+  for (let entry = 0; entry < count; entry++) {
+    keysOf(records, entry * SSDEEP_RECORD_BYTES, (key) => {
+      keys[at] = key >>> shift
+      values[at++] = entry
+    })
+    if (entry % STEP_ENTRIES === STEP_ENTRIES - 1) yield
+  }
+  return { ...groupByKey(keys, values, bits, groupScratch(pieces)), bits }
+}
+
 export class SsdeepSearcher implements BankSearcher {
   readonly #records: Buffer
   readonly #count: number
@@ -108,7 +136,8 @@ export class SsdeepSearcher implements BankSearcher {
   readonly indexBytes: number
   readonly indexName: string
 
-  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM) {
+  /** The index is built here unless given (SsdeepSearcher.create builds it yielding). */
+  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM, table?: PieceTable) {
     this.#records = records
     this.#count = count
     if (!indexed) {
@@ -120,26 +149,19 @@ export class SsdeepSearcher implements BankSearcher {
       this.indexName = 'linear scan'
       return
     }
-    let pieces = 0
-    for (let entry = 0; entry < count; entry++) keysOf(records, entry * SSDEEP_RECORD_BYTES, () => { pieces++ })
-    // About two pieces per slot: an entry found by chance costs a score, and the slots cost 4 bytes each.
-    this.#bits = Math.min(26, Math.max(10, Math.ceil(Math.log2(Math.max(pieces, 1))) - 1))
-    const keys = new Uint32Array(pieces)
-    const values = new Uint32Array(pieces)
-    let at = 0
-    const shift = 32 - this.#bits
-    for (let entry = 0; entry < count; entry++) {
-      keysOf(records, entry * SSDEEP_RECORD_BYTES, (key) => {
-        keys[at] = key >>> shift
-        values[at++] = entry
-      })
-    }
-    const { ids, offsets } = groupByKey(keys, values, this.#bits, groupScratch(pieces))
+    const { ids, offsets, bits } = table ?? runAtOnce(pieceTable(records, count))
+    this.#bits = bits
     this.#offsets = offsets
     this.#ids = ids
     this.#seen = new Uint32Array(count)
     this.indexBytes = offsets.byteLength + ids.byteLength + this.#seen.byteLength
     this.indexName = `7-character piece index, 2^${this.#bits} slots`
+  }
+
+  /** The searcher with its index built with turns of the event loop between runs of 65,536 entries. */
+  static async create(records: Buffer, count: number): Promise<SsdeepSearcher> {
+    if (count < INDEX_FROM) return new SsdeepSearcher(records, count, false)
+    return new SsdeepSearcher(records, count, true, await runYielding(pieceTable(records, count)))
   }
 
   search(queries: readonly Buffer[], threshold: number, _lengthTerm: boolean, sink: MatchSink): void {

@@ -4,7 +4,7 @@
  */
 import { TLSH_BYTE_DISTANCE } from '../tlsh.js'
 import { TLSH_RECORD_BYTES } from './types.js'
-import { groupByKey, groupScratch } from './group.js'
+import { groupByKey, groupScratch, runAtOnce, runYielding, type GroupTable } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 const circular = (x: number, y: number, range: number): number => {
@@ -108,6 +108,24 @@ function groupRadii(threshold: number): number[] {
 /** A record's key in group g: its code bytes 3 + 2g and 4 + 2g. */
 const groupKey = (records: Uint8Array, at: number, group: number): number => records[at + 3 + 2 * group]! | (records[at + 4 + 2 * group]! << 8)
 
+interface TlshTable extends GroupTable { heads: Uint16Array }
+
+/** The group tables, one a step, each with the entries' length and ratio bytes beside the ids. */
+function* tlshTables(records: Buffer, count: number): Generator<void, TlshTable[]> {
+  const scratch = groupScratch(count)
+  const keys = new Uint32Array(count)
+  const tables: TlshTable[] = []
+  for (let group = 0; group < GROUPS; group++) {
+    for (let entry = 0; entry < count; entry++) keys[entry] = groupKey(records, entry * TLSH_RECORD_BYTES, group)
+    const { ids, offsets } = groupByKey(keys, null, 16, scratch)
+    const heads = new Uint16Array(count)
+    for (let k = 0; k < count; k++) heads[k] = records[ids[k]! * TLSH_RECORD_BYTES + 1]! | (records[ids[k]! * TLSH_RECORD_BYTES + 2]! << 8)
+    tables.push({ ids, offsets, heads })
+    yield
+  }
+  return tables
+}
+
 export class TlshSearcher implements BankSearcher {
   readonly #records: Buffer
   readonly #count: number
@@ -121,18 +139,13 @@ export class TlshSearcher implements BankSearcher {
   readonly #seen: Uint32Array
   #stamp = 0
 
-  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM) {
+  /** The tables are built here unless given (TlshSearcher.create builds them yielding). */
+  constructor(records: Buffer, count: number, indexed = count >= INDEX_FROM, tables?: TlshTable[]) {
     this.#records = records
     this.#count = count
     let indexBytes = 0
     if (indexed) {
-      const scratch = groupScratch(count)
-      const keys = new Uint32Array(count)
-      for (let group = 0; group < GROUPS; group++) {
-        for (let entry = 0; entry < count; entry++) keys[entry] = groupKey(records, entry * TLSH_RECORD_BYTES, group)
-        const { ids, offsets } = groupByKey(keys, null, 16, scratch)
-        const heads = new Uint16Array(count)
-        for (let k = 0; k < count; k++) heads[k] = records[ids[k]! * TLSH_RECORD_BYTES + 1]! | (records[ids[k]! * TLSH_RECORD_BYTES + 2]! << 8)
+      for (const { ids, offsets, heads } of tables ?? runAtOnce(tlshTables(records, count))) {
         this.#offsets.push(offsets)
         this.#ids.push(ids)
         this.#heads.push(heads)
@@ -142,6 +155,12 @@ export class TlshSearcher implements BankSearcher {
     this.#seen = new Uint32Array(indexed ? count : 0)
     this.indexBytes = indexBytes + this.#seen.byteLength
     this.indexName = indexed ? `bucket-group index, ${GROUPS} groups of ${GROUP_BUCKETS} buckets` : 'linear scan'
+  }
+
+  /** The searcher with its tables built a group at a time, a turn of the event loop between groups. */
+  static async create(records: Buffer, count: number): Promise<TlshSearcher> {
+    if (count < INDEX_FROM) return new TlshSearcher(records, count, false)
+    return new TlshSearcher(records, count, true, await runYielding(tlshTables(records, count)))
   }
 
   /** Whether a search at this threshold probes the index (else it scans every record). */
