@@ -13,8 +13,11 @@
  * counting in memory (`ratelimit`), then the content hashes against their reference tools on 1 GiB
  * and a 4 GiB upload's memory (content-hashes.ts: `content`). Durations can be set with BENCH_SECONDS (default 10);
  * BENCH_ONLY picks sections by name (`api`, `flood`, `uploads`, `passwords`, `keys`, `pwned`,
- * `webhooks`, `ratelimit`, `content`, comma-separated; all by default).
+ * `webhooks`, `ratelimit`, `content`, comma-separated; all by default). `banks` (not in the default
+ * set: its 10 M-hash PDQ bank takes a quarter of an hour, Meta's peer longer) runs bench/banks.ts,
+ * the similarity bank lookups in-process against their peers (`npm run bench:banks` alone).
  */
+import { spawnSync } from 'node:child_process'
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
   if (ONLY.has('webhooks')) await benchWebhooks(hashdScript, SECONDS)
   if (ONLY.has('ratelimit')) await benchRateLimit(hashdScript, sha256)
   if (ONLY.has('content')) await benchContentHashes(hashdScript)
+  if (ONLY.has('banks')) spawnSync(process.execPath, ['--expose-gc', `${here}banks.js`], { stdio: 'inherit' })
 }
 
 async function benchApi(hashdScript: string, sha256: object): Promise<void> {

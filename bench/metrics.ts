@@ -118,7 +118,7 @@ function perRequestWork(): void {
   uninstall()
   const recorded = nanosPerCall((index) => record('POST', '/api/hash', 200, 0.2 + (index % 7) * 0.1))
   const key = `hk_${randomBytes(32).toString('base64url')}`
-  const keys = new Map([[hashKey(key), { name: 'bench', max: null, itemsMax: null, scopes: new Set<string>(), hmacKeys: null }]])
+  const keys = new Map([[hashKey(key), { name: 'bench', max: null, itemsMax: null, scopes: new Set<string>(), hmacKeys: null, banks: null }]])
   const header = `Bearer ${key}`
   const looked = nanosPerCall(() => authenticate(keys, header))
   console.log('\nper-request work, in-process CPU time (best of 7 rounds of 200,000 calls):')

@@ -28,6 +28,8 @@ import { sha256CryptVectors, sha512CryptVectors } from '../test/vectors/password
 import { joinFields } from './support.js'
 import { FUZZ_PEPPER_KEY } from './targets/pepper.js'
 import { JSON_KEYS, MAGNET_KEYS, MODES, TYPES, URN_PREFIXES } from './targets/store-metadata.js'
+import { seeds as bankFileSeeds } from './targets/bank-file.js'
+import { seeds as bankImportSeeds } from './targets/bank-import.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const corpusRoot = join(root, 'fuzz', 'corpus')
@@ -341,6 +343,10 @@ if (has('gpg')) {
   for (const [mode, label] of [[2, 'newline'], [5, 'crlf'], [8, 'nul']] as const) seed('store-metadata', `git ls-tree -l ${label}`, Buffer.concat([Buffer.from([mode]), joinFields(...lines)]))
   seed('store-metadata', 'git ls-tree without -l', Buffer.concat([Buffer.from([2]), joinFields(line(0, '100644', 'blob', 'a.txt'), line(0, '160000', 'commit', 'vendor/lib'))]))
 }
+
+// ---- bank-import and bank-file: each bank type's lines as exported lists write them, and a small bank of each type ----
+for (const [label, data] of bankImportSeeds()) seed('bank-import', label, data)
+for (const [label, data] of await bankFileSeeds()) seed('bank-file', label, data)
 
 rmSync(work, { recursive: true, force: true })
 for (const target of readdirSync(corpusRoot).sort()) console.log(`fuzz: corpus ${target}: ${written.get(target) ?? 0} seeds`)

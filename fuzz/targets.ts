@@ -34,6 +34,8 @@ export const TARGETS: readonly FuzzTarget[] = [
   { name: 'torrent-metadata', about: 'the bencode decoder and the metadata readers: .torrent, magnet, S3, GCS, Azure, Dropbox, OneDrive, git ls-tree (src/content-hashes/bencode.ts, metadata/)', sync: true, maxLen: 8192, includes: ['dist/src/content-hashes/bencode', 'dist/src/content-hashes/metadata/'] },
   { name: 'similarity-hashes', about: 'the ssdeep and TLSH hash parsers and comparisons, and /api/similarity/compare\'s compareHashes (src/similarity/: ssdeep.ts, tlsh.ts, compare.ts)', sync: true, maxLen: 1024, includes: ['dist/src/similarity/ssdeep', 'dist/src/similarity/tlsh', 'dist/src/similarity/compare'] },
   { name: 'image-sniff', about: 'PDQ\'s image path: sniffing, the pixel-bomb check, sharp\'s decode and the hash (src/similarity/pdq/)', sync: false, maxLen: 16384, includes: ['dist/src/similarity/pdq/'] },
+  { name: 'bank-import', about: 'the similarity bank import\'s line reader: RFC 4180 fields, the header line, every bank type\'s hash forms, ids and labels (src/similarity/banks/lines.ts)', sync: true, maxLen: 4096, includes: ['dist/src/similarity/banks/lines', 'dist/src/similarity/banks/types'] },
+  { name: 'bank-file', about: 'opening damaged, cut and foreign similarity bank files, and searching them (src/similarity/banks/open.ts, format.ts)', sync: false, maxLen: 8192, includes: ['dist/src/similarity/banks/'] },
 ]
 
 export const targetNamed = (name: string): FuzzTarget | undefined => TARGETS.find((target) => target.name === name)

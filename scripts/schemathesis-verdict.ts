@@ -129,6 +129,39 @@ const RUN_TIME_RULES: readonly RunTimeRule[] = [
     operation: 'POST /api/similarity/compare', status: 400, kind: 'validation', pointer,
     stated: 'a or b not a hash of the algorithm\'s form (naming the field)', why: 'each similarity hash\'s form, read by its parser (src/similarity/)',
   })),
+  // POST /api/similarity/match: the hash's form is read by its bank type's parser, the thresholds
+  // against the algorithm, and the banks are those of SIMILARITY_BANKS_DIR (none in a bare server).
+  ...[
+    ['/body/algorithm', '`algorithm` is required'],
+    ['/body/hash', 'a hash not of the algorithm\'s form is 400 naming the field'],
+    ['/body/maxDistance', 'maxDistance or minScore out of the algorithm\'s range'],
+    ['/body/minScore', 'maxDistance or minScore out of the algorithm\'s range'],
+    ['/body/lengthTerm', 'lengthTerm with anything but tlsh'],
+    ['/body/dihedral', 'dihedral with anything but pdq'],
+  ].map(([pointer, stated]) => ({
+    operation: 'POST /api/similarity/match', status: 400, kind: 'validation', pointer: pointer!, stated: stated!,
+    why: 'each bank type\'s hash form and thresholds, read by src/similarity/match.ts',
+  })),
+  { operation: 'POST /api/similarity/match', status: 422, kind: 'no-banks', stated: 'urn:hashd:problem:no-banks', why: 'the banks of SIMILARITY_BANKS_DIR (none without it)' },
+  { operation: 'POST /api/similarity/match', status: 422, kind: 'bank-type-mismatch', stated: 'urn:hashd:problem:bank-type-mismatch', why: 'each bank\'s type, read from its file' },
+  { operation: 'POST /api/similarity/match', status: 404, kind: 'unknown-bank', stated: 'urn:hashd:problem:unknown-bank', why: 'the banks of SIMILARITY_BANKS_DIR' },
+  ...([['no-banks', 'urn:hashd:problem:no-banks', 'the banks of SIMILARITY_BANKS_DIR (none without it)'], ['bank-type-mismatch', 'urn:hashd:problem:bank-type-mismatch', 'each bank\'s type, read from its file'],
+    ['tlsh-input', 'urn:hashd:problem:tlsh-input', 'TLSH of too few bytes, or of bytes too uniform (the reference prints TNULL)'], ['not-an-image', 'urn:hashd:problem:not-an-image', 'the upload\'s bytes, sniffed'],
+    ['undecodable-image', 'urn:hashd:problem:undecodable-image', 'the image\'s bytes, read by the decoder']] as const).map(([kind, stated, why]) => ({
+    operation: 'POST /api/similarity/match/file', status: 422, kind, stated, why,
+  })),
+  { operation: 'POST /api/similarity/match/file', status: 404, kind: 'unknown-bank', stated: 'urn:hashd:problem:unknown-bank', why: 'the banks of SIMILARITY_BANKS_DIR' },
+  ...['/querystring/algorithms', '/body/algorithms'].map((pointer) => ({
+    operation: 'POST /api/similarity/match/file', status: 400, kind: 'validation', pointer, stated: '`algorithms` naming anything but ssdeep, tlsh and pdq', why: 'the names of the three similarity hashes',
+  })),
+  {
+    operation: 'POST /api/similarity/match/file', status: 400, kind: 'validation', detail: 'Send the "dihedral" field before the file part',
+    stated: '`algorithms` and `dihedral` before the file part', why: 'the order of multipart parts',
+  },
+  {
+    operation: 'POST /api/similarity/match/file', status: 400, kind: 'validation', detail: 'Send the "algorithms" field before the file part',
+    stated: '`algorithms` and `dihedral` before the file part', why: 'the order of multipart parts',
+  },
   checksums('no-checksum-lines', 'A list with no usable line', 'the lines of the uploaded list'),
   checksums('malformed-signature', 'a bad or malformed signature', 'the signature file\'s syntax'),
   checksums('bad-signature', 'a bad or malformed signature', 'a signature that does not verify'),

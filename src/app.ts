@@ -12,6 +12,7 @@ import { describeTls, MIN_TLS_VERSION, plaintextWarning, readTlsMaterial, reload
 import { problems } from './problem.js'
 import auditPlugin from './plugins/audit.js'
 import authPlugin from './plugins/auth.js'
+import banksPlugin from './plugins/banks.js'
 import batchedWritesPlugin from './plugins/batched-writes.js'
 import bodyPlugin from './plugins/body.js'
 import errorsPlugin, { clientErrorHandler } from './plugins/errors.js'
@@ -34,6 +35,7 @@ import { keysRoute } from './routes/keys.js'
 import { identifyRoute } from './routes/identify.js'
 import { metaRoutes } from './routes/meta.js'
 import { similarityRoutes } from './routes/similarity.js'
+import { matchFileRoute, matchRoute } from './routes/similarity-match.js'
 import { passwordPolicyRoute } from './routes/password-policy.js'
 import { passwordsCheckRoute } from './routes/passwords-check.js'
 import { pepperRoute } from './routes/pepper.js'
@@ -155,6 +157,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin, { config, engine })
   await app.register(passwordsPlugin, { config })
   await app.register(screeningPlugin, { config })
+  await app.register(banksPlugin, { config })
 
   await app.register(hashRoute, { engine, config })
   await app.register(verifyRoute, { engine, config })
@@ -164,6 +167,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(checksumsRoute, { config })
   await app.register(identifyRoute, { config })
   await app.register(similarityRoutes)
+  await app.register(matchRoute, { config })
+  await app.register(matchFileRoute, { config, engine })
   await app.register(metaRoutes, { config, engine })
   await app.register(passwordPolicyRoute)
   await app.register(calibrateRoute, { engine })

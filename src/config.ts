@@ -96,6 +96,8 @@ export interface Config {
   webhookReceivedAtMaxAgeSeconds: number
   /** The period of the poll that backs up the watch of reloadable files (file-reload.ts); 0: watch only. */
   fileReloadPollMs: number
+  /** SIMILARITY_BANKS_DIR: the folder of similarity banks (`*.bank` files, src/similarity/bank-folder.ts), or null for none. */
+  similarityBanksDir: string | null
   /** HTTPS on the main port (src/tls.ts), or null for plain HTTP. */
   tls: TlsConfig | null
   /** The pages for people, the web page at / and the API browser at /docs: on unless WEB_UI=off. */
@@ -438,6 +440,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookReplayCallerMax: readInt(env, 'WEBHOOK_REPLAY_CALLER_MAX', Math.ceil(webhookReplayMemoryMax / 4), 0, 10_000_000),
     webhookReceivedAtMaxAgeSeconds: readInt(env, 'WEBHOOK_RECEIVED_AT_MAX_AGE_SECONDS', 300, 0, 30 * 86_400),
     fileReloadPollMs: readInt(env, 'FILE_RELOAD_POLL_MS', 5_000, 0, 3_600_000),
+    similarityBanksDir: env.SIMILARITY_BANKS_DIR?.trim() || null,
     tls: readTls(env),
     webUi: readBool(env, 'WEB_UI', true),
     secretKeyFiles: SECRET_KEY_FILES.filter((name) => (env[name]?.trim() ?? '') !== ''),

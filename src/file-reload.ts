@@ -8,7 +8,9 @@
  *   folder, which changes neither the mounted path nor, through it, any watch on it
  *   (kubernetes/kubernetes pkg/volume/util/atomic_writer.go). A change is judged by the resolved
  *   file's identity, size and times, so events about other files in the folder cost one stat.
- *   A slow poll backs the watch up where inotify does not work (NFS and some overlays).
+ *   A slow poll backs the watch up where inotify does not work (NFS and some overlays). A source
+ *   read from a whole folder (the similarity banks) names it in `folders`: the folder itself is
+ *   watched, and a change is judged by its listing and each entry's identity, size and times.
  * - **On SIGHUP**, always (an operator asked for it).
  *
  * A load that throws keeps the value in force: a typo during a rotation does not take the service
@@ -17,8 +19,8 @@
  * metrics and shown by `/api/health` until a load succeeds. At start, a load that throws is the caller's to handle (a
  * ConfigError stops the server).
  */
-import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
-import { dirname } from 'node:path'
+import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
+import { dirname, join } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError } from './config.js'
 
@@ -53,6 +55,11 @@ export interface ReloadableOptions<T> {
   what?: string
   /** The files the value is read from; a change to any of them loads it again. */
   files: readonly string[]
+  /**
+   * Folders whose files the value is read from (a folder of similarity banks): a file added,
+   * replaced or removed there loads it again. The watch is on the folder itself.
+   */
+  folders?: readonly string[]
   /** Reads the files. Throws (a ConfigError, ideally) when they do not make a valid value. */
   load: () => T
   /**
@@ -94,6 +101,15 @@ function fingerprint(file: string): string {
   }
 }
 
+/** A folder's entries with the fingerprint of each, or the errno code when it cannot be listed. */
+function folderFingerprint(folder: string): string {
+  try {
+    return readdirSync(folder).sort().map((name) => `${name}=${fingerprint(join(folder, name))}`).join('/')
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'error'
+  }
+}
+
 function safeReason(error: unknown): string {
   return error instanceof ConfigError ? error.message : 'unreadable'
 }
@@ -109,7 +125,8 @@ export function reloadable<T>(options: ReloadableOptions<T>): Reloadable<T> {
   const describe = options.describe ?? (() => ({}))
   const what = options.what ?? source
 
-  const fingerprints = () => files.map(fingerprint).join('|')
+  const folders = options.folders ?? []
+  const fingerprints = () => [...files.map(fingerprint), ...folders.map(folderFingerprint)].join('|')
   let seen = fingerprints()
   let value = load()
   const now = () => new Date().toISOString()
@@ -169,15 +186,19 @@ export function reloadable<T>(options: ReloadableOptions<T>): Reloadable<T> {
   // after every check, since a symlink swap moves the resolved folder.
   const watchers = new Map<string, FSWatcher>()
   const arm = (): void => {
-    const folders = new Set<string>()
+    const watched = new Set<string>()
     for (const file of files) {
-      folders.add(dirname(file))
-      try { folders.add(dirname(realpathSync(file))) } catch { /* missing now: the poll notices its return */ }
-    }
-    for (const [folder, watcher] of watchers) {
-      if (!folders.has(folder)) { watcher.close(); watchers.delete(folder) }
+      watched.add(dirname(file))
+      try { watched.add(dirname(realpathSync(file))) } catch { /* missing now: the poll notices its return */ }
     }
     for (const folder of folders) {
+      watched.add(folder)
+      try { watched.add(realpathSync(folder)) } catch { /* missing now: the poll notices its return */ }
+    }
+    for (const [folder, watcher] of watchers) {
+      if (!watched.has(folder)) { watcher.close(); watchers.delete(folder) }
+    }
+    for (const folder of watched) {
       if (watchers.has(folder)) continue
       try {
         const watcher = watch(folder, { persistent: false }, soon)

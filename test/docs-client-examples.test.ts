@@ -26,7 +26,7 @@ describe('TypeScript examples in README.md and docs/', () => {
       const files: string[] = []
       try {
         for (const program of programs) {
-          const server = await serverWith(program.pepperKeys, program.hmacKeys, program.pwnedStore)
+          const server = await serverWith(program.pepperKeys, program.hmacKeys, program.pwnedStore, program.similarityBanks)
           const file = `${prefix}_${program.line}.ts`
           writeFileSync(join(installed.dir, file), program.source.replaceAll('localhost:3000', new URL(server.url).host))
           files.push(file)

@@ -34,6 +34,9 @@
  *     <!-- docs-examples: pwned-store -->                  … and whose PWNED_STORE holds a synthetic
  *                                                           corpus (scripts/pwned-corpus.ts, seed 1,
  *                                                           20,000 hashes and its known passwords)
+ *     <!-- docs-examples: similarity-banks -->             (page-wide) … and whose SIMILARITY_BANKS_DIR
+ *                                                           holds the bank `photos` of docs/similarity.md
+ *                                                           (helpers/docs-pages.ts exampleBankFolder)
  *
  * A comment on the line just before a ```console fence applies to that block only; anywhere else, to
  * the whole page (a block's own pepper-keys win over the page's). Tools are needed by the whole page
@@ -64,7 +67,7 @@ describe('console examples in README.md and docs/', () => {
       const env = { ...process.env, GNUPGHOME: gnupgHome }
       try {
         for (const example of examples) {
-          const server = await serverWith(example.pepperKeys, example.hmacKeys, example.pwnedStore)
+          const server = await serverWith(example.pepperKeys, example.hmacKeys, example.pwnedStore, example.similarityBanks)
           let command = example.command
             .replaceAll('localhost:3000', new URL(server.url).host)
             .replaceAll('npm run apikey --silent --', `node ${JSON.stringify(join(ROOT, 'dist/scripts/apikey.js'))}`)

@@ -76,14 +76,15 @@ describe('PEPPER_KEYS_FILE states and refusals', () => {
   })
 })
 
-describe('API_KEYS_FILE scopes= and hmac-keys=', () => {
+describe('API_KEYS_FILE scopes=, hmac-keys= and banks=', () => {
   const hash = hashKey('hk_some-key-for-the-file-tests')
   it('reads them: names, * and -name, a line without options may do everything', () => {
     const keys = [...parseKeysFile([
       `all ${hashKey('a')}`,
       `verifier ${hashKey('b')} 50 scopes=verify,hmac:verify hmac-keys=orders,users`,
       `no-rewrap ${hashKey('c')} scopes=-pepper:rewrap,-calibrate`,
-      `star ${hashKey('d')} scopes=*,-metrics hmac-keys=*`,
+      `star ${hashKey('d')} scopes=*,-metrics hmac-keys=* banks=*`,
+      `moderator ${hashKey('e')} scopes=similarity:match banks=csam,photo.dna-v2`,
     ].join('\n'), 'f').values()]
     const [all, verifier, noRewrap, star] = keys as [typeof keys[0], typeof keys[0], typeof keys[0], typeof keys[0]]
     assert.ok(all.scopes.has('hash') && all.scopes.has('pepper:rewrap') && all.scopes.has('metrics'))
@@ -94,12 +95,18 @@ describe('API_KEYS_FILE scopes= and hmac-keys=', () => {
     assert.ok(noRewrap.scopes.has('hash') && !noRewrap.scopes.has('pepper:rewrap') && !noRewrap.scopes.has('calibrate'))
     assert.ok(star.scopes.has('keys') && !star.scopes.has('metrics'))
     assert.equal(star.hmacKeys, null)
+    assert.equal(star.banks, null)
+    assert.equal(all.banks, null)
+    const moderator = keys[4]!
+    assert.deepEqual([...moderator.scopes], ['similarity:match'])
+    assert.deepEqual([...moderator.banks ?? []].sort(), ['csam', 'photo.dna-v2'])
   })
 
   it('refuses an unknown scope or a bad key name, naming the line', async () => {
-    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, similarity, passwords:check, passwords:range, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, audit, metrics, health or \*/)
+    await refused('API_KEYS_FILE', `a ${hash} scopes=hash,delete\n`, 1, /scopes= takes hash, verify, hmac, hmac:verify, filehash, checksums, identify, similarity, similarity:match, passwords:check, passwords:range, pepper:rewrap, calibrate, webhooks:verify, webhooks:sign, keys, audit, metrics, health or \*/)
     await refused('API_KEYS_FILE', `a ${hash} 10 hmac-keys=orders,\n`, 1, /hmac-keys= takes \* or HMAC key names/)
-    await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /field 4: expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", then options scopes=, hmac-keys=, items=; got 4 fields/)
+    await refused('API_KEYS_FILE', `a ${hash} banks=photos,.hidden\n`, 1, /field 3: banks= takes \* or bank names separated by commas/)
+    await refused('API_KEYS_FILE', `a ${hash} scopes=hash 10\n`, 1, /field 4: expected "<name> <sha256 of the key, 64 hex> \[<requests per window>\]", then options scopes=, hmac-keys=, items=, banks=; got 4 fields/)
   })
 })
 

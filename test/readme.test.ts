@@ -65,7 +65,7 @@ describe('README', () => {
     const main = readFileSync(new URL('../../web/src/main.tsx', import.meta.url), 'utf8')
     const tabs = [...main.slice(main.indexOf('const TABS'), main.indexOf('] as const')).matchAll(/\{ id: '/g)].length
     const web = readFileSync(new URL('../../docs/web.md', import.meta.url), 'utf8')
-    const words = ['none', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine']
+    const words = ['none', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve']
     assert.match(web, new RegExp(`in ${words[tabs]} tabs`))
     assert.match(web, new RegExp(`\\*\\*${words[tabs]![0]!.toUpperCase()}${words[tabs]!.slice(1)} tabs\\*\\*`))
   })

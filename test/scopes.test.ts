@@ -38,6 +38,7 @@ const GRANTS: Record<string, string[]> = {
   checksums: ['POST /api/checksums'],
   identify: ['POST /api/identify'],
   similarity: ['POST /api/similarity/compare'],
+  'similarity:match': ['POST /api/similarity/match', 'POST /api/similarity/match/file'],
   'passwords:check': ['POST /api/passwords/check'],
   'passwords:range': ['GET /range/:prefix'],
   'pepper:rewrap': ['POST /api/pepper/rewrap'],

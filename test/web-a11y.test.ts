@@ -59,6 +59,12 @@ async function fill(page: Page, tab: string, file: string): Promise<void> {
       await panel.getByRole('button', { name: 'Compare', exact: true }).click()
       await panel.locator('table.compare').waitFor()
       break
+    case 'Similar':
+      // No SIMILARITY_BANKS_DIR here: the hashes, and a line saying there is no bank.
+      await panel.getByLabel('File or image', { exact: true }).setInputFiles(file)
+      await panel.getByRole('button', { name: 'Find similar', exact: true }).click()
+      await panel.locator('.result').waitFor()
+      break
   }
 }
 
@@ -86,7 +92,7 @@ describe('web page accessibility (axe-core) and screenshots', { skip: skipUnless
         const { page } = watched
         await page.locator('#hash-algorithm:not([disabled])').waitFor({ state: 'attached' })
         const found: string[] = []
-        for (const tab of ['Hash', 'Verify', 'File', 'HMAC', 'Identify', 'Compare']) {
+        for (const tab of ['Hash', 'Verify', 'File', 'HMAC', 'Identify', 'Compare', 'Similar']) {
           await page.getByRole('tab', { name: tab, exact: true }).click()
           await fill(page, tab, join(dir, 'abc.txt'))
           for (const violation of await runAxe(page)) {

@@ -67,7 +67,7 @@ describe('web page: addresses', { skip: skipUnless('chromium') }, () => {
       ['#/passwords', 'Password', '#/check'], ['#/Password/', 'Password', '#/check'], ['#/password-check', 'Password', '#/check'],
       ['#/files', 'File', '#/file'], ['#/webhooks', 'Webhook', '#/webhook'], ['#/checksum', 'Checksums', '#/checksums'],
       ['#/HMAC', 'HMAC', '#/hmac'], ['#/digest', 'Hash', '#/hash'], ['#/verify', 'Verify', '#/verify'], ['#/identify', 'Identify', '#/identify'],
-      ['#/store', 'Compare', '#/compare'], ['#/compare', 'Compare', '#/compare'],
+      ['#/store', 'Compare', '#/compare'], ['#/compare', 'Compare', '#/compare'], ['#/similarity', 'Similar', '#/similar'], ['#/PDQ', 'Similar', '#/similar'],
     ]
     for (const [address, tab, own] of guesses) {
       await goTo(page, address, tab, own)
@@ -83,7 +83,7 @@ describe('web page: addresses', { skip: skipUnless('chromium') }, () => {
     await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash === '#/hash')
     const unknown = await shown(page)
     assert.deepEqual({ ...unknown, notice: null }, { tab: 'Hash', panel: 'Hash', hash: '#/hash', notice: null })
-    assert.match(unknown.notice ?? '', /^This page has no tab called “passwrod”, so here is the Hash tab\. The tabs’ links are #\/hash, #\/verify, #\/file, #\/hmac, #\/identify, #\/checksums, #\/check, #\/webhook, #\/compare\.$/)
+    assert.match(unknown.notice ?? '', /^This page has no tab called “passwrod”, so here is the Hash tab\. The tabs’ links are #\/hash, #\/verify, #\/file, #\/hmac, #\/identify, #\/checksums, #\/check, #\/webhook, #\/compare, #\/similar\.$/)
     assert.deepEqual(await runAxe(page), [])
 
     await page.getByRole('tab', { name: 'Verify', exact: true }).click()

@@ -244,6 +244,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/similarity/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Which entries of the similarity banks are within a distance (or above a score) of a hash
+         * @description Looks a hash up in the similarity banks of SIMILARITY_BANKS_DIR (docs/similarity.md): every entry within the threshold is returned (exact recall), nearest first. Thresholds: `maxDistance` for pdq (default 31) and tlsh (default 30), `minScore` for ssdeep (default 50); md5, sha1 and sha256 banks match the same digest only (maxDistance 0). Without `banks`, every bank of the hash's type is searched (those the API key's banks= lists, when it has one); `limit` (default 100, at most 1000) cuts the list and `truncated` says so. PDQ: `dihedral` takes the seven other hashes /api/filehash?dihedral=true gives (`hashes.pdq.dihedral`), and an entry matches at its least distance to any of the eight (`variant` names which). Rules the schema cannot state: `algorithm` is required (in a batch, at the top or in each item); a hash not of the algorithm's form is 400 naming the field (/body/hash, /body/items/3/hash, /body/dihedral/<name>); maxDistance or minScore out of the algorithm's range or given to the other kind (minScore is ssdeep's; a digest takes maxDistance 0 only), and lengthTerm with anything but tlsh or dihedral with anything but pdq are 400 naming the field; a name in `banks` that is no bank is 404 urn:hashd:problem:unknown-bank naming it; a bank of another type is 422 urn:hashd:problem:bank-type-mismatch; a server without SIMILARITY_BANKS_DIR, or without any bank of the type (that the API key may search), is 422 urn:hashd:problem:no-banks, so that no answer says "no match" for want of banks; a bank outside the API key's banks= is 403 insufficient-scope (scope banks) naming it. **Batches:** instead of one match, `items` may hold up to 1000 of them (each with an optional `reference`); fields at the top apply to every item that does not set its own. The answer is `{results, processingTimeMs}`, one result per item in order: the single answer without its `processingTimeMs` (the batch's own counts every item) plus `reference`, or `{reference, problem}` for an item that failed (its status is inside; the batch is 200). The fields at the top are checked before any item runs, each alone and with the other fields at the top, as a single request's are: a mistake there is the same for every item, so it is the whole batch's 4xx (pointers at the top: /body/<field>), and no item runs. A batch counts as one request per item against the rate limit, all at once: one that goes over is 429 whole. A match batch takes at most 1000 items.
+         */
+        post: operations["postSimilarityMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/similarity/match/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hash an upload with ssdeep, TLSH and PDQ in one pass and match the hashes against the similarity banks
+         * @description The upload goes through the /api/filehash pipeline (multipart with `algorithms` and `dihedral` before the file part, or the raw body with them in the query string), then each hash is matched as POST /api/similarity/match matches it, against the banks of its type (or those of `banks`). The other options go in the query string. Checked before the upload is read: a name in `banks` that is no bank is 404 urn:hashd:problem:unknown-bank, one of a type no algorithm hashes 422 urn:hashd:problem:bank-type-mismatch, one outside the API key's banks= 403; a server without SIMILARITY_BANKS_DIR, or without a bank of any of the algorithms' types, is 422 urn:hashd:problem:no-banks. An algorithm whose type has no bank is answered with `banks` empty. With tlsh, an upload under 50 bytes or too uniform is 422 urn:hashd:problem:tlsh-input; with pdq, an upload that is no image is 422 urn:hashd:problem:not-an-image and one that cannot be decoded 422 urn:hashd:problem:undecodable-image.
+         */
+        post: operations["postSimilarityMatchFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/algorithms": {
         parameters: {
             query?: never;
@@ -3752,7 +3792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the scope similarity (comparing similarity hashes (ssdeep, TLSH)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            /** @description The API key lacks the scope similarity (comparing similarity hashes (ssdeep, TLSH, PDQ)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
             403: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -3792,6 +3832,699 @@ export interface operations {
                 };
             };
             /** @description Well-formed but unprocessable: a and b of two kinds (similarity-mismatch) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSimilarityMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": ({
+                    /**
+                     * @description The hash's type: pdq, tlsh, ssdeep, md5, sha1, sha256 (any case). Required, at the top or in each item.
+                     * @enum {string}
+                     */
+                    algorithm?: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                    /** @description The hash: PDQ as 64 hex digits, TLSH as `T1` and 70 hex digits, ssdeep as it prints it, a digest in hex. Not of the algorithm's form: 400 naming the field. */
+                    hash?: string;
+                    /** @description The banks to search, by name (a bank file's name without .bank); default every bank of the algorithm's type. An unknown name is 404, a bank of another type 422, one outside the API key's banks= 403. */
+                    banks?: string[];
+                    /** @description pdq (0–256, default 31) and tlsh (default 30): the largest distance that matches. A digest takes 0 only. */
+                    maxDistance?: number;
+                    /** @description ssdeep only: the smallest score that matches (default 50) */
+                    minScore?: number;
+                    /**
+                     * @description The most matches in the answer (across the banks); default 100
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description tlsh only: false leaves out the length term, as the reference's -xlen does. Default true */
+                    lengthTerm?: boolean;
+                    /** @description pdq only: the image's other hashes, as /api/filehash?dihedral=true gives them in hashes.pdq.dihedral; an entry matches at its least distance to any of them */
+                    dihedral?: {
+                        /** @description A PDQ hash, 64 hex digits */
+                        rotate90?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        rotate180?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        rotate270?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        flipX?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        flipY?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        flipPlus1?: string;
+                        /** @description A PDQ hash, 64 hex digits */
+                        flipMinus1?: string;
+                    };
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 1000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items?: {
+                        /** @description The hash's type: pdq, tlsh, ssdeep, md5, sha1, sha256 (any case). Required, at the top or in each item. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
+                        /** @description The hash: PDQ as 64 hex digits, TLSH as `T1` and 70 hex digits, ssdeep as it prints it, a digest in hex. Not of the algorithm's form: 400 naming the field. */
+                        hash: string;
+                        /** @description The banks to search, by name (a bank file's name without .bank); default every bank of the algorithm's type. An unknown name is 404, a bank of another type 422, one outside the API key's banks= 403. */
+                        banks?: string[];
+                        /** @description pdq (0–256, default 31) and tlsh (default 30): the largest distance that matches. A digest takes 0 only. */
+                        maxDistance?: number;
+                        /** @description ssdeep only: the smallest score that matches (default 50) */
+                        minScore?: number;
+                        /** @description The most matches in the answer (across the banks); default 100 Default: the batch's own field, or 100. */
+                        limit?: number;
+                        /** @description tlsh only: false leaves out the length term, as the reference's -xlen does. Default true */
+                        lengthTerm?: boolean;
+                        /** @description pdq only: the image's other hashes, as /api/filehash?dihedral=true gives them in hashes.pdq.dihedral; an entry matches at its least distance to any of them */
+                        dihedral?: {
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate90?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate180?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate270?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipX?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipY?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipPlus1?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipMinus1?: string;
+                        };
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    }[];
+                } & ({
+                    items?: never;
+                } | {
+                    hash?: never;
+                })) & (({
+                    /** @description The hash: PDQ as 64 hex digits, TLSH as `T1` and 70 hex digits, ssdeep as it prints it, a digest in hex. Not of the algorithm's form: 400 naming the field. */
+                    hash: string;
+                } & unknown) | {
+                    /** @description A batch: each item is a request of its own, answered in `results` in the same order (see the description); at most 1000 items (MAX_BATCH_ITEMS) and 1048576 bytes of body (MAX_BATCH_BODY_BYTES) */
+                    items: {
+                        /** @description The hash's type: pdq, tlsh, ssdeep, md5, sha1, sha256 (any case). Required, at the top or in each item. In an item, a value outside the names the field lists at the top is the item's problem (400 unknown-algorithm or algorithm-not-allowed), not the batch's. */
+                        algorithm?: string;
+                        /** @description The hash: PDQ as 64 hex digits, TLSH as `T1` and 70 hex digits, ssdeep as it prints it, a digest in hex. Not of the algorithm's form: 400 naming the field. */
+                        hash: string;
+                        /** @description The banks to search, by name (a bank file's name without .bank); default every bank of the algorithm's type. An unknown name is 404, a bank of another type 422, one outside the API key's banks= 403. */
+                        banks?: string[];
+                        /** @description pdq (0–256, default 31) and tlsh (default 30): the largest distance that matches. A digest takes 0 only. */
+                        maxDistance?: number;
+                        /** @description ssdeep only: the smallest score that matches (default 50) */
+                        minScore?: number;
+                        /** @description The most matches in the answer (across the banks); default 100 Default: the batch's own field, or 100. */
+                        limit?: number;
+                        /** @description tlsh only: false leaves out the length term, as the reference's -xlen does. Default true */
+                        lengthTerm?: boolean;
+                        /** @description pdq only: the image's other hashes, as /api/filehash?dihedral=true gives them in hashes.pdq.dihedral; an entry matches at its least distance to any of them */
+                        dihedral?: {
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate90?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate180?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            rotate270?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipX?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipY?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipPlus1?: string;
+                            /** @description A PDQ hash, 64 hex digits */
+                            flipMinus1?: string;
+                        };
+                        /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                        reference?: string;
+                    }[];
+                });
+            };
+        };
+        responses: {
+            /** @description The result, or for a batch the results */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The type matched (the canonical name of `algorithm`)
+                         * @enum {string}
+                         */
+                        algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                        /** @description The banks searched, by name */
+                        banks: string[];
+                        /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                        maxDistance?: number;
+                        /** @description The score used (ssdeep) */
+                        minScore?: number;
+                        /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                        matches: {
+                            /** @description The bank the entry is in */
+                            bank: string;
+                            /** @description The entry's id, as imported */
+                            id: string;
+                            /** @description The entry's label, or null */
+                            label: string | null;
+                            /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                            distance?: number;
+                            /** @description ssdeep: libfuzzy's score */
+                            score?: number;
+                            /**
+                             * @description With dihedral: the image's hash nearest to the entry
+                             * @enum {string}
+                             */
+                            variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                        }[];
+                        /** @description true when more entries matched than `limit` */
+                        truncated: boolean;
+                    } | {
+                        /** @description One per item, in the order of `items` */
+                        results: ({
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /**
+                             * @description The type matched (the canonical name of `algorithm`)
+                             * @enum {string}
+                             */
+                            algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                            /** @description The banks searched, by name */
+                            banks: string[];
+                            /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                            maxDistance?: number;
+                            /** @description The score used (ssdeep) */
+                            minScore?: number;
+                            /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                            matches: {
+                                /** @description The bank the entry is in */
+                                bank: string;
+                                /** @description The entry's id, as imported */
+                                id: string;
+                                /** @description The entry's label, or null */
+                                label: string | null;
+                                /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                distance?: number;
+                                /** @description ssdeep: libfuzzy's score */
+                                score?: number;
+                                /**
+                                 * @description With dihedral: the image's hash nearest to the entry
+                                 * @enum {string}
+                                 */
+                                variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                            }[];
+                            /** @description true when more entries matched than `limit` */
+                            truncated: boolean;
+                        } | {
+                            /** @description Anything the caller likes (an id, a row number), echoed back in this item's result; at most 256 characters */
+                            reference?: string;
+                            /** @description Why this item failed: the problem a single request would get (its status inside); the other items are not affected */
+                            problem: {
+                                /** @description about:blank, or urn:hashd:problem:<kind> (docs/api.md lists every kind) */
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail: string;
+                                /** @description The fields at fault (validation problems) */
+                                errors?: {
+                                    /** @description JSON Pointer into the request: /body/<field>, /querystring/<field>, or /body for the whole body */
+                                    pointer: string;
+                                    message: string;
+                                }[];
+                                /** @description unknown-algorithm: canonical names close to the one given ("did you mean") */
+                                suggestions?: string[];
+                                /** @description unknown-algorithm: where the list of algorithms is (a path); algorithm-not-allowed-for-key: the algorithms the key allows (a list) */
+                                algorithms?: string | string[];
+                                /**
+                                 * @description key-purpose: the purpose= of HMAC_KEYS_FILE a named key needs for this operation
+                                 * @enum {string}
+                                 */
+                                purpose?: "hmac" | "webhooks";
+                                /** @description 429 from the rate limit: the budget that refused, as the RateLimit field names it: "default" (requests) or "items" (batch items) */
+                                policy?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        })[];
+                        /** @description Wall time of the hashing work itself, in milliseconds (fractional) */
+                        processingTimeMs: number;
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; no algorithm; a hash not of the algorithm's form (naming the field: /body/hash, /body/items/<i>/hash, /body/dihedral/<name>); maxDistance, minScore, lengthTerm or dihedral not for the algorithm, or out of its range */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope similarity:match (matching hashes and uploads against the similarity banks (only the banks in the key's banks=, when it has one)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description urn:hashd:problem:unknown-bank: a name in `banks` that is no bank of SIMILARITY_BANKS_DIR (`bank` names it, with a pointer at it) */
+            404: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE) */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: bank-type-mismatch (a bank of `banks` holds another type); no-banks (no SIMILARITY_BANKS_DIR, or no bank of the type the API key may search) */
+            422: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or shutting down; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110 §10.2.3) */
+                    "Retry-After": number;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSimilarityMatchFile: {
+        parameters: {
+            query?: {
+                /** @description Which of ssdeep, tlsh, pdq to hash and match with, separated by commas (any case); default ssdeep,tlsh. pdq only for images (JPEG, PNG, WebP, GIF): anything else is 422 not-an-image. */
+                algorithms?: string;
+                /** @description With pdq, true also hashes the image rotated and flipped, and an entry matches at its least distance to any of the eight */
+                dihedral?: "true" | "false";
+                /** @description The file name to echo back (the raw form) */
+                name?: string;
+                /** @description The banks to search, by name, separated by commas; default every bank of each algorithm's type. Unknown: 404; of a type none of the algorithms hashes: 422; outside the API key's banks=: 403 */
+                banks?: string;
+                /** @description PDQ's largest distance that matches, 0 to 256; default 31 */
+                pdqMaxDistance?: string;
+                /** @description TLSH's largest distance that matches, 0 to 10000; default 30 */
+                tlshMaxDistance?: string;
+                /** @description ssdeep's smallest score that matches, 1 to 100; default 50 */
+                ssdeepMinScore?: string;
+                /** @description The most matches per algorithm, 1 to 1000; default 100 */
+                limit?: string;
+                /** @description TLSH: false leaves out the length term. Default true */
+                lengthTerm?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Which of ssdeep, tlsh, pdq to hash and match with, separated by commas (any case); default ssdeep,tlsh. pdq only for images (JPEG, PNG, WebP, GIF): anything else is 422 not-an-image. Send before the file part. */
+                    algorithms?: string;
+                    /**
+                     * @description With pdq: also match the image rotated and flipped. Send before the file part.
+                     * @default false
+                     * @enum {string}
+                     */
+                    dihedral?: "true" | "false";
+                    /**
+                     * Format: binary
+                     * @description Exactly one file, at most MAX_FILE_SIZE bytes
+                     */
+                    file: string;
+                };
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The uploaded file name (the multipart filename, or the name query parameter; empty if none) */
+                        name: string;
+                        /** @description Bytes hashed */
+                        size: number;
+                        /** @description The hashes of the upload, as /api/filehash gives them */
+                        hashes: {
+                            /** @description As ssdeep prints it */
+                            ssdeep?: string;
+                            /** @description T1 and 70 hex digits, as the reference prints it */
+                            tlsh?: string;
+                            /** @description PDQ (Meta): the perceptual hash of the image and its quality */
+                            pdq?: {
+                                /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                hash: string;
+                                /** @description How much significant gradient the image has, 0–100; Meta advises ignoring hashes of quality below 50 */
+                                quality: number;
+                                /** @description With dihedral=true: the hashes of the image rotated by 90°, 180° and 270° and flipped (about either axis and either diagonal), named as in Meta's reference */
+                                dihedral?: {
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate90: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate180: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    rotate270: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipX: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipY: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipPlus1: string;
+                                    /** @description 256 bits as 64 lowercase hex digits, as Meta's reference prints them */
+                                    flipMinus1: string;
+                                };
+                            };
+                        };
+                        /** @description Per algorithm, its matches as POST /api/similarity/match answers them; `banks` is empty when there is no bank of its type to search */
+                        matches: {
+                            ssdeep?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                            tlsh?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                            pdq?: {
+                                /**
+                                 * @description The type matched (the canonical name of `algorithm`)
+                                 * @enum {string}
+                                 */
+                                algorithm: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description The banks searched, by name */
+                                banks: string[];
+                                /** @description The distance used (pdq, tlsh; 0 for the digests) */
+                                maxDistance?: number;
+                                /** @description The score used (ssdeep) */
+                                minScore?: number;
+                                /** @description Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank's order (hash, then id); at most `limit` */
+                                matches: {
+                                    /** @description The bank the entry is in */
+                                    bank: string;
+                                    /** @description The entry's id, as imported */
+                                    id: string;
+                                    /** @description The entry's label, or null */
+                                    label: string | null;
+                                    /** @description pdq: Hamming distance (0–256); tlsh: the reference's distance; digests: 0 */
+                                    distance?: number;
+                                    /** @description ssdeep: libfuzzy's score */
+                                    score?: number;
+                                    /**
+                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @enum {string}
+                                     */
+                                    variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
+                                }[];
+                                /** @description true when more entries matched than `limit` */
+                                truncated: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed or invalid request: the body or query does not match the schema (each field at fault is in `errors`), an unknown algorithm or one this operation does not take; `algorithms` naming anything but ssdeep, tlsh and pdq (pointer /querystring/algorithms or /body/algorithms); an unknown or misplaced form field, no file part or two, a malformed multipart body */
+            400: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or not a valid one; see WWW-Authenticate (RFC 6750 §3) */
+            401: {
+                headers: {
+                    /** @description Bearer challenge (RFC 6750 §3) */
+                    "WWW-Authenticate": string;
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope similarity:match (matching hashes and uploads against the similarity banks (only the banks in the key's banks=, when it has one)); insufficient-scope with `scope`, and WWW-Authenticate (RFC 6750 §3.1) */
+            403: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description urn:hashd:problem:unknown-bank: a name in `banks` that is no bank of SIMILARITY_BANKS_DIR */
+            404: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (BODY_LIMIT, MAX_FILE_SIZE); with pdq, an upload over MAX_IMAGE_SIZE, or an image of more than MAX_IMAGE_PIXELS pixels */
+            413: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong Content-Type */
+            415: {
+                headers: {
+                    /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
+                    RateLimit?: string;
+                    /** @description The quotas and window (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but unprocessable: no-banks, bank-type-mismatch (checked before the upload is read); tlsh-input, not-an-image, undecodable-image */
             422: {
                 headers: {
                     /** @description Remaining quota and seconds to reset (draft-ietf-httpapi-ratelimit-headers), when rate limiting is on: "default" (requests), and "items" (batch items) on a batch; a 429 names only the budget that refused it */
@@ -3939,7 +4672,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files and screening only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics) */
+            /** @description Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files, screening and the similarity banks only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3948,7 +4681,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "ok";
-                        /** @description true while the rate-limit store or the replay store is degraded, the audit log cannot be written, or the last reload of a watched file failed (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
+                        /** @description true while the rate-limit store or the replay store is degraded, the audit log cannot be written, the last reload of a watched file failed, or a similarity bank file was refused (the old version stays in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic */
                         degraded: boolean;
                         /** @description Where rate-limit counters live: "memory" (this process; no REDIS_URL), "redis" (shared by every instance), "degraded" (REDIS_URL is set but Redis is unreachable or slow: each instance counts alone, with the same budgets, until it returns; the service itself is healthy, so the status stays 200), "off" (RATE_LIMIT_MAX=0) */
                         rateLimitStore: "memory" | "redis" | "degraded" | "off";
@@ -4055,6 +4788,38 @@ export interface operations {
                                 importedAt: string;
                                 /** @description The first 16 hex digits of the data's SHA-256 (part of /range ETags) */
                                 id: string;
+                            }[];
+                        };
+                        /** @description The similarity banks of SIMILARITY_BANKS_DIR (docs/similarity.md), absent without it; a refused file makes degraded true. Only for an API key with the health or metrics scope. */
+                        similarity?: {
+                            banks: {
+                                /** @description The bank's name: its file's name in SIMILARITY_BANKS_DIR without .bank */
+                                name: string;
+                                /** @description "serving": a version of the bank is in force; "refused": its file did not open and no version is in force */
+                                state: "serving" | "refused";
+                                /**
+                                 * @description What the bank holds
+                                 * @enum {string}
+                                 */
+                                type?: "pdq" | "tlsh" | "ssdeep" | "md5" | "sha1" | "sha256";
+                                /** @description Entries in the version in force */
+                                count?: number;
+                                /** @description The SHA-256 of the bank's data, as npm run bank:import printed it */
+                                dataSha256?: string;
+                                /** @description The bank file's size */
+                                bytes?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the version in force was opened
+                                 */
+                                loadedAt?: string;
+                                /** @description Present while the bank's file on disk was refused: the version loaded at loadedAt, if any, stays in force */
+                                lastError?: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    /** @description The file and what is wrong with it (damaged, truncated, another format version) */
+                                    reason: string;
+                                };
                             }[];
                         };
                     };

@@ -6,12 +6,14 @@
  * Only hashes are stored, never keys. `scopes=` limits the key to some operations (src/keys/scopes.ts
  * lists them): `scopes=verify,hmac:verify` allows those two only, `scopes=*,-pepper:rewrap` (or just
  * `scopes=-pepper:rewrap`) everything but rewrapping. `hmac-keys=orders,users` limits the named HMAC
- * keys the key may use (`*`, the default, is every one). A line without options may do everything,
+ * keys the key may use (`*`, the default, is every one); `banks=csam,malware` the similarity banks
+ * it may search (`*`, the default, is every one). A line without options may do everything,
  * as before these options existed. plugins/auth.ts holds the keys in force.
  */
 import { createHash } from 'node:crypto'
 import { KEY_NAME, KEY_NAME_RULE, keysFileLines, readKeysFileText, splitFields, type KeysFileLine, type KeysFileOption } from './file.js'
 import { SCOPE_NAMES } from './scopes.js'
+import { BANK_NAME, BANK_NAME_RULE } from '../similarity/bank-names.js'
 
 export { KEY_NAME } from './file.js'
 
@@ -30,6 +32,8 @@ export interface ApiKey {
   scopes: ReadonlySet<string>
   /** The named HMAC keys it may use; null for all of them. */
   hmacKeys: ReadonlySet<string> | null
+  /** The similarity banks it may search (`banks=`); null for all of them. */
+  banks: ReadonlySet<string> | null
 }
 
 /** The sha256 of a key, hex: what the file stores and the Map is keyed by. */
@@ -70,6 +74,16 @@ function hmacKeysOption(option: KeysFileOption | undefined, entry: KeysFileLine)
   return new Set(names)
 }
 
+/** `banks=`: the similarity banks the key may search, by name; `*` (the default) for every one. */
+function banksOption(option: KeysFileOption | undefined, entry: KeysFileLine): Set<string> | null {
+  if (option === undefined || option.value === '*') return null
+  const names = option.value.split(',')
+  if (!names.every((name) => BANK_NAME.test(name))) {
+    throw entry.error(`banks= takes * or bank names separated by commas, each ${BANK_NAME_RULE}`, option.field)
+  }
+  return new Set(names)
+}
+
 /**
  * Parses a keys file. Errors name the file, line and field and describe it, never quote it: a
  * key pasted where its hash belongs must not end up in a log (file.ts).
@@ -79,7 +93,7 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
   const lineOfName = new Map<string, number>()
   const lineOfHash = new Map<string, number>()
   for (const entry of keysFileLines(text, API_KEYS_VARIABLE, file, USAGE)) {
-    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys', 'items'])
+    const { fields, options } = splitFields(entry, { min: 2, max: 3 }, ['scopes', 'hmac-keys', 'items', 'banks'])
     const [name, hash, max] = fields as [string, string, string | undefined]
     if (!KEY_NAME.test(name)) throw entry.error(`the name must be ${KEY_NAME_RULE} (the line is "${USAGE}")`, 1)
     if (!SHA256_HEX.test(hash)) throw entry.error('the key\'s sha256 must be here as 64 hex digits (npm run apikey prints it), not the key', 2)
@@ -101,6 +115,7 @@ export function parseKeysFile(text: string, file: string): Map<string, ApiKey> {
       itemsMax: itemsMax === undefined ? null : Number(itemsMax.value),
       scopes: scopesOption(options.get('scopes'), entry),
       hmacKeys: hmacKeysOption(options.get('hmac-keys'), entry),
+      banks: banksOption(options.get('banks'), entry),
     })
   }
   return keys

@@ -23,6 +23,7 @@ import type { ReplayStore } from '../webhooks/replay.js'
 import { reloadStatuses } from '../file-reload.js'
 import { installObserver, type Observer } from '../observe.js'
 import { storeReads, storesInForce } from '../screening/status.js'
+import { banksInForce } from '../similarity/bank-status.js'
 import type { ApiKeys } from './auth.js'
 import { insufficientScope, unauthorized } from './auth.js'
 
@@ -210,6 +211,23 @@ export function buildRegistry(engine: Pick<Engine, 'stats'>, replays?: Pick<Repl
           }
         }
       }
+    },
+  })
+  // The similarity banks in force (SIMILARITY_BANKS_DIR): their size, and which files are refused.
+  new Gauge({
+    name: 'hashd_similarity_bank_entries', help: 'Entries of each similarity bank in force, by bank and type',
+    labelNames: ['bank', 'type'] as const, registers,
+    collect() {
+      this.reset()
+      for (const bank of banksInForce()) if (bank.count !== undefined && bank.type !== undefined) this.labels(bank.name, bank.type).set(bank.count)
+    },
+  })
+  new Gauge({
+    name: 'hashd_similarity_bank_refused', help: '1 while the file of a similarity bank is refused (damaged, truncated, another version): the version in force, if any, is older than the file',
+    labelNames: ['bank'] as const, registers,
+    collect() {
+      this.reset()
+      for (const bank of banksInForce()) this.labels(bank.name).set(bank.lastError === undefined ? 0 : 1)
     },
   })
   // The breached-password stores in force (src/screening/): their size and date, and the reads made of them.

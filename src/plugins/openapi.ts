@@ -21,6 +21,7 @@ import { algorithms } from '../algorithms/registry.js'
 import { checksumsRequestBody } from '../routes/checksums.js'
 import { fileHashPutBody, fileHashRequestBody } from '../routes/filehash.js'
 import { fileVerifyRequestBody } from '../routes/filehash-verify.js'
+import { fileMatchRequestBody } from '../routes/similarity-match.js'
 import { documentView, HEADERS, Problem, PROBLEM_JSON } from '../routes/schemas.js'
 
 /** The package version (dist/src/plugins/ → the repository root): info.version follows it. */
@@ -31,7 +32,7 @@ const aliases = Object.fromEntries(algorithms.flatMap((algorithm) =>
   [algorithm.displayName, ...algorithm.aliases].filter((spelling) => spelling !== algorithm.name).map((spelling) => [spelling, algorithm.name])))
 
 /** The upload routes, whose multipart bodies are read as a stream and described by hand (transformObject). */
-const MULTIPART_ROUTES = new Set(['/api/filehash', '/api/filehash/verify', '/api/checksums'])
+const MULTIPART_ROUTES = new Set(['/api/filehash', '/api/filehash/verify', '/api/checksums', '/api/similarity/match/file'])
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' }
 
@@ -128,6 +129,8 @@ async function openapiPlugin(app: FastifyInstance, options: { ui?: boolean } = {
       if (upload?.put) upload.put.requestBody = fileHashPutBody
       const verify = spec.paths?.['/api/filehash/verify']
       if (verify?.post) verify.post.requestBody = fileVerifyRequestBody
+      const fileMatch = spec.paths?.['/api/similarity/match/file']
+      if (fileMatch?.post) fileMatch.post.requestBody = fileMatchRequestBody
       const checksums = spec.paths?.['/api/checksums']
       if (checksums?.post) checksums.post.requestBody = checksumsRequestBody
       const secured = Object.values(spec.paths ?? {}).some((operations) => Object.values(operations).some((operation) => 'security' in operation))

@@ -10,7 +10,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import { OUTPUT_ENCODINGS, type OutputEncoding } from '../domain/encoding.js'
 import { CONTENT_HASH_PARAMETERS, planContentHashes, type ContentHashParameter, type ContentHashPlan, type ContentHashStage, type GivenParameter } from '../domain/content-hashes.js'
@@ -141,8 +141,8 @@ const Query = Type.Object({
   ...Object.fromEntries(Object.entries(contentParameterSchemas).map(([name, schema]) => [name, Type.Optional(schema)])),
 }, { additionalProperties: false })
 
-type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string, dihedral?: 'true' | 'false' } & Partial<Record<string, string>>
-interface FileHashResult { name: string, size: number, hashes: Record<string, string | PdqResult>, matches?: Record<string, boolean>, warnings?: string[] }
+export type FileHashQuery = { algorithms?: string, encoding?: OutputEncoding, name?: string, expected?: string, dihedral?: 'true' | 'false' } & Partial<Record<string, string>>
+export interface FileHashResult { name: string, size: number, hashes: Record<string, string | PdqResult>, matches?: Record<string, boolean>, warnings?: string[] }
 
 const expectedFromQuery = (query: FileHashQuery): ExpectedDigest | undefined =>
   query.expected === undefined ? undefined : parseExpected(query.expected, '/querystring/expected')
@@ -237,23 +237,42 @@ function withImage(sink: DigestSink, chosen: FileAlgorithms, config: Config): { 
   return { sink: withInlineStage(sink, image), image }
 }
 
-export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
-  // Both forms: the body is left unread here and streamed by the handler (the form read by
-  // upload/multipart.ts). Only this route's context has the parser, and its media-type check
-  // (plugins/body.ts) runs first.
+/**
+ * What a route built on this upload pipeline changes (POST /api/similarity/match/file): the form's
+ * text fields, and how `algorithms` is read (the names it takes, its default).
+ */
+export interface UploadRules {
+  formFields: readonly string[]
+  algorithms: (list: string | undefined, pointer: string) => FileAlgorithms
+}
+
+const FILEHASH_RULES: UploadRules = { formFields: FORM_FIELDS, algorithms: parseFileAlgorithms }
+
+/** The route's content-type parser: the body is left unread and streamed by the handler. Only the route's context has it. */
+export function takeUploads(app: FastifyInstance): HashThreads {
   app.addContentTypeParser('*', (_request, _payload, done) => { done(null, undefined) })
   const threads = new HashThreads()
   app.addHook('onClose', async () => { await threads.close() })
+  return threads
+}
 
+/**
+ * Hashes an upload, raw or multipart, with the algorithms the request names: the /api/filehash
+ * answer. `query` is the request's query string (its algorithms, encoding, dihedral, content-hash
+ * parameters); the form's fields, before the file part, override it.
+ */
+export function uploadHasher(config: Config, engine: Engine, threads: HashThreads, rules: UploadRules = FILEHASH_RULES): (request: FastifyRequest, reply: FastifyReply, query: FileHashQuery) => Promise<FileHashResult> {
+  const formFields = rules.formFields
+  const maxFormParts = formFields.length + 3
   const tooLarge = `The file is larger than MAX_FILE_SIZE (${config.maxFileSize} bytes)`
 
   /** The raw form: the request body is the file. */
-  async function hashRaw(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
-    const chosen = parseFileAlgorithms(request.query.algorithms, '/querystring/algorithms')
-    const expected = expectedFromQuery(request.query)
-    const encoding = request.query.encoding ?? 'hex'
+  async function hashRaw(request: FastifyRequest, query: FileHashQuery): Promise<FileHashResult> {
+    const chosen = rules.algorithms(query.algorithms, '/querystring/algorithms')
+    const expected = expectedFromQuery(query)
+    const encoding = query.encoding ?? 'hex'
     const bodyLength = declaredLength(request)
-    const plan = planContentHashes(chosen.contentHashes, contentParametersFromQuery(request.query), bodyLength === undefined ? {} : { bodyLength })
+    const plan = planContentHashes(chosen.contentHashes, contentParametersFromQuery(query), bodyLength === undefined ? {} : { bodyLength })
     const options = {
       maxBytes: config.maxFileSize, tooLargeDetail: tooLarge, expectedBytes: bodyLength, threads,
       // Only chunks that are wholly their buffer, which hold this body's bytes alone (release.ts).
@@ -263,18 +282,18 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
     const { sink, image } = withImage(contentAndDigests, chosen, config)
     const { size, digests } = await hashUpload(request.raw, chosen.digests, options, sink)
     const contentTexts = content.finish(size)
-    const pdq = image && await pdqOfUpload(image, config.images, request.query.dihedral === 'true', engine)
-    return answer(request.query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), contentTexts, encoding, expected, pdq)
+    const pdq = image && await pdqOfUpload(image, config.images, query.dihedral === 'true', engine)
+    return answer(query.name ?? '', size, chosen, encodeDigests(chosen.digests, digests, encoding), contentTexts, encoding, expected, pdq)
   }
 
   /** The multipart form: text fields, then exactly one file part, hashed as it arrives. */
-  async function hashForm(request: FastifyRequest<{ Querystring: FileHashQuery }>): Promise<FileHashResult> {
-    let algorithmList = request.query.algorithms
+  async function hashForm(request: FastifyRequest, query: FileHashQuery): Promise<FileHashResult> {
+    let algorithmList = query.algorithms
     let algorithmPointer = '/querystring/algorithms'
-    let encoding: OutputEncoding = request.query.encoding ?? 'hex'
-    let expected = expectedFromQuery(request.query)
-    let dihedral = request.query.dihedral ?? 'false'
-    const parameters = contentParametersFromQuery(request.query)
+    let encoding: OutputEncoding = query.encoding ?? 'hex'
+    let expected = expectedFromQuery(query)
+    let dihedral = query.dihedral ?? 'false'
+    const parameters = contentParametersFromQuery(query)
     let fileSeen = false
     let result: FileHashResult | undefined
     // Called when a field ends: before any file part begins, which the check at each part's start makes sure of.
@@ -294,7 +313,7 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
       }
       if (fileSeen) throw problems.validation('Send exactly one file part')
       fileSeen = true
-      const chosen = parseFileAlgorithms(algorithmList, algorithmPointer)
+      const chosen = rules.algorithms(algorithmList, algorithmPointer)
       const filename = withoutPath(head.filename ?? '')
       // The body's Content-Length counts the whole form, so it is no file size: `size` must be given.
       const plan = planContentHashes(chosen.contentHashes, parameters, { fileName: filename })
@@ -317,12 +336,12 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
       }
     }
     await readMultipart(request.raw, boundaryOf(request.headers['content-type']) ?? '', {
-      parts: MAX_FORM_PARTS, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
+      parts: maxFormParts, headerBytes: MAX_PART_HEADER_BYTES, headerLines: 16,
       bodyBytes: config.maxFileSize + ENVELOPE_BYTES, tooLargeDetail: tooLarge,
     }, (head) => {
       if (head.filename !== undefined) return filePart(head)
-      if (!FORM_FIELDS.includes(head.name)) {
-        throw problems.validation(`Unknown field "${head.name.slice(0, 64)}"; the form takes file, ${FORM_FIELDS.join(', ')}`, [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown property' }])
+      if (!formFields.includes(head.name)) {
+        throw problems.validation(`Unknown field "${head.name.slice(0, 64)}"; the form takes file, ${formFields.join(', ')}`, [{ pointer: `/body/${head.name.slice(0, 64)}`, message: 'unknown property' }])
       }
       if (fileSeen) throw problems.validation(`Send the "${head.name}" field before the file part: hashing starts with the file's first byte`)
       return collect(MAX_FIELD_BYTES, () => problems.tooLarge(`The "${head.name}" field is larger than ${MAX_FIELD_BYTES} bytes`),
@@ -332,10 +351,9 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
     return result
   }
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FileHashResult> => {
-    const withQuery = request as FastifyRequest<{ Querystring: FileHashQuery }>
+  return async (request, reply, query) => {
     try {
-      return await (isMultipart(request) ? hashForm(withQuery) : hashRaw(withQuery))
+      return await (isMultipart(request) ? hashForm(request, query) : hashRaw(request, query))
     } catch (error) {
       // Refused before the body was read to its end (a limit cut, a bad field): close the connection
       // after the answer rather than have Node read and discard the rest of a large upload (it lingers
@@ -344,12 +362,23 @@ export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: 
       throw error
     }
   }
+}
 
-  // Refuse before reading a byte: a declared length past the limit, or an oversized boundary.
-  const onRequest = refuseEarly({
-    maxDeclaredBytes: (multipart) => config.maxFileSize + (multipart ? ENVELOPE_BYTES : 0),
-    tooLargeDetail: (declared) => `The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`,
-  })
+/** Refuses an upload before reading a byte: a declared length past the limit, or an oversized boundary. */
+export const refuseLargeUpload = (config: Config) => refuseEarly({
+  maxDeclaredBytes: (multipart) => config.maxFileSize + (multipart ? ENVELOPE_BYTES : 0),
+  tooLargeDetail: (declared) => `The upload declares ${declared} bytes; MAX_FILE_SIZE is ${config.maxFileSize}`,
+})
+
+export const fileHashRoute: FastifyPluginAsyncTypebox<{ config: Config, engine: Engine }> = async (app, { config, engine }) => {
+  // Both forms: the body is left unread here and streamed by the handler (the form read by
+  // upload/multipart.ts). Only this route's context has the parser, and its media-type check
+  // (plugins/body.ts) runs first.
+  const threads = takeUploads(app)
+  const hashUploadRequest = uploadHasher(config, engine, threads)
+  const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FileHashResult> =>
+    hashUploadRequest(request, reply, (request as FastifyRequest<{ Querystring: FileHashQuery }>).query)
+  const onRequest = refuseLargeUpload(config)
 
 
   const response = {

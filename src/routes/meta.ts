@@ -76,7 +76,7 @@ const detailOnly = ' Only for an API key with the health or metrics scope.'
 const Health = Type.Object({
   status: Type.Literal('ok'),
   degraded: Type.Boolean({
-    description: 'true while the rate-limit store or the replay store is degraded, the audit log cannot be written, or the last reload of a watched file failed (the old version stays ' +
+    description: 'true while the rate-limit store or the replay store is degraded, the audit log cannot be written, the last reload of a watched file failed, or a similarity bank file was refused (the old version stays ' +
       'in force). The instance still serves, so the status stays 200: an alert, not a reason to stop sending traffic',
   }),
   rateLimitStore: RateLimitStore,
@@ -134,8 +134,23 @@ const Health = Type.Object({
       id: Type.String({ description: 'The first 16 hex digits of the data\'s SHA-256 (part of /range ETags)' }),
     }), { description: 'The breached-password stores in force; their loads and reload failures are under files (pwned-store, pwned-ntlm-store)' }),
   }, { description: `Password screening (docs/passwords.md).${detailOnly}` })),
+  similarity: Type.Optional(Type.Object({
+    banks: Type.Array(Type.Object({
+      name: Type.String({ description: 'The bank\'s name: its file\'s name in SIMILARITY_BANKS_DIR without .bank' }),
+      state: Type.Union([Type.Literal('serving'), Type.Literal('refused')], { description: '"serving": a version of the bank is in force; "refused": its file did not open and no version is in force' }),
+      type: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['pdq', 'tlsh', 'ssdeep', 'md5', 'sha1', 'sha256'], description: 'What the bank holds' })),
+      count: Type.Optional(Type.Integer({ description: 'Entries in the version in force' })),
+      dataSha256: Type.Optional(Type.String({ description: 'The SHA-256 of the bank\'s data, as npm run bank:import printed it' })),
+      bytes: Type.Optional(Type.Integer({ description: 'The bank file\'s size' })),
+      loadedAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the version in force was opened' })),
+      lastError: Type.Optional(Type.Object({
+        at: Type.String({ format: 'date-time' }),
+        reason: Type.String({ description: 'The file and what is wrong with it (damaged, truncated, another format version)' }),
+      }, { description: 'Present while the bank\'s file on disk was refused: the version loaded at loadedAt, if any, stays in force' })),
+    })),
+  }, { description: `The similarity banks of SIMILARITY_BANKS_DIR (docs/similarity.md), absent without it; a refused file makes degraded true.${detailOnly}` })),
 }, {
-  description: 'Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files and screening '
+  description: 'Liveness. Anyone gets status, degraded and the two store states (no key is needed: probes carry none); work, files, screening and the similarity banks '
     + 'only a request whose API key has the health or metrics scope, so without API_KEYS_FILE they are never served (they are in the log and the metrics)',
 })
 
@@ -169,12 +184,14 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
     const rateLimitStore = app.hasDecorator('rateLimitStoreState') ? app.rateLimitStoreState() : 'off' as const
     const replayStore = app.replayStore.state()
     const files = reloadStatuses()
+    const banks = app.banks?.value.statuses() ?? null
     const auditFailing = app.audit?.failing ?? false
     const token = app.keyRing.pkcs11?.state ?? null
     const tokenDegraded = token?.state === 'degraded'
     const summary = {
       status: 'ok' as const,
-      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || auditFailing || tokenDegraded || files.some((file) => file.lastError !== undefined),
+      degraded: rateLimitStoreDegraded(rateLimitStore) || replayStore === 'degraded' || auditFailing || tokenDegraded || files.some((file) => file.lastError !== undefined)
+        || (banks?.some((bank) => bank.lastError !== undefined) ?? false),
       rateLimitStore,
       replayStore,
       ...(app.audit === null ? {} : { auditLog: auditFailing ? 'failing' as const : 'ok' as const }),
@@ -196,6 +213,7 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
         mode: app.screening.policy.mode, fail: app.screening.policy.fail, commonPasswords: app.screening.commonPasswords, blocklist: app.screening.blocklistEntries,
         stores: storesInForce().map(({ file: _file, ...facts }) => facts),
       },
+      ...(banks === null ? {} : { similarity: { banks } }),
     }
   })
 

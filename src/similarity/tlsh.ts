@@ -212,8 +212,11 @@ function circularDifference(x: number, y: number, range: number): number {
   return Math.min(direct, range - direct)
 }
 
-/** Distance between two 2-bit bucket codes: their difference, except that 0 against 3 counts 6. */
-const BYTE_DISTANCE = (() => {
+/**
+ * Distance between two code bytes (four 2-bit bucket codes each), indexed by x · 256 + y: per bucket
+ * the difference, except that 0 against 3 counts 6. Exported for the bank searches (banks/tlsh.ts).
+ */
+export const TLSH_BYTE_DISTANCE = (() => {
   const table = new Uint8Array(256 * 256)
   for (let x = 0; x < 256; x++) {
     for (let y = 0; y < 256; y++) {
@@ -247,6 +250,6 @@ export function tlshDistance(a: TlshDigest, b: TlshDigest, lengthTerm = true): n
     distance += qDiff <= 1 ? qDiff : (qDiff - 1) * QRATIO_MULT
   }
   if (a.checksum !== b.checksum) distance++
-  for (let i = 0; i < CODE_BYTES; i++) distance += BYTE_DISTANCE[a.code[i]! * 256 + b.code[i]!]!
+  for (let i = 0; i < CODE_BYTES; i++) distance += TLSH_BYTE_DISTANCE[a.code[i]! * 256 + b.code[i]!]!
   return distance
 }

@@ -7,13 +7,14 @@
  */
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { makeCorpus } from '../../scripts/pwned-corpus.js'
 import { importPwned } from '../../src/screening/import.js'
+import { importBank } from '../../src/similarity/banks/index.js'
 import { startServer, type TestServer } from './server.js'
 import { TOOLS, type ToolName } from './tools.js'
 
@@ -30,6 +31,8 @@ export interface Example {
   hmacKeys: string[]
   /** The server has the synthetic breached-password store (`pwned-store`). */
   pwnedStore: boolean
+  /** The server's SIMILARITY_BANKS_DIR holds the example bank (the page's `similarity-banks`). */
+  similarityBanks: boolean
 }
 
 export interface Page {
@@ -49,6 +52,7 @@ export interface Program {
   hmacKeys: string[]
   /** The server has the synthetic breached-password store (a pwned-store directive). */
   pwnedStore: boolean
+  similarityBanks: boolean
   /** What its `console.log(…) // shown` lines say it prints, in order. */
   expected: string[]
 }
@@ -65,9 +69,10 @@ const DIRECTIVE = /^<!--\s*docs-examples:\s*(.*?)\s*-->$/
 const isTool = (name: string): name is ToolName => Object.hasOwn(TOOLS, name)
 
 /** A `<!-- docs-examples: … -->` line's words; a kind or tool it does not know is an error, so a typo cannot pass. */
-function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[], pwnedStore?: true } {
+function directive(words: string[], where: string): { pepperKeys?: string[], hmacKeys?: string[], tools?: ToolName[], pwnedStore?: true, similarityBanks?: true } {
   const [kind, ...args] = words
   if (kind === 'pwned-store' && args.length === 0) return { pwnedStore: true }
+  if (kind === 'similarity-banks' && args.length === 0) return { similarityBanks: true }
   if (kind === 'pepper-keys' && args.length > 0 && args.every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id))) return { pepperKeys: args }
   if (kind === 'hmac-keys' && args.length > 0 && args.every((key) => /^[A-Za-z0-9._-]{1,64}:\d{1,9}(?:,\d{1,9}){0,15}(?::(?:hmac|webhooks))?$/.test(key))) return { hmacKeys: args }
   if (kind === 'tools' && args.length > 0) {
@@ -90,6 +95,7 @@ export function pageOf(text: string, name = 'page'): Page {
   let blockPepperKeys: string[] | undefined
   let pending: string[] | undefined
   let pagePwned = false
+  let pageBanks = false
   let blockPwned = false
   let pendingPwned = false
   let inBlock = false
@@ -105,6 +111,7 @@ export function pageOf(text: string, name = 'page'): Page {
     if (found.pepperKeys && next?.trim() !== '```console') pagePepperKeys = found.pepperKeys
     if (found.hmacKeys) pageHmacKeys = found.hmacKeys
     if (found.pwnedStore && next?.trim() !== '```console') pagePwned = true
+    if (found.similarityBanks) pageBanks = true
   })
   lines.forEach((line, index) => {
     if (program) {
@@ -128,7 +135,7 @@ export function pageOf(text: string, name = 'page'): Page {
         blockPepperKeys = pending
         blockPwned = pendingPwned
       } else if (line.trim() === '```ts' || line.trim() === '```typescript') {
-        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, hmacKeys: pageHmacKeys, expected: [], pwnedStore: pendingPwned || pagePwned }
+        program = { source: '', line: index + 1, pepperKeys: pending ?? pagePepperKeys, hmacKeys: pageHmacKeys, expected: [], pwnedStore: pendingPwned || pagePwned, similarityBanks: pageBanks }
       }
       if (line.trim() !== '' && !match) { pending = undefined; pendingPwned = false }
       return
@@ -145,7 +152,7 @@ export function pageOf(text: string, name = 'page'): Page {
       return
     }
     if (line.startsWith('$ ')) {
-      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys, pwnedStore: blockPwned || pagePwned }
+      current = { command: line.slice(2), expected: '', line: index + 1, pepperKeys: blockPepperKeys ?? pagePepperKeys, hmacKeys: pageHmacKeys, pwnedStore: blockPwned || pagePwned, similarityBanks: pageBanks }
       examples.push(current)
       continuing = line.endsWith('\\')
       return
@@ -243,8 +250,36 @@ function syntheticStore(): Promise<string> {
   })()
   return pwnedStore
 }
-export function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false): Promise<TestServer> {
-  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}${pwned ? ' +pwned' : ''}`
+let exampleBanks: Promise<string> | undefined
+/**
+ * The folder of `similarity-banks` pages, made by bank:import once for the run: the bank `photos`
+ * of docs/similarity.md's example (three PDQ hashes), and `files` of README's (two ssdeep hashes).
+ */
+function exampleBankFolder(): Promise<string> {
+  exampleBanks ??= (async () => {
+    const folder = join(keysDir, 'banks')
+    mkdirSync(folder)
+    const input = join(keysDir, 'photos.csv')
+    writeFileSync(input, [
+      'hash,id,label',
+      'f8f8f0cee0f4a84f06370a22038f63f0b36e2ed596621e1d33e6b39c4e9c9b22,case-1041,"seized, batch 7"',
+      'f8f8f0cce0f4a84f06370a22038f63f0b36e2ed596621e1d33e6b39c4e9c9b23,case-1042,',
+      '0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f,case-2001,unrelated',
+    ].join('\n'))
+    await importBank(input, join(folder, 'photos.bank'), 'pdq')
+    // ssdeep -b of `seq 1 4800` and of `seq 1 2500; seq 2600 5000`: near copies of README's numbers.txt.
+    const files = join(keysDir, 'files.csv')
+    writeFileSync(files, [
+      '384:+YWv11iDCQIZYkmt6ptaG+7gbVzCI720BglDFl2ZeH8Ou8fieYtYFJiz810+Fh8g:FhmbZzmt6ptaG7bVzN72sCuYJu8qyizy,report-v2,',
+      '384:+YWv11iDCQIZYkmt6ptaG+7gbVzCI720BglDFl2ZeHqieYtYFJiz810+Fh8B9tBl:FhmbZzmt6ptaG7bVzN72sCuY3yizGaBT,report-trimmed,',
+    ].join('\n'))
+    await importBank(files, join(folder, 'files.bank'), 'ssdeep')
+    return folder
+  })()
+  return exampleBanks
+}
+export function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned = false, banks = false): Promise<TestServer> {
+  const name = `${pepperKeys.join(' ')}|${hmacKeys.join(' ')}${pwned ? ' +pwned' : ''}${banks ? ' +banks' : ''}`
   let started = servers.get(name)
   if (started === undefined) {
     const env: Record<string, string> = {}
@@ -260,7 +295,11 @@ export function serverWith(pepperKeys: string[], hmacKeys: string[] = [], pwned 
       })
       writeFileSync(env.HMAC_KEYS_FILE, lines.join(''), { mode: 0o600 })
     }
-    started = pwned ? syntheticStore().then((file) => startServer({ ...env, PWNED_STORE: file })) : startServer(env)
+    started = (async () => {
+      if (pwned) env.PWNED_STORE = await syntheticStore()
+      if (banks) env.SIMILARITY_BANKS_DIR = await exampleBankFolder()
+      return startServer(env)
+    })()
     servers.set(name, started)
   }
   return started

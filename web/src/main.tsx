@@ -1,5 +1,5 @@
 /**
- * hashd's page: nine tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
+ * hashd's page: ten tabs, one per operation, each with a deep link (#/hash, #/verify, …). Every
  * panel stays mounted while hidden, so its inputs survive switching tabs. A link may also use a
  * name people guess for a tab (#/password for the Password tab, whose link is #/check); the address
  * is then corrected to the tab's own. A #/ address no tab has shows the Hash tab with a notice
@@ -16,6 +16,7 @@ import { FileTab } from './tabs/file'
 import { HashTab } from './tabs/hash'
 import { HmacTab } from './tabs/hmac'
 import { IdentifyTab } from './tabs/identify'
+import { SimilarTab } from './tabs/similar'
 import { VerifyTab, type VerifyPrefill } from './tabs/verify'
 import { WebhookTab } from './tabs/webhook'
 import './style.css'
@@ -32,6 +33,7 @@ const TABS = [
   { id: 'check', label: 'Password', aliases: ['password', 'passwords', 'check-password', 'password-check', 'passwords-check'] },
   { id: 'webhook', label: 'Webhook', aliases: ['webhooks', 'check-webhook'] },
   { id: 'compare', label: 'Compare', aliases: ['store', 'stores', 'compare-with-a-store', 'filehash-verify', 'verify-file'] },
+  { id: 'similar', label: 'Similar', aliases: ['similarity', 'match', 'matches', 'fuzzy', 'pdq', 'ssdeep', 'tlsh'] },
 ] as const
 type TabId = typeof TABS[number]['id']
 const DEFAULT_TAB: TabId = 'hash'
@@ -172,6 +174,7 @@ function App() {
             {tab.id === 'check' && <CheckTab />}
             {tab.id === 'webhook' && <WebhookTab />}
             {tab.id === 'compare' && <CompareTab />}
+            {tab.id === 'similar' && <SimilarTab />}
           </section>
         ))}
       </main>
