@@ -9,7 +9,9 @@
  */
 import { createHash, type Hash } from 'node:crypto'
 import { base64 } from './encoding.js'
-import type { ContentHasher } from './types.js'
+import type { ContentHasher, DataSplit } from './types.js'
+
+export type { DataSplit } from './types.js'
 
 /** One segment's digest, restarted for each segment the share hashes. */
 export interface SegmentDigest {
@@ -115,11 +117,6 @@ export class SegmentShare implements ContentHasher {
   }
 }
 
-/** A hash split by data: a share of it, made in a hash thread, and how the shares' texts are put together on the main thread. */
-export interface DataSplit {
-  share(index: number, count: number): Promise<ContentHasher>
-  combine(texts: readonly string[]): Promise<string>
-}
 
 /** A segmented hash as a `DataSplit`. */
 export function splitSegments(hash: SegmentedHash): DataSplit {

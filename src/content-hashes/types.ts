@@ -4,7 +4,6 @@
  * torrent's info-hash. Each is a pure streaming function of the bytes and a few parameters, and
  * its result is a string printed exactly as the store or protocol shows it.
  */
-import type { DataSplit } from './segments.js'
 
 /** One streaming computation: bytes in any chunking, then the text the store shows. */
 export interface ContentHasher {
@@ -81,4 +80,10 @@ export interface ContentHash {
    * some parameters, where the hash is one sequential digest.
    */
   split?(params: ResolvedParameters): DataSplit | undefined
+}
+
+/** A hash split by data: a share of it, made in a hash thread, and how the shares' texts are put together on the main thread. */
+export interface DataSplit {
+  share(index: number, count: number): Promise<ContentHasher>
+  combine(texts: readonly string[]): Promise<string>
 }
