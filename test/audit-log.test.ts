@@ -22,6 +22,7 @@ import { makeLine, parseLine, sha256Hex, type ParsedLine } from '../src/audit/li
 import { AuditWriter } from '../src/audit/writer.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { hashSync } from '@node-rs/bcrypt'
+import { killInMidBurst } from './helpers/audit-burst.js'
 import { startHashd } from './helpers/process.js'
 import { startServer } from './helpers/server.js'
 import { skipBecause } from './helpers/tools.js'
@@ -366,18 +367,7 @@ describe('a crash', () => {
   it('SIGKILL in mid-burst: every answered request is in the log, which verifies to its last whole line', async () => {
     const log = newLog()
     const hashd = await startHashd(envFor(log))
-    const answered: string[] = []
-    const burst = Array.from({ length: 200 }, async (_, i) => {
-      try {
-        const response = await hashd.fetch('/api/hmac', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `m${i}`, keyName: 'orders' }) })
-        await response.text()
-        if (response.status === 200) answered.push(response.headers.get('x-request-id')!)
-      } catch { /* killed in flight */ }
-    })
-    while (answered.length < 20) await new Promise((resolve) => setTimeout(resolve, 5))
-    hashd.child.kill('SIGKILL')
-    await Promise.all(burst)
-    await hashd.exited
+    const answered = await killInMidBurst(hashd, 'orders')
     const recorded = new Set(parsed(log).map((line) => line.requestId))
     assert.deepEqual(answered.filter((id) => !recorded.has(id)), [], 'answered without a line')
     assert.equal(verify(log).status, 0)

@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
+import { killInMidBurst } from './helpers/audit-burst.js'
 import { startHashd } from './helpers/process.js'
 import { makeSoftToken, SOFTHSM_MODULE, type SoftToken } from './helpers/softhsm.js'
 import { skipBecause, skipUnless } from './helpers/tools.js'
@@ -85,18 +86,7 @@ describe('the audit key in a PKCS#11 token', { skip: skipUnless('softhsm2', 'pkc
   it('SIGKILL in mid-burst with both keys in the token: every answered request is in the log, which verifies to its last whole line', async () => {
     const log = join(token.dir, 'killed.log')
     const hashd = await startHashd(tokenKeysEnv(log))
-    const answered: string[] = []
-    const burst = Array.from({ length: 200 }, async (_, i) => {
-      try {
-        const response = await hashd.fetch('/api/hmac', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `m${i}`, keyName: 'orders' }) })
-        await response.text()
-        if (response.status === 200) answered.push(response.headers.get('x-request-id')!)
-      } catch { /* killed in flight */ }
-    })
-    while (answered.length < 20) await new Promise((resolve) => setTimeout(resolve, 5))
-    hashd.child.kill('SIGKILL')
-    await Promise.all(burst)
-    await hashd.exited
+    const answered = await killInMidBurst(hashd, 'orders')
     const recorded = requestIds(log)
     assert.deepEqual(answered.filter((id) => !recorded.has(id)), [], 'answered without a line')
     const result = tool(VERIFY, [log], tokenEnv())
