@@ -96,7 +96,7 @@ describe('web page: the tab strip and the Checksums tab, in Chromium', { skip: s
       await ready(page)
       const geometry = await stripGeometry(page)
       assert.deepEqual(geometry.overflowing, [], 'no element of the tab list overflows')
-      assert.deepEqual(geometry.tabs.map((tab) => tab.label), ['Hash', 'Verify', 'File', 'HMAC', 'Identify', 'Checksums', 'Password', 'Webhook', 'Compare'])
+      assert.deepEqual(geometry.tabs.map((tab) => tab.label), ['Hash', 'Verify', 'File', 'HMAC', 'Identify', 'Checksums', 'Password', 'Webhook', 'Compare', 'Similar'])
       for (const tab of geometry.tabs) {
         assert.equal(tab.clipped, false, `${tab.label} is not cut`)
         assert.ok(tab.left >= geometry.list.left - 0.5 && tab.right <= geometry.list.right + 0.5, `${tab.label} lies inside the tab list horizontally`)

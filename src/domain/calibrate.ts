@@ -3,9 +3,9 @@
  * measuring in the worker pool (the same threads, the same memory admission as real hashing).
  *
  * Each family has one knob that time grows with (bcrypt's cost, PBKDF2's iterations, argon2id's
- * passes at a chosen memory, scrypt's N, yescrypt's libxcrypt cost). A cheap probe measures the
- * time per unit of the knob; the knob for the target follows (doubling schemes by log2, linear ones
- * in proportion), clamped to at least the OWASP Password Storage Cheat Sheet minimum and at most the
+ * passes at a chosen memory, scrypt's N, yescrypt's libxcrypt cost). A cheap probe, run twice,
+ * measures the time per unit of the knob; the knob for the target follows (doubling schemes by
+ * log2, linear ones in proportion), clamped to at least the OWASP Password Storage Cheat Sheet minimum and at most the
  * server's caps, then measured once more (and refined once when far off). The answer never goes
  * below the minimum: when the target is too low for it, the minimum is returned with a warning.
  *
@@ -194,7 +194,10 @@ export async function calibrate(engine: Engine, request: CalibrateRequest, signa
     measurements.push({ options, ms })
     return ms
   }
-  const probeMs = await measure(calibrator.probe)
+  // The probe twice, its least time kept: every estimate after it scales from this one figure, so a
+  // single run slowed by another process's burst (or a thread's first use of its memory) would send
+  // the whole calibration astray, while a slow run of the others is corrected by the refinement.
+  const probeMs = Math.min(await measure(calibrator.probe), await measure(calibrator.probe))
   let options = calibrator.estimate(calibrator.probe, probeMs, request.targetMs)
   let ms = await measure(options)
   if (Math.abs(ms - request.targetMs) > NEAR * request.targetMs) {
