@@ -13,13 +13,7 @@ import { problems } from '../problem.js'
 import { SSDEEP_MAX_INPUT_BYTES } from './ssdeep.js'
 import { formatTlsh, PEARSON, TLSH_MAX_INPUT_BYTES, tlshFromCounts, type TlshDigest } from './tlsh.js'
 import { SIMILARITY_WASM_BASE64 } from './wasm/similarity-wasm.js'
-
-/** The part of the WebAssembly JavaScript API used here (@types/node 20 does not declare it). */
-interface WebAssemblyApi {
-  Module: new (bytes: Uint8Array) => object
-  Instance: new (module: object) => { exports: unknown }
-}
-const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly
+import { wasmInstances } from '../algorithms/impl/wasm/instances.js'
 
 /** The exports of wasm/similarity.c; addresses are byte offsets into `memory`. */
 interface SimilarityExports {
@@ -43,7 +37,7 @@ const TLSH_BUCKETS = 256
 /** Idle instances kept per thread; more are left to the garbage collector. */
 const POOL_SIZE = 4
 
-const similarityModule = new wasm.Module(Buffer.from(SIMILARITY_WASM_BASE64, 'base64'))
+const similarityModule = wasmInstances<SimilarityExports>(SIMILARITY_WASM_BASE64)
 const pool: SimilarityCore[] = []
 
 class SimilarityCore {
@@ -53,7 +47,7 @@ class SimilarityCore {
   readonly #input: number
 
   constructor() {
-    this.exports = new wasm.Instance(similarityModule).exports as unknown as SimilarityExports
+    this.exports = similarityModule()
     this.memory = new Uint8Array(this.exports.memory.buffer)
     this.#input = this.exports.sim_input()
     this.memory.set(PEARSON, this.exports.tlsh_table())

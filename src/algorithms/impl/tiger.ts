@@ -15,13 +15,7 @@
  */
 import type { Hasher } from '../types.js'
 import { TIGER_WASM_BASE64 } from './wasm/tiger-wasm.js'
-
-/** The part of the WebAssembly JavaScript API used here (@types/node 20 does not declare it). */
-interface WebAssemblyApi {
-  Module: new (bytes: Uint8Array) => object
-  Instance: new (module: object) => { exports: unknown }
-}
-const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly
+import { wasmInstances } from './wasm/instances.js'
 
 /** The exports of wasm/tiger.c; addresses are byte offsets into `memory`. */
 interface TigerExports {
@@ -45,7 +39,7 @@ const DIGEST_BYTES = 24
 /** Idle instances kept per thread; more are left to the garbage collector. */
 const POOL_SIZE = 8
 
-const tigerModule = new wasm.Module(Buffer.from(TIGER_WASM_BASE64, 'base64'))
+const tigerModule = wasmInstances<TigerExports>(TIGER_WASM_BASE64)
 const pool: TigerCore[] = []
 let sboxes: Uint8Array | undefined
 
@@ -56,7 +50,7 @@ class TigerCore {
   readonly #input: number
 
   constructor() {
-    this.exports = new wasm.Instance(tigerModule).exports as unknown as TigerExports
+    this.exports = tigerModule()
     this.#memory = new Uint8Array(this.exports.memory.buffer)
     this.#input = this.exports.tiger_input()
     const table = this.#memory.subarray(this.exports.tiger_sboxes(), this.exports.tiger_sboxes() + SBOX_BYTES)
