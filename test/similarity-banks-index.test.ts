@@ -71,6 +71,34 @@ describe('the PDQ index', () => {
     assert.ok(indexed.size > 2)
   })
 
+  it('many searches at once (searchMany): each the same as its own scan, in chunks or not', () => {
+    const groups = [
+      ...queries.map((query) => [query]),
+      [hashes[1]!, flipBits(random, hashes[1]!, 5), flipBits(random, hashes[2]!, 12), random.bytes(32).toString('hex')],
+      [hashes[3]!, hashes[3]!],
+    ].map((group) => group.map((hash) => BANK_TYPE_SPECS.pdq.encode(hash)!))
+    const strip = (sink: MatchSink) => sink.entries.map((entry, at) => `${entry}:${sink.values[at]}`).sort()
+    let matched = 0
+    for (const slicing of [{ slices: 11, bits: 23 }, { slices: 16, bits: 16 }, { slices: 13, bits: 19 }]) {
+      const searcher = new PdqSearcher(records, hashes.length, slicing)
+      for (const threshold of [0, 10, 31, 47]) {
+        // The whole batch as one chunk, then chunks of a few hashes (a group is never split).
+        for (const chunkWork of [undefined, 20_000]) {
+          const sinks = groups.map((group) => new MatchSink('distance', group.length))
+          searcher.searchMany(groups, threshold, true, sinks, chunkWork)
+          groups.forEach((group, at) => {
+            const scanned = new MatchSink('distance', group.length)
+            pdqLinearScan(words, hashes.length, group.map(pdqWords), threshold, scanned)
+            assert.deepEqual(strip(sinks[at]!), strip(scanned), `${slicing.slices}×${slicing.bits}, threshold ${threshold}, group ${at}`)
+            if (group.length === 1) assert.deepEqual(listed(sinks[at]!), listed(scanned))
+            matched += scanned.size
+          })
+        }
+      }
+    }
+    assert.ok(matched > 100, `planted near-duplicates were found (${matched})`)
+  })
+
   it('chooses tables within the memory budget, and none for a small bank', () => {
     assert.equal(chooseSlicing(1000), null)
     for (const count of [100_000, 1_000_000, 10_000_000, 50_000_000]) {

@@ -461,6 +461,68 @@ describe('POST /api/similarity/match', { skip: oracleSkip }, () => {
   })
 })
 
+describe('batches over a PDQ bank large enough to be indexed', { skip: oracleSkip }, () => {
+  // 70,000 hashes: the bank is searched by multi-index hashing (19 slices of 13 bits), and a batch's searches are gathered
+  // and run together (MatchGatherer, PdqSearcher.searchMany); each answer must still be its scan's.
+  const big = pdqEntries('big', 70_000)
+  const folder = join(dir, 'indexed')
+  let indexed: TestServer
+  before(async () => {
+    mkdirSync(folder)
+    importBank('big', 'pdq', big, folder)
+    indexed = await startServer({ SIMILARITY_BANKS_DIR: folder })
+  })
+  after(async () => { await indexed?.close() })
+
+  it('answers every item of a batch as a linear scan in Python does, with a bad item among them', async () => {
+    const queries = [
+      ...needles,
+      ...needles.map((needle) => flipBits(random, needle, 9)),
+      ...Array.from({ length: 20 }, () => randomBytes(32).toString('hex')),
+      ...big.slice(0, 10).map((entry) => flipBits(random, entry.hash, 5)),
+    ]
+    const items: Array<{ hash: string, maxDistance?: number }> = queries.map((hash, i) => ({ hash, ...(i % 4 === 1 ? { maxDistance: 20 } : {}) }))
+    items.splice(7, 0, { hash: 'not a hash' })
+    const response = await indexed.post('/api/similarity/match', { algorithm: 'pdq', limit: 1000, items })
+    assert.equal(response.status, 200, response.text)
+    assert.equal(response.body.results.length, items.length)
+    assert.deepEqual(response.body.results[7].problem.errors.map((error: { pointer: string }) => error.pointer), ['/body/items/7/hash'])
+    let matched = 0
+    items.forEach((item, i) => {
+      if (i === 7) return
+      const oracle = pdqOracle({ big }, [item.hash], item.maxDistance ?? 31)
+      matched += oracle.length
+      assert.deepEqual(response.body.results[i].matches, oracle.map(({ bank, id, label, distance }) => ({ bank, id, label, distance })), `item ${i}`)
+    })
+    assert.ok(matched > 40, `planted near-duplicates were found (${matched})`)
+  })
+
+  it('matches dihedral items in a batch at each entry\'s least distance, naming the variant', async () => {
+    const [a, b, c] = [needles[0]!, needles[1]!, needles[2]!]
+    const items = [
+      { hash: a, dihedral: { rotate90: b, flipX: flipBits(random, c, 4) } },
+      { hash: randomBytes(32).toString('hex'), dihedral: { rotate180: a } },
+    ]
+    const response = await indexed.post('/api/similarity/match', { algorithm: 'pdq', limit: 1000, items })
+    assert.equal(response.status, 200, response.text)
+    items.forEach((item, i) => {
+      const names = ['original', ...Object.keys(item.dihedral)]
+      const oracle = pdqOracle({ big }, [item.hash, ...Object.values(item.dihedral)], 31)
+      const strip = (matches: Array<{ id: string, distance: number }>) => matches.map(({ id, distance }) => `${id}:${distance}`)
+      assert.deepEqual(strip(response.body.results[i].matches), strip(oracle), `item ${i}`)
+      // Ties between variants may name either; a variant named is one at the entry's distance.
+      for (const match of response.body.results[i].matches as Array<{ id: string, variant: string, distance: number }>) {
+        const best = oracle.find((entry) => entry.id === match.id)!
+        assert.ok(names.includes(match.variant), match.variant)
+        if (names[best.variant] !== match.variant) {
+          const query = [item.hash, ...Object.values(item.dihedral)][names.indexOf(match.variant)]!
+          assert.equal(pdqOracle({ big: big.filter((entry) => entry.id === match.id) }, [query], 256)[0]!.distance, match.distance)
+        }
+      }
+    })
+  })
+})
+
 describe('match without banks, and the rate limit', () => {
   it('is 422 no-banks on a server without SIMILARITY_BANKS_DIR (no empty answer that looks like "no match")', async () => {
     const bare = await startServer()

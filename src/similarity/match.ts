@@ -10,7 +10,7 @@ import { normalizeName } from '../algorithms/registry.js'
 import { Problem, problems } from '../problem.js'
 import { comparers } from './compare.js'
 import type { BankSet } from './bank-folder.js'
-import { BANK_TYPES, isBankHash, type Bank, type BankType } from './banks/index.js'
+import { BANK_TYPES, isBankHash, type Bank, type BankSearchOptions, type BankSearchResult, type BankType } from './banks/index.js'
 
 export const MATCH_DEFAULT_LIMIT = 100
 export const MATCH_MAX_LIMIT = 1000
@@ -200,7 +200,19 @@ function compareEntries(a: MatchEntry, b: MatchEntry): number {
   return a.bank < b.bank ? -1 : a.bank > b.bank ? 1 : 0
 }
 
-export function matchHash(request: MatchRequest, context: MatchContext): MatchResult {
+/** A checked match request: what to search, and how to answer. */
+interface MatchPlan {
+  type: BankType
+  hashes: string[]
+  names: string[]
+  threshold: number
+  field: 'maxDistance' | 'minScore'
+  limit: number
+  banks: Bank[]
+  options: BankSearchOptions
+}
+
+function planMatch(request: MatchRequest, context: MatchContext): MatchPlan {
   const type = matchType(request.algorithm)
   const { hashes, names } = queriesOf(type, request)
   const { threshold, field } = thresholdOf(type, request)
@@ -208,23 +220,117 @@ export function matchHash(request: MatchRequest, context: MatchContext): MatchRe
   const limit = request.limit ?? MATCH_DEFAULT_LIMIT
   if (!Number.isInteger(limit) || limit < 1 || limit > MATCH_MAX_LIMIT) throw fieldError('limit', `limit is an integer from 1 to ${MATCH_MAX_LIMIT}`, `not an integer from 1 to ${MATCH_MAX_LIMIT}`)
   const banks = banksFor(type, request, context)
+  const options = { threshold, limit, ...(type === 'tlsh' ? { lengthTerm: request.lengthTerm ?? true } : {}) }
+  return { type, hashes, names, threshold, field, limit, banks, options }
+}
+
+const queryOf = (plan: MatchPlan): string | string[] => plan.hashes.length === 1 ? plan.hashes[0]! : plan.hashes
+
+/** The answer: each bank's matches (`found`, in the order of plan.banks) merged and cut to the limit. */
+function answerOf(plan: MatchPlan, found: readonly BankSearchResult[]): MatchResult {
+  const { type, hashes, names, banks, limit } = plan
   let truncated = false
   const matches: MatchEntry[] = []
-  const options = { threshold, limit, ...(type === 'tlsh' ? { lengthTerm: request.lengthTerm ?? true } : {}) }
-  for (const bank of banks) {
-    const found = bank.search(hashes.length === 1 ? hashes[0]! : hashes, options)
-    truncated ||= found.truncated
-    for (const match of found.matches) {
+  for (const result of found) truncated ||= result.truncated
+  banks.forEach((bank, at) => {
+    for (const match of found[at]!.matches) {
       matches.push({
         bank: bank.name, id: match.id, label: match.label,
         ...(type === 'ssdeep' ? { score: match.score ?? 0 } : { distance: match.distance ?? 0 }),
         ...(hashes.length > 1 ? { variant: names[match.variant ?? 0] ?? 'original' } : {}),
       })
     }
-  }
+  })
   if (banks.length > 1) matches.sort(compareEntries)
   if (matches.length > limit) { matches.length = limit; truncated = true }
-  return { algorithm: type, banks: banks.map((bank) => bank.name), [field]: threshold, matches, truncated }
+  return { algorithm: type, banks: banks.map((bank) => bank.name), [plan.field]: plan.threshold, matches, truncated }
+}
+
+export function matchHash(request: MatchRequest, context: MatchContext): MatchResult {
+  const plan = planMatch(request, context)
+  return answerOf(plan, plan.banks.map((bank) => bank.search(queryOf(plan), plan.options)))
+}
+
+/**
+ * The hashes one gathered run searches at most, then the event loop turns: on a 10 M-hash PDQ bank
+ * a run of 512 takes about a quarter of a second of one core and gives about twice the lookups per
+ * second of one by one (bench/banks.ts); shorter runs gain less, longer ones hold the loop longer.
+ */
+const GATHERED_RUN_HASHES = 512
+
+/**
+ * The searches of one batch request (`items`), gathered while the batch runner starts its items and
+ * run together, bank by bank (Bank.searchMany): a PDQ bank answers a batch several times faster
+ * per lookup than lookups one by one. Each item's checks still run when the item is read, so a bad
+ * item is its own problem as before; its answer is the same as matchHash's. The runs are cut at
+ * GATHERED_RUN_HASHES hashes, each in a turn of the event loop of its own, so one batch of 1,000
+ * lookups does not hold the loop for its whole length. A bank the folder replaces in between is
+ * searched in its new version, and one it removes answers as a request that came after (404).
+ */
+export class MatchGatherer {
+  /** The banks in force now (the folder's), for a bank replaced while its searches waited. */
+  readonly #current: () => BankSet | null
+
+  constructor(current: () => BankSet | null) {
+    this.#current = current
+  }
+
+  readonly #pending = new Map<Bank, Map<string, { options: BankSearchOptions, searches: { query: string | string[], resolve(result: BankSearchResult): void, reject(error: unknown): void }[] }>>()
+  #scheduled = false
+
+  match(request: MatchRequest, context: MatchContext): Promise<MatchResult> {
+    const plan = planMatch(request, context)
+    return Promise.all(plan.banks.map((bank) => this.#search(bank, queryOf(plan), plan.options))).then((found) => answerOf(plan, found))
+  }
+
+  #search(bank: Bank, query: string | string[], options: BankSearchOptions): Promise<BankSearchResult> {
+    return new Promise((resolve, reject) => {
+      const key = `${options.threshold}/${options.limit}/${options.lengthTerm ?? ''}`
+      let byOptions = this.#pending.get(bank)
+      if (byOptions === undefined) this.#pending.set(bank, byOptions = new Map())
+      let group = byOptions.get(key)
+      if (group === undefined) byOptions.set(key, group = { options, searches: [] })
+      group.searches.push({ query, resolve, reject })
+      if (!this.#scheduled) {
+        this.#scheduled = true
+        queueMicrotask(() => { this.#run() })
+      }
+    })
+  }
+
+  /** Runs what is pending, GATHERED_RUN_HASHES hashes at a time, a turn of the event loop between runs. */
+  #run(): void {
+    let budget = GATHERED_RUN_HASHES
+    for (const [bank, byOptions] of this.#pending) {
+      for (const [key, group] of byOptions) {
+        const taken: typeof group.searches = []
+        while (group.searches.length > 0 && budget > 0) {
+          const search = group.searches.shift()!
+          budget -= typeof search.query === 'string' ? 1 : search.query.length
+          taken.push(search)
+        }
+        if (group.searches.length === 0) byOptions.delete(key)
+        if (taken.length > 0) {
+          try {
+            const live = bank.closed ? this.#current()?.get(bank.name) : bank
+            if (live === undefined || live.type !== bank.type) {
+              throw new Problem(404, 'urn:hashd:problem:unknown-bank', 'Unknown bank', `The similarity bank ${bank.name} was removed while the batch ran`,
+                { extensions: { bank: bank.name, errors: [{ pointer: '/body/banks', message: 'no such bank' }] } })
+            }
+            const results = live.searchMany(taken.map((search) => search.query), group.options)
+            taken.forEach((search, at) => search.resolve(results[at]!))
+          } catch (error) {
+            for (const search of taken) search.reject(error)
+          }
+        }
+        if (budget <= 0) break
+      }
+      if (byOptions.size === 0) this.#pending.delete(bank)
+      if (budget <= 0) break
+    }
+    if (this.#pending.size > 0) setImmediate(() => { this.#run() })
+    else this.#scheduled = false
+  }
 }
 
 /** The similarity hashes an upload can be matched by, in the order answered. */

@@ -41,8 +41,15 @@ export interface Bank {
    * labels of the matches returned are read with positioned reads (the page cache, normally).
    */
   search(query: string | readonly string[], options: BankSearchOptions): BankSearchResult
+  /**
+   * Many searches at once, each answered as search() would answer it, in order. A PDQ bank with an
+   * index runs them together, several times faster per search than one by one (pdq.ts searchMany).
+   */
+  searchMany(queries: readonly (string | readonly string[])[], options: BankSearchOptions): BankSearchResult[]
   /** Closes the file. A search after close throws. */
   close(): void
+  /** Whether close() was called (the folder replaced or removed the bank). */
+  readonly closed: boolean
 }
 
 const READ_CHUNK = 4 << 20
@@ -177,18 +184,34 @@ class FileBank implements Bank {
   }
 
   search(query: string | readonly string[], options: BankSearchOptions): BankSearchResult {
+    return this.searchMany([query], options)[0]!
+  }
+
+  searchMany(queries: readonly (string | readonly string[])[], options: BankSearchOptions): BankSearchResult[] {
     if (this.#closed) throw new Error(`bank ${this.name} is closed`)
-    const texts = typeof query === 'string' ? [query] : query
+    const { limit } = options
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be an integer of at least 1')
     const spec = BANK_TYPE_SPECS[this.type]
-    const queries = texts.map((text, at) => {
+    const groups = queries.map((query) => (typeof query === 'string' ? [query] : query).map((text, at) => {
       const record = typeof text === 'string' && text.length <= 200 ? spec.encode(text) : null
       if (record === null) throw new TypeError(`query ${at} is not a ${this.type} hash (${spec.form})`)
       return record
-    })
-    const { limit } = options
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be an integer of at least 1')
-    const sink = new MatchSink(this.type === 'ssdeep' ? 'score' : 'distance', queries.length, limit)
-    if (queries.length > 0) this.#searcher.search(queries, options.threshold, options.lengthTerm ?? true, sink)
+    }))
+    const measure = this.type === 'ssdeep' ? 'score' : 'distance'
+    const sinks = groups.map((group) => new MatchSink(measure, group.length, limit))
+    const lengthTerm = options.lengthTerm ?? true
+    const searcher = this.#searcher
+    const searched = groups.filter((group) => group.length > 0)
+    if (searcher.searchMany !== undefined && searched.length > 1) {
+      searcher.searchMany(searched, options.threshold, lengthTerm, sinks.filter((_, at) => groups[at]!.length > 0))
+    } else {
+      groups.forEach((group, at) => { if (group.length > 0) searcher.search(group, options.threshold, lengthTerm, sinks[at]!) })
+    }
+    return sinks.map((sink, at) => this.#answer(sink, groups[at]!.length, limit))
+  }
+
+  /** A search's answer: the best `limit` of its sink, with their ids and labels. */
+  #answer(sink: MatchSink, queryCount: number, limit: number): BankSearchResult {
     const best = sink.best(limit)
     const matches = best.map((at): BankMatch => {
       const { id, label } = this.#strings(sink.entries[at]!)
@@ -196,7 +219,7 @@ class FileBank implements Bank {
       return {
         id, label,
         ...(this.type === 'ssdeep' ? { score: value } : { distance: value }),
-        ...(queries.length > 1 ? { variant: sink.variants[at]! } : {}),
+        ...(queryCount > 1 ? { variant: sink.variants[at]! } : {}),
       }
     })
     return { matches, truncated: sink.size > limit }
@@ -218,6 +241,8 @@ class FileBank implements Bank {
     if (4 + idBytes + labelLength !== bytes.length) throw new BankFileError(this.path, `its strings of entry ${entry} do not add up (damaged)`)
     return { id: bytes.toString('utf8', 4, 4 + idBytes), label: labelBytes === NO_LABEL ? null : bytes.toString('utf8', 4 + idBytes) }
   }
+
+  get closed(): boolean { return this.#closed }
 
   close(): void {
     if (this.#closed) return

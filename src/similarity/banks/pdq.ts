@@ -165,6 +165,19 @@ function* pdqTables(words: Uint32Array, count: number, slicing: Slicing): Genera
   return tables
 }
 
+/**
+ * A batch's chunk: about this many probes plus expected candidates at once (1,000 lookups at 10 M
+ * entries and distance 31). Its scratch arrays hold a few times as many 32-bit numbers (~100 MB at
+ * most), freed when the batch ends.
+ */
+const BATCH_WORK = 8_000_000
+/** Scratch arrays beyond this length are not doubled (they grow to what a chunk needs). */
+const BATCH_KEEP = 1 << 24
+/** The digits of the batches' radix sorts: 2^12 counters, and as many places the writes scatter to. */
+const RADIX_BITS = 12
+/** A batch's scratch arrays by name, grown as needed (doubling up to BATCH_KEEP), dropped when it ends. */
+const batchScratch = new Map<string, Uint32Array>()
+
 /** The largest slice radius the index probes; beyond it a search scans. */
 const MAX_RADIUS = 3
 
@@ -273,6 +286,158 @@ export class PdqSearcher implements BankSearcher {
         }
       }
     }
+  }
+
+  /**
+   * Many searches at once (a batch of match items): `groups[g]` are one search's query hashes
+   * (several for an image's dihedral variants), its matches go to `sinks[g]`. Each entry within the
+   * threshold of a group's hashes reaches its sink exactly as search() would put it there.
+   *
+   * One search at a time reads the tables at random: ~2,800 bucket bounds and ~3,300 hashes, each a
+   * cache and TLB miss, at 10 M entries and distance 31. Together, the probes of a chunk of searches
+   * are sorted by their table block before the tables are read, and the candidates by their place in
+   * the hashes before those are read, so both reads sweep memory in order and the processor's
+   * prefetching and TLB serve them (the batched query of Norouzi et al.'s §5, and of join-style
+   * similarity search). Searches that scan (small banks, wide thresholds) scan one by one.
+   */
+  searchMany(groups: readonly (readonly Buffer[])[], threshold: number, _lengthTerm: boolean, sinks: readonly MatchSink[], chunkWork = BATCH_WORK): void {
+    if (groups.length <= 1 || !this.probes(threshold)) {
+      groups.forEach((queries, group) => this.search(queries, threshold, _lengthTerm, sinks[group]!))
+      return
+    }
+    const slicing = this.slicing!
+    const radii = sliceRadii(slicing.slices, threshold)
+    let probesPerHash = 0
+    for (const radius of radii) if (radius >= 0) probesPerHash += this.#masks[radius]!.length
+    // Chunks of hashes whose probes and expected candidates fit the scratch arrays' budget.
+    const perHash = probesPerHash * (1 + this.#count / 2 ** slicing.bits)
+    const chunkHashes = Math.max(1, Math.floor(chunkWork / perHash))
+    let group = 0
+    while (group < groups.length) {
+      const chunk: number[] = []
+      let hashes = 0
+      while (group < groups.length && (chunk.length === 0 || hashes + groups[group]!.length <= chunkHashes)) {
+        hashes += groups[group]!.length
+        chunk.push(group++)
+      }
+      this.#searchChunk(chunk.map((at) => groups[at]!), threshold, radii, chunk.map((at) => sinks[at]!))
+    }
+    batchScratch.clear()
+  }
+
+  #searchChunk(groups: readonly (readonly Buffer[])[], threshold: number, radii: readonly number[], sinks: readonly MatchSink[]): void {
+    const slicing = this.slicing!
+    // Each query hash once: its words, and the search (group) and variant it belongs to.
+    let hashCount = 0
+    for (const queries of groups) hashCount += queries.length
+    const queryWords = new Uint32Array(hashCount * 8)
+    const ownerGroup = new Uint32Array(hashCount)
+    const ownerVariant = new Uint32Array(hashCount)
+    let hash = 0
+    groups.forEach((queries, group) => queries.forEach((query, variant) => {
+      queryWords.set(pdqWords(query), hash * 8)
+      ownerGroup[hash] = group
+      ownerVariant[hash] = variant
+      hash++
+    }))
+    let candidateCount = 0
+    let candidateEntries = this.#batchArray('entries', 1 << 16)
+    let candidateHashes = this.#batchArray('hashes', 1 << 16)
+    for (let slice = 0; slice < this.#places.length; slice++) {
+      const radius = radii[slice]!
+      if (radius < 0) continue
+      const masks = this.#masks[radius]!
+      const place = this.#places[slice]!
+      const probeCount = hashCount * masks.length
+      const probeKeys = this.#batchArray('probeKeys', probeCount)
+      const probeHashes = this.#batchArray('probeHashes', probeCount)
+      for (let h = 0, at = 0; h < hashCount; h++) {
+        const value = sliceValue(queryWords, h * 8, place)
+        for (let m = 0; m < masks.length; m++, at++) {
+          probeKeys[at] = value ^ masks[m]!
+          probeHashes[at] = h
+        }
+      }
+      const [sortedKeys, sortedHashes] = this.#sortPairs(probeKeys, probeHashes, probeCount, slicing.bits)
+      // The buckets in the table's order: the bounds and the ids read forward through memory.
+      const offsets = this.#offsets[slice]!
+      const ids = this.#ids[slice]!
+      for (let p = 0; p < probeCount; p++) {
+        const key = sortedKeys[p]!
+        const start = offsets[key]!
+        const end = offsets[key + 1]!
+        if (end === start) continue
+        if (candidateCount + end - start > candidateEntries.length) {
+          candidateEntries = this.#batchArray('entries', (candidateCount + end - start) * 2, candidateCount)
+          candidateHashes = this.#batchArray('hashes', (candidateCount + end - start) * 2, candidateCount)
+        }
+        const h = sortedHashes[p]!
+        for (let k = start; k < end; k++) {
+          candidateEntries[candidateCount] = ids[k]!
+          candidateHashes[candidateCount++] = h
+        }
+      }
+    }
+    // The candidates in the hash records' order, then their distances, read forward through memory.
+    const [byEntry, byEntryHash] = this.#sortPairs(candidateEntries, candidateHashes, candidateCount, 32 - Math.clz32(Math.max(1, this.#count - 1)))
+    const words = this.#words
+    // An entry near a query hash may sit within the radius of several slices: report it once per hash.
+    let found: Set<number> | null = null
+    for (let c = 0; c < candidateCount; c++) {
+      const entry = byEntry[c]!
+      const h = byEntryHash[c]!
+      const at = entry * 8
+      const q = h * 8
+      let distance = popcount32(words[at]! ^ queryWords[q]!) + popcount32(words[at + 1]! ^ queryWords[q + 1]!)
+        + popcount32(words[at + 2]! ^ queryWords[q + 2]!) + popcount32(words[at + 3]! ^ queryWords[q + 3]!)
+      if (distance > threshold) continue
+      distance += popcount32(words[at + 4]! ^ queryWords[q + 4]!) + popcount32(words[at + 5]! ^ queryWords[q + 5]!)
+        + popcount32(words[at + 6]! ^ queryWords[q + 6]!) + popcount32(words[at + 7]! ^ queryWords[q + 7]!)
+      if (distance > threshold) continue
+      const key = entry * hashCount + h
+      found ??= new Set()
+      if (found.has(key)) continue
+      found.add(key)
+      sinks[ownerGroup[h]!]!.add(entry, distance, ownerVariant[h]!)
+    }
+  }
+
+  /**
+   * `keys` with their `values` (the first `count`), sorted by key (keys below 2^bits) by a stable
+   * LSD radix sort of two passes (each a counting sort over at most 2^12 digits, so that its
+   * scattered writes stay in the cache). Returns the arrays that hold the result: scratch arrays,
+   * or the inputs themselves.
+   */
+  #sortPairs(keys: Uint32Array, values: Uint32Array, count: number, bits: number): [Uint32Array, Uint32Array] {
+    const lowBits = Math.min(RADIX_BITS, bits)
+    const passes: Array<[number, number]> = [[0, lowBits]]
+    if (bits > lowBits) passes.push([lowBits, bits - lowBits])
+    let [fromKeys, fromValues] = [keys, values]
+    let [toKeys, toValues] = [this.#batchArray('sortKeys', count), this.#batchArray('sortValues', count)]
+    for (const [shift, width] of passes) {
+      const digits = new Uint32Array((1 << width) + 1)
+      const mask = (1 << width) - 1
+      for (let i = 0; i < count; i++) digits[((fromKeys[i]! >>> shift) & mask) + 1]!++
+      for (let digit = 1; digit <= mask + 1; digit++) digits[digit]! += digits[digit - 1]!
+      for (let i = 0; i < count; i++) {
+        const key = fromKeys[i]!
+        const to = digits[(key >>> shift) & mask]!++
+        toKeys[to] = key
+        toValues[to] = fromValues[i]!
+      }
+      [fromKeys, fromValues, toKeys, toValues] = [toKeys, toValues, fromKeys, fromValues]
+    }
+    return [fromKeys, fromValues]
+  }
+
+  /** A scratch array of the batch (kept from chunk to chunk, dropped when searchMany ends). */
+  #batchArray(name: string, size: number, keep = 0): Uint32Array {
+    const had = batchScratch.get(name)
+    if (had !== undefined && had.length >= size) return had
+    const grown = new Uint32Array(Math.max(size, Math.min(had?.length ?? 0, BATCH_KEEP) * 2))
+    if (had !== undefined && keep > 0) grown.set(had.subarray(0, keep))
+    batchScratch.set(name, grown)
+    return grown
   }
 
   /** Room for `buckets` (start, end, slice) triples, kept between searches. */

@@ -66,6 +66,8 @@ export class MatchSink {
 /** A searcher over one bank's records: puts every entry within the threshold of any query into the sink. */
 export interface BankSearcher {
   search(queries: readonly Buffer[], threshold: number, lengthTerm: boolean, sink: MatchSink): void
+  /** Several searches at once, `groups[g]`'s matches into `sinks[g]`, when the index gains by it (pdq.ts). */
+  searchMany?(groups: readonly (readonly Buffer[])[], threshold: number, lengthTerm: boolean, sinks: readonly MatchSink[]): void
   /** Bytes the searcher holds beyond the records (its index), for the memory figure. */
   readonly indexBytes: number
   /** What the search does, for the bench and health (`linear scan`, `multi-index hashing, …`). */
