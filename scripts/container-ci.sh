@@ -309,24 +309,25 @@ health_key=$(podman run --rm --network host --no-healthcheck --read-only "$image
 printf '%s scopes=health,similarity:match\n' "$(sed -n 2p <<<"$health_key")" >"$keys/api-keys"
 chmod 0644 "$keys/api-keys"
 bearer="authorization: Bearer $(sed -n 1p <<<"$health_key")"
-port=$(free_port)
-url=http://127.0.0.1:$port
-run_hashd "hashd-ci-banks-$tag" "$port" -v "$banks:/banks:ro" -e SIMILARITY_BANKS_DIR=/banks \
+# Its own port and address: $url stays the first container's, which the drain below stops.
+banks_port=$(free_port)
+banks_url=http://127.0.0.1:$banks_port
+run_hashd "hashd-ci-banks-$tag" "$banks_port" -v "$banks:/banks:ro" -e SIMILARITY_BANKS_DIR=/banks \
   -v "$keys:/etc/hashd:ro" -e API_KEYS_FILE=/etc/hashd/api-keys
-wait_http "$url/api/health" >/dev/null || { podman logs "hashd-ci-banks-$tag" | tail -20; fail "no health answer (with banks)"; }
-expect "/api/health lists the bank from the read-only folder" "$(curl -sS -H "$bearer" "$url/api/health")" \
+wait_http "$banks_url/api/health" >/dev/null || { podman logs "hashd-ci-banks-$tag" | tail -20; fail "no health answer (with banks)"; }
+expect "/api/health lists the bank from the read-only folder" "$(curl -sS -H "$bearer" "$banks_url/api/health")" \
   "\"similarity\":\\{\"banks\":\\[\\{\"name\":\"ci\",\"state\":\"serving\",\"type\":\"pdq\",\"count\":2,\"dataSha256\":\"$(bank_sha)\""
 expect "the bank answers a match" \
-  "$(curl -sS -H "$bearer" -H 'content-type: application/json' --data "{\"algorithm\":\"pdq\",\"hash\":\"$pdq_a\"}" "$url/api/similarity/match")" \
+  "$(curl -sS -H "$bearer" -H 'content-type: application/json' --data "{\"algorithm\":\"pdq\",\"hash\":\"$pdq_a\"}" "$banks_url/api/similarity/match")" \
   '"matches":\[\{"bank":"ci","id":"case-1","label":"seized","distance":0\}\]'
 import_bank "$pdq_a,case-1,seized\n$pdq_b,case-2\n$pdq_c,case-3\n" >/dev/null
 new_sha=$(bank_sha)
 timer_start
 for _ in $(seq 1 150); do
-  [[ "$(curl -sS -H "$bearer" "$url/api/health")" == *"\"count\":3,\"dataSha256\":\"$new_sha\""* ]] && break
+  [[ "$(curl -sS -H "$bearer" "$banks_url/api/health")" == *"\"count\":3,\"dataSha256\":\"$new_sha\""* ]] && break
   sleep 0.1
 done
-expect "a new version renamed over the bank is swapped in, no restart" "$(curl -sS -H "$bearer" "$url/api/health")" \
+expect "a new version renamed over the bank is swapped in, no restart" "$(curl -sS -H "$bearer" "$banks_url/api/health")" \
   "\"degraded\":false.*\"name\":\"ci\",\"state\":\"serving\",\"type\":\"pdq\",\"count\":3,\"dataSha256\":\"$new_sha\""
 say "bank swap seen in $(timer_s) s (inotify on the bind mount, or the 5 s poll)"
 podman rm -f -t 0 "hashd-ci-banks-$tag" >/dev/null
