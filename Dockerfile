@@ -65,11 +65,13 @@ COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/web dist/web
 # `docker run --rm hashd node dist/scripts/apikey.js NAME` mints an API key without a build step;
 # pwned-import.js and pwned-verify.js make and check a breached-password store (docs/passwords.md);
+# bank-import.js makes a similarity bank (docs/similarity.md; the Kubernetes import Job runs it);
 # keys-generate.js makes a key inside a PKCS#11 token (docs/keys.md), audit-verify.js and
 # audit-hash.js check an audit log and find a message in it (docs/operations.md). Each imports
 # dist/src only (test/deploy-files.test.ts checks it), so no other file is needed.
 COPY --from=build /app/dist/scripts/apikey.js /app/dist/scripts/pwned-import.js /app/dist/scripts/pwned-verify.js \
-     /app/dist/scripts/keys-generate.js /app/dist/scripts/audit-verify.js /app/dist/scripts/audit-hash.js dist/scripts/
+     /app/dist/scripts/keys-generate.js /app/dist/scripts/audit-verify.js /app/dist/scripts/audit-hash.js \
+     /app/dist/scripts/bank-import.js dist/scripts/
 USER node
 EXPOSE 3000
 # Liveness: GET /api/health on the container's own loopback, with Node (slim images have no curl),

@@ -288,6 +288,50 @@ audit=$(podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp
   'node -e "process.stdout.write(require(\"node:crypto\").randomBytes(32).toString(\"base64\"))" > /tmp/a.key && AUDIT_KEY=/tmp/a.key node dist/scripts/audit-hash.js hello && node dist/scripts/audit-verify.js --help; node dist/scripts/keys-generate.js --pkcs11 orders 1; echo "keys-generate exit $?"' 2>&1)
 expect "audit:hash, audit:verify and keys:generate in the image" "$audit" '^hmac-sha256:[0-9a-f]{64}.*usage: npm run audit:verify.*usage: npm run keys:generate.*keys-generate exit 2'
 
+# Similarity banks, as compose.yaml and the Kubernetes example deliver them: bank-import.js in the
+# image writes a bank into a folder, hashd serves the folder read-only (SIMILARITY_BANKS_DIR), and a
+# new version renamed over the file is swapped in without a restart. /api/health lists the banks to
+# a key with the health scope; each dataSha256 is checked against sha256sum of the file's data.
+banks=$work/banks
+keys=$work/keys
+mkdir -p "$banks" "$keys"
+chown 1000:1000 "$banks"
+import_bank() { # import_bank LINES: PDQ lines into /banks/ci.bank, by the image's bank-import.js
+  podman run --rm --network host --no-healthcheck --read-only --tmpfs /tmp -v "$banks:/banks" "$image" sh -c \
+    "printf '$1' > /tmp/list.csv && node dist/scripts/bank-import.js /tmp/list.csv /banks/ci.bank --type pdq" 2>&1
+}
+bank_sha() { tail -c +257 "$banks/ci.bank" | sha256sum | cut -d' ' -f1; }
+pdq_a=f8f8f0cee0f4a84f06370a22038f63f0b36e2ed596621e1d33e6b39c4e9c9b20
+pdq_b=0000000000000000000000000000000000000000000000000000000000000000
+pdq_c=ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
+expect "bank-import.js in the image" "$(import_bank "$pdq_a,case-1,seized\n$pdq_b,case-2\n")" '/banks/ci\.bank: 2 pdq entries from 2 lines.*data SHA-256 [0-9a-f]{64}'
+health_key=$(podman run --rm --network host --no-healthcheck --read-only "$image" node dist/scripts/apikey.js ci-health 2>/dev/null)
+printf '%s scopes=health,similarity:match\n' "$(sed -n 2p <<<"$health_key")" >"$keys/api-keys"
+chmod 0644 "$keys/api-keys"
+bearer="authorization: Bearer $(sed -n 1p <<<"$health_key")"
+# Its own port and address: $url stays the first container's, which the drain below stops.
+banks_port=$(free_port)
+banks_url=http://127.0.0.1:$banks_port
+run_hashd "hashd-ci-banks-$tag" "$banks_port" -v "$banks:/banks:ro" -e SIMILARITY_BANKS_DIR=/banks \
+  -v "$keys:/etc/hashd:ro" -e API_KEYS_FILE=/etc/hashd/api-keys
+wait_http "$banks_url/api/health" >/dev/null || { podman logs "hashd-ci-banks-$tag" | tail -20; fail "no health answer (with banks)"; }
+expect "/api/health lists the bank from the read-only folder" "$(curl -sS -H "$bearer" "$banks_url/api/health")" \
+  "\"similarity\":\\{\"banks\":\\[\\{\"name\":\"ci\",\"state\":\"serving\",\"type\":\"pdq\",\"count\":2,\"dataSha256\":\"$(bank_sha)\""
+expect "the bank answers a match" \
+  "$(curl -sS -H "$bearer" -H 'content-type: application/json' --data "{\"algorithm\":\"pdq\",\"hash\":\"$pdq_a\"}" "$banks_url/api/similarity/match")" \
+  '"matches":\[\{"bank":"ci","id":"case-1","label":"seized","distance":0\}\]'
+import_bank "$pdq_a,case-1,seized\n$pdq_b,case-2\n$pdq_c,case-3\n" >/dev/null
+new_sha=$(bank_sha)
+timer_start
+for _ in $(seq 1 150); do
+  [[ "$(curl -sS -H "$bearer" "$banks_url/api/health")" == *"\"count\":3,\"dataSha256\":\"$new_sha\""* ]] && break
+  sleep 0.1
+done
+expect "a new version renamed over the bank is swapped in, no restart" "$(curl -sS -H "$bearer" "$banks_url/api/health")" \
+  "\"degraded\":false.*\"name\":\"ci\",\"state\":\"serving\",\"type\":\"pdq\",\"count\":3,\"dataSha256\":\"$new_sha\""
+say "bank swap seen in $(timer_s) s (inotify on the bind mount, or the 5 s poll)"
+podman rm -f -t 0 "hashd-ci-banks-$tag" >/dev/null
+
 # ── 4. the drain: SIGTERM with an argon2id of seconds in flight ─────────────────────────────────
 post "$url/api/hash" '{"input":"pw","algorithm":"argon2id","options":{"memoryCost":131072,"timeCost":10}}' >"$work/slow.json" &
 slow_pid=$!

@@ -16,7 +16,10 @@ import { loadConfig } from '../src/config.js'
 import { parseKeysFile } from '../src/keys/api-keys.js'
 import { parseHmacKeysFile } from '../src/keys/hmac.js'
 import { parsePepperKeysFile } from '../src/keys/pepper.js'
+import { BANK_EXTENSION, BANK_NAME } from '../src/similarity/bank-names.js'
+import { isBankType } from '../src/similarity/banks/index.js'
 import { randomBytes } from 'node:crypto'
+import { dirname, posix } from 'node:path'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(`${root}${file}`, 'utf8')
@@ -231,11 +234,11 @@ describe('deployment files', () => {
     assert.equal(config.pkcs11?.modulePath, env.PKCS11_MODULE)
   })
 
-  it('the image carries keys:generate, audit:verify and audit:hash, each importing dist/src only (never test/ or bench/)', () => {
+  it('the image carries keys:generate, audit:verify, audit:hash and bank:import, each importing dist/src only (never test/ or bench/)', () => {
     // The Dockerfile's instructions, each on one line (continuations joined).
     const copies = read('Dockerfile').replace(/\\\n\s*/g, ' ').split('\n').filter((line) => line.startsWith('COPY --from=build '))
     const dockerignore = read('.dockerignore').split('\n')
-    for (const tool of ['keys-generate', 'audit-verify', 'audit-hash']) {
+    for (const tool of ['keys-generate', 'audit-verify', 'audit-hash', 'bank-import']) {
       assert.ok(copies.some((line) => line.includes(` /app/dist/scripts/${tool}.js `) && line.endsWith(' dist/scripts/')), `${tool}.js is copied into the image`)
       const imports = [...read(`scripts/${tool}.ts`).matchAll(/^import [^'\n]*'([^']+)'/gm)].map((match) => match[1]!)
       assert.ok(imports.length > 0, tool)
@@ -259,5 +262,71 @@ describe('deployment files', () => {
     assert.ok(Number(/^(\d+)s$/.exec(hashd.stop_grace_period as string)?.[1]) * 1000 > config.shutdownTimeoutMs)
     assert.ok(Number(/^(\d+)m$/.exec(hashd.mem_limit as string)?.[1]) * MiB >= neededBytes(hashd.environment as Record<string, string>))
     assert.match(read('compose.yaml'), /^ *# API_KEYS_FILE: \/run\/secrets\/api_keys$/m)
+  })
+
+  it('compose.yaml: the banks folder mounted whole and read-only where SIMILARITY_BANKS_DIR points', () => {
+    const { hashd } = (parseAllDocuments(read('compose.yaml'))[0]?.toJS() as Doc).services
+    const folder = loadConfig(hashd.environment as Record<string, string>).similarityBanksDir
+    assert.ok(folder, 'SIMILARITY_BANKS_DIR is set')
+    const mounts = (hashd.volumes as string[]).map((volume) => volume.split(':'))
+    const banks = mounts.find(([, target]) => target === folder)
+    assert.ok(banks, `a volume mounted at ${folder}`)
+    const [source, , mode] = banks
+    assert.equal(mode, 'ro', 'hashd never writes a bank')
+    // A folder, never a file: a bank is replaced by a rename, which a bind mount of one file would not see.
+    assert.ok(source && !source.endsWith(BANK_EXTENSION), `${source} is a folder`)
+    assert.ok(read('.gitignore').split('\n').includes(`/${posix.normalize(source)}/`), `the ${source} folder is in .gitignore`)
+  })
+
+  it('the banks examples: a ReadWriteMany claim the Deployment mounts read-only where SIMILARITY_BANKS_DIR points, written by an import Job of this image', () => {
+    const version = (JSON.parse(read('package.json')) as { version: string }).version
+    const [claim] = parseAllDocuments(read(`${kubeDir}banks-volume.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(claim.kind, 'PersistentVolumeClaim')
+    assert.deepEqual(claim.spec.accessModes, ['ReadWriteMany'], 'every replica reads it while the Job writes, from any node')
+    assert.ok(quantityBytes(claim.spec.resources.requests.storage) > 0)
+
+    const deployment = parseAllDocuments(enableCommented(read(`${kubeDir}deployment.yaml`))).map((d) => d.toJS() as Doc).find((d) => d.kind === 'Deployment')
+    const pod = deployment.spec.template.spec
+    const container = pod.containers[0]
+    const env = Object.fromEntries((container.env as Doc[]).map((entry) => [entry.name, entry.value]))
+    const mount = (container.volumeMounts as Doc[]).find((each) => each.name === 'banks')
+    const volume = (pod.volumes as Doc[]).find((each) => each.name === 'banks')
+    assert.ok(mount && volume, 'the commented banks volume and mount')
+    assert.equal(mount.readOnly, true)
+    assert.equal(mount.subPath, undefined)
+    assert.equal(volume.persistentVolumeClaim.claimName, claim.metadata.name)
+    assert.equal(volume.persistentVolumeClaim.readOnly, true)
+    const config = loadConfig(Object.fromEntries(Object.entries(env).filter(([, value]) => typeof value === 'string')) as Record<string, string>)
+    assert.equal(config.similarityBanksDir, mount.mountPath)
+
+    const [job] = parseAllDocuments(read(`${kubeDir}bank-import-job.example.yaml`)).map((d) => d.toJS() as Doc)
+    assert.equal(job.kind, 'Job')
+    const jobPod = job.spec.template.spec
+    assert.equal(jobPod.restartPolicy, 'Never')
+    assert.deepEqual([jobPod.securityContext.runAsUser, jobPod.securityContext.runAsNonRoot], [pod.securityContext.runAsUser, true], 'written as the user that reads it')
+    const jobVolumes = jobPod.volumes as Doc[]
+    const jobBanks = jobVolumes.find((each) => each.persistentVolumeClaim?.claimName === claim.metadata.name)
+    assert.ok(jobBanks, 'the Job mounts the banks claim')
+    const importer = (jobPod.containers as Doc[])[0]
+    assert.equal(importer.image, `hashd:${version}`, 'the image kustomization.yaml names')
+    assert.equal(importer.securityContext.readOnlyRootFilesystem, true)
+    const importerMount = (importer.volumeMounts as Doc[]).find((each) => each.name === jobBanks.name)
+    assert.equal(importerMount.mountPath, mount.mountPath, 'the Job writes where the pods read')
+    assert.notEqual(importerMount.readOnly, true)
+    // node dist/scripts/bank-import.js INPUT BANK --type TYPE (scripts/bank-import.ts), BANK a NAME.bank of the folder.
+    const [node, script, input, output, typeFlag, type] = importer.command as string[]
+    assert.deepEqual([node, script, typeFlag], ['node', 'dist/scripts/bank-import.js', '--type'])
+    assert.ok(type && isBankType(type), `--type ${type}`)
+    assert.equal(dirname(output!), mount.mountPath)
+    assert.ok(output!.endsWith(BANK_EXTENSION) && BANK_NAME.test(posix.basename(output!, BANK_EXTENSION)), `${output} is a bank hashd serves`)
+    // The input is what the init container fetched, in a volume the two share.
+    const inputMount = (importer.volumeMounts as Doc[]).find((each) => input!.startsWith(`${each.mountPath}/`))
+    assert.ok(inputMount, `${input} is in a mount of the import container`)
+    const fetch = (jobPod.initContainers as Doc[])[0]
+    const fetchMount = (fetch.volumeMounts as Doc[]).find((each) => each.name === inputMount.name)
+    assert.ok(fetchMount, 'the init container writes the input volume')
+    const fetchArgs = fetch.args as string[]
+    assert.equal(fetchArgs[fetchArgs.indexOf('--output') + 1], `${fetchMount.mountPath}${input!.slice(inputMount.mountPath.length)}`, 'the fetched file is the one imported')
+    assert.ok(fetchArgs.includes('--fail'), 'an HTTP error fails the Job instead of importing the error page')
   })
 })

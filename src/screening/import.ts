@@ -16,15 +16,16 @@
  * refused (an unfinished download) unless `allowMissing` is set.
  *
  * The store is written beside STORE under a temporary name, synced, opened and checked as the
- * server checks it, then renamed over STORE: a running server sees one complete file replace
- * another and swaps it in (file-reload.ts), never a half-written one.
+ * server checks it, then renamed over STORE (atomic-file.ts): a running server sees one complete
+ * file replace another and swaps it in (file-reload.ts), never a half-written one.
  *
  * Speed: the parser works on bytes (no strings per line) and writes records straight into a 16 MiB
  * buffer that is hashed and written out a prefix boundary at a time.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
-import { createHash, type Hash } from 'node:crypto'
-import { basename, dirname, join } from 'node:path'
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { AtomicFileWriter } from '../atomic-file.js'
 import {
   countTag, EXTRA_BYTES, encodeHeader, HEADER_BYTES, INDEX_BYTES, KINDS, PREFIXES, PwnedStore, readCount, writeCountExtra,
   type HashKind, type KindSpec,
@@ -85,14 +86,12 @@ const IN_BYTES = 8 * 1024 * 1024
 /** Writes records into the store being made, one prefix after another. */
 class StoreWriter {
   readonly spec: KindSpec
-  readonly #fd: number
+  /** The file; its data length is the data bytes written before #out. */
+  readonly file: AtomicFileWriter
   readonly #index = new Float64Array(PREFIXES + 1)
-  readonly #dataHash: Hash = createHash('sha256')
   #out = Buffer.allocUnsafe(OUT_BYTES)
   /** Bytes in #out not yet written. */
   #used = 0
-  /** Data bytes written to the file before #out. */
-  #flushed = 0
   /** The prefix whose records are being added, −1 before the first. */
   #prefix = -1
   /** Where the current prefix's records start in #out, and the last record's start. */
@@ -103,16 +102,16 @@ class StoreWriter {
   occurrences = 0
   duplicatesMerged = 0
 
-  constructor(readonly path: string, spec: KindSpec) {
+  constructor(store: string, spec: KindSpec) {
     this.spec = spec
-    this.#fd = openSync(path, 'w', 0o644)
+    this.file = new AtomicFileWriter(store, { dataOffset: HEADER_BYTES + INDEX_BYTES, temporaryTag: 'importing' })
   }
 
   /** Starts prefix `prefix` (it must come after the current one); the prefixes between are empty. */
   begin(prefix: number): boolean {
     if (prefix <= this.#prefix) return false
     this.end()
-    const offset = this.#flushed + this.#used
+    const offset = this.file.dataLength + this.#used
     for (let skipped = this.#prefix + 1; skipped <= prefix; skipped++) this.#index[skipped] = offset
     this.#prefix = prefix
     this.#prefixStart = this.#used
@@ -168,11 +167,11 @@ class StoreWriter {
     if (this.#used > OUT_BYTES - 1024 * 1024) this.#flush()
   }
 
-  /** Finishes the file: the remaining prefixes (empty), the index, the header; returns the data's SHA-256. */
+  /** Finishes the file (synced, not yet in STORE's place): the remaining prefixes (empty), the index, the header; returns the data's SHA-256. */
   finish(dataDate: Date, importedAt: Date): Buffer {
     this.begin(PREFIXES)
     this.#flush()
-    const dataLength = this.#flushed
+    const dataLength = this.file.dataLength
     this.#index[PREFIXES] = dataLength
     const index = Buffer.allocUnsafe(INDEX_BYTES)
     for (let entry = 0; entry <= PREFIXES; entry++) {
@@ -180,30 +179,21 @@ class StoreWriter {
       index.writeUInt32LE(offset % 0x1_0000_0000, entry * 8)
       index.writeUInt32LE(Math.floor(offset / 0x1_0000_0000), entry * 8 + 4)
     }
-    writeAll(this.#fd, index, HEADER_BYTES)
-    const dataSha256 = this.#dataHash.digest()
+    this.file.writeAt(index, HEADER_BYTES)
+    const dataSha256 = this.file.dataSha256()
     const header = encodeHeader({
       kind: this.spec, hashes: this.hashes, occurrences: this.occurrences, dataDate, importedAt,
       indexOffset: HEADER_BYTES, indexLength: INDEX_BYTES, dataOffset: HEADER_BYTES + INDEX_BYTES, dataLength,
       indexSha256: createHash('sha256').update(index).digest(), dataSha256,
     })
-    writeAll(this.#fd, header, 0)
-    fsyncSync(this.#fd)
-    closeSync(this.#fd)
+    this.file.writeAt(header, 0)
+    this.file.finish()
     return dataSha256
-  }
-
-  abandon(): void {
-    try { closeSync(this.#fd) } catch { /* already closed */ }
-    rmSync(this.path, { force: true })
   }
 
   #flush(): void {
     if (this.#used === 0) return
-    const chunk = this.#out.subarray(0, this.#used)
-    this.#dataHash.update(chunk)
-    writeAll(this.#fd, chunk, HEADER_BYTES + INDEX_BYTES + this.#flushed)
-    this.#flushed += this.#used
+    this.file.appendData(this.#out.subarray(0, this.#used))
     this.#used = 0
     this.#prefixStart = 0
     this.#previous = -1
@@ -213,10 +203,7 @@ class StoreWriter {
   #grow(): void {
     if (this.#prefixStart > 0) {
       // Write out the earlier prefixes and move this one to the front.
-      const earlier = this.#out.subarray(0, this.#prefixStart)
-      this.#dataHash.update(earlier)
-      writeAll(this.#fd, earlier, HEADER_BYTES + INDEX_BYTES + this.#flushed)
-      this.#flushed += this.#prefixStart
+      this.file.appendData(this.#out.subarray(0, this.#prefixStart))
       this.#out.copy(this.#out, 0, this.#prefixStart, this.#used)
       this.#used -= this.#prefixStart
       if (this.#previous >= 0) this.#previous -= this.#prefixStart
@@ -268,11 +255,6 @@ function compareSuffix(bytes: Uint8Array, a: number, b: number, spec: KindSpec):
     if (difference !== 0) return difference
   }
   return ((bytes[a + spec.suffixBytes] as number) >>> 4) - ((bytes[b + spec.suffixBytes] as number) >>> 4)
-}
-
-function writeAll(fd: number, bytes: Uint8Array, position: number): void {
-  let done = 0
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done)
 }
 
 /** What a malformed line is told. */
@@ -396,8 +378,7 @@ export function importPwned(input: string, store: string, options: ImportOptions
   } catch (error) {
     throw new ImportError(`${input} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
   }
-  const temporary = join(dirname(store), `.${basename(store)}.importing-${process.pid}`)
-  const writer = new StoreWriter(temporary, spec)
+  const writer = new StoreWriter(store, spec)
   const stats = { zeroCountLines: 0 }
   const buffer = { bytes: Buffer.allocUnsafe(IN_BYTES) }
   let newest = 0
@@ -435,8 +416,8 @@ export function importPwned(input: string, store: string, options: ImportOptions
     if (writer.hashes === 0) throw new ImportError(`${input} holds no hashes with a count`)
     const dataSha256 = writer.finish(new Date(Math.floor(newest)), options.now ?? new Date())
     // Opened and checked as the server will, before it takes STORE's place.
-    PwnedStore.open(temporary, 'the new store', options.kind).retire()
-    renameSync(temporary, store)
+    PwnedStore.open(writer.file.temporary, 'the new store', options.kind).retire()
+    writer.file.replaceTarget()
     const bytes = statSync(store).size
     const seconds = (performance.now() - started) / 1000
     return {
@@ -446,7 +427,7 @@ export function importPwned(input: string, store: string, options: ImportOptions
       dataDate: new Date(Math.floor(newest)).toISOString(), dataSha256: dataSha256.toString('hex'),
     }
   } catch (error) {
-    writer.abandon()
+    writer.file.abandon()
     throw error
   }
 }

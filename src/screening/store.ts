@@ -62,6 +62,7 @@
 import { close as closeAsync, closeSync, fstat, fstatSync, open as openAsync, openSync, read, readSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
+import { checkHeaderSeal, newHeader, sealHeader, type HeaderSeal } from '../atomic-file.js'
 import { ConfigError } from '../config.js'
 import { pageCacheReader } from './page-cache-read.js'
 import { noteStoreRead } from './status.js'
@@ -75,8 +76,8 @@ export const HEADER_BYTES = 256
 export const PREFIX_BITS = 20
 export const PREFIXES = 1 << PREFIX_BITS
 export const INDEX_BYTES = (PREFIXES + 1) * 8
-/** Bytes of the header the header checksum covers. */
-const HEADER_SUMMED = 144
+/** The magic, the version and the header checksum over bytes 0 to 143 (the table above). */
+export const STORE_SEAL: HeaderSeal = { magic: MAGIC, version: FORMAT_VERSION, bytes: HEADER_BYTES, summed: 144 }
 
 export interface KindSpec {
   kind: HashKind
@@ -157,9 +158,7 @@ export function readCount(source: Uint8Array, at: number, tag: number): number {
 
 /** The header's bytes for these fields (the header checksum filled in). */
 export function encodeHeader(header: Omit<StoreHeader, 'version'>): Buffer {
-  const bytes = Buffer.alloc(HEADER_BYTES)
-  MAGIC.copy(bytes, 0)
-  bytes.writeUInt32LE(FORMAT_VERSION, 8)
+  const bytes = newHeader(STORE_SEAL)
   bytes.writeUInt8(header.kind.code, 12)
   bytes.writeUInt8(PREFIX_BITS, 13)
   bytes.writeBigUInt64LE(BigInt(header.hashes), 16)
@@ -172,23 +171,23 @@ export function encodeHeader(header: Omit<StoreHeader, 'version'>): Buffer {
   bytes.writeBigUInt64LE(BigInt(header.dataLength), 72)
   header.indexSha256.copy(bytes, 80)
   header.dataSha256.copy(bytes, 112)
-  createHash('sha256').update(bytes.subarray(0, HEADER_SUMMED)).digest().copy(bytes, HEADER_SUMMED)
-  return bytes
+  return sealHeader(STORE_SEAL, bytes)
 }
 
 /** An unsigned 64-bit little-endian integer below 2^53, as a number. */
 const u64 = (bytes: Buffer, at: number): number => bytes.readUInt32LE(at) + bytes.readUInt32LE(at + 4) * 0x1_0000_0000
 
+const STORE_REFUSALS = {
+  notThisFormat: 'it is not a hashd breached-password store (no HASHDPWN header); make one with npm run pwned:import',
+  otherVersion: (version: number) =>
+    `it is a store of format version ${version}, and this hashd reads version ${FORMAT_VERSION}; import the data again with this version's npm run pwned:import`,
+}
+
 /** Reads and checks a header; `refuse` makes the error (it names the file). */
 export function decodeHeader(bytes: Buffer, refuse: (why: string) => Error): StoreHeader {
   if (bytes.length < HEADER_BYTES) throw refuse(`it is ${bytes.length} bytes long, shorter than a store's ${HEADER_BYTES}-byte header (truncated, or not a store)`)
-  if (!bytes.subarray(0, 8).equals(MAGIC)) throw refuse('it is not a hashd breached-password store (no HASHDPWN header); make one with npm run pwned:import')
-  const version = bytes.readUInt32LE(8)
-  if (version !== FORMAT_VERSION) {
-    throw refuse(`it is a store of format version ${version}, and this hashd reads version ${FORMAT_VERSION}; import the data again with this version's npm run pwned:import`)
-  }
-  const summed = createHash('sha256').update(bytes.subarray(0, HEADER_SUMMED)).digest()
-  if (!summed.equals(bytes.subarray(HEADER_SUMMED, HEADER_SUMMED + 32))) throw refuse('its header checksum does not match (the header is damaged)')
+  checkHeaderSeal(STORE_SEAL, bytes, STORE_REFUSALS, refuse)
+  const version = FORMAT_VERSION
   const kind = kindForCode(bytes.readUInt8(12))
   if (!kind) throw refuse(`its hash kind ${bytes.readUInt8(12)} is unknown`)
   if (bytes.readUInt8(13) !== PREFIX_BITS) throw refuse(`its prefix is ${bytes.readUInt8(13)} bits, not ${PREFIX_BITS}`)

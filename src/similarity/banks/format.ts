@@ -34,14 +34,15 @@
  *
  * The data SHA-256 can be checked by any tool: `tail -c +257 BANK | sha256sum` prints it.
  */
-import { createHash } from 'node:crypto'
+import { checkHeaderSeal, newHeader, sealHeader, type HeaderSeal } from '../../atomic-file.js'
 import { bankTypeForCode, BankFileError, type BankTypeSpec } from './types.js'
 
 export const BANK_MAGIC = Buffer.from('HASHDBNK', 'latin1')
 export const BANK_FORMAT_VERSION = 1
 export const BANK_HEADER_BYTES = 256
-const HEADER_SUMMED = 112
 export const NO_LABEL = 0xffff
+/** The magic, the version and the header checksum over bytes 0 to 111 (the table above). */
+export const BANK_SEAL: HeaderSeal = { magic: BANK_MAGIC, version: BANK_FORMAT_VERSION, bytes: BANK_HEADER_BYTES, summed: 112 }
 
 export interface BankHeader {
   version: number
@@ -75,9 +76,7 @@ export function layout(spec: BankTypeSpec, count: number, stringsLength: number)
 }
 
 export function encodeBankHeader(header: Omit<BankHeader, 'version'>): Buffer {
-  const bytes = Buffer.alloc(BANK_HEADER_BYTES)
-  BANK_MAGIC.copy(bytes, 0)
-  bytes.writeUInt32LE(BANK_FORMAT_VERSION, 8)
+  const bytes = newHeader(BANK_SEAL)
   bytes.writeUInt8(header.spec.code, 12)
   bytes.writeUInt16LE(header.spec.recordBytes, 14)
   writeU64(bytes, 16, header.count)
@@ -89,8 +88,13 @@ export function encodeBankHeader(header: Omit<BankHeader, 'version'>): Buffer {
   writeU64(bytes, 64, header.stringsLength)
   writeU64(bytes, 72, header.importedAt.getTime())
   header.dataSha256.copy(bytes, 80)
-  createHash('sha256').update(bytes.subarray(0, HEADER_SUMMED)).digest().copy(bytes, HEADER_SUMMED)
-  return bytes
+  return sealHeader(BANK_SEAL, bytes)
+}
+
+const BANK_REFUSALS = {
+  notThisFormat: 'it is not a hashd similarity bank (no HASHDBNK header); make one with npm run bank:import',
+  otherVersion: (version: number) =>
+    `it is a bank of format version ${version}, and this hashd reads version ${BANK_FORMAT_VERSION}; import it again with this version's npm run bank:import`,
 }
 
 /**
@@ -102,13 +106,8 @@ export function decodeBankHeader(file: string, bytes: Buffer, fileSize: number):
   if (bytes.length < BANK_HEADER_BYTES || fileSize < BANK_HEADER_BYTES) {
     throw refuse(`it is ${fileSize} bytes long, shorter than a bank's ${BANK_HEADER_BYTES}-byte header (truncated, or not a bank)`)
   }
-  if (!bytes.subarray(0, 8).equals(BANK_MAGIC)) throw refuse('it is not a hashd similarity bank (no HASHDBNK header); make one with npm run bank:import')
-  const version = bytes.readUInt32LE(8)
-  if (version !== BANK_FORMAT_VERSION) {
-    throw refuse(`it is a bank of format version ${version}, and this hashd reads version ${BANK_FORMAT_VERSION}; import it again with this version's npm run bank:import`)
-  }
-  const summed = createHash('sha256').update(bytes.subarray(0, HEADER_SUMMED)).digest()
-  if (!summed.equals(bytes.subarray(HEADER_SUMMED, HEADER_SUMMED + 32))) throw refuse('its header checksum does not match (the header is damaged)')
+  checkHeaderSeal(BANK_SEAL, bytes, BANK_REFUSALS, refuse)
+  const version = BANK_FORMAT_VERSION
   const spec = bankTypeForCode(bytes.readUInt8(12))
   if (!spec) throw refuse(`its type code ${bytes.readUInt8(12)} is unknown`)
   if (bytes.readUInt16LE(14) !== spec.recordBytes) throw refuse(`its ${spec.type} records are ${bytes.readUInt16LE(14)} bytes, not ${spec.recordBytes}`)

@@ -4,15 +4,13 @@
  *
  * The input is read a line at a time (lines.ts); every entry is kept in flat buffers (the records,
  * then the id and label bytes), sorted by record then id then label, and written beside BANK under
- * a temporary name, synced, opened and checked as a server opens it, then renamed over BANK: a
- * running server sees one complete file replace another, never a half-written one. A hash given
+ * a temporary name, synced, opened and checked as a server opens it, then renamed over BANK
+ * (atomic-file.ts): a running server sees one complete file replace another, never a half-written one. A hash given
  * twice with the same id is refused, naming both lines.
  */
 import { createReadStream } from 'node:fs'
-import { open, rename, rm } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
-import { basename, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { AtomicFileWriter } from '../../atomic-file.js'
 import { encodeBankHeader, layout, NO_LABEL } from './format.js'
 import { BankLineReader } from './lines.js'
 import { openBank } from './open.js'
@@ -156,23 +154,14 @@ async function writeBank(outputPath: string, type: BankType, count: number, orde
   const spec = BANK_TYPE_SPECS[type]
   const width = spec.recordBytes
   const sections = layout(spec, count, stringsLengthOf(starts, count))
-  const temporary = join(dirname(outputPath), `.${basename(outputPath)}.tmp-${process.pid}`)
-  const file = await open(temporary, 'w', 0o644)
-  const sha = createHash('sha256')
-  let position = sections.hashesOffset
-  const put = async (bytes: Buffer) => {
-    sha.update(bytes)
-    let done = 0
-    while (done < bytes.length) done += (await file.write(bytes, done, bytes.length - done, position + done)).bytesWritten
-    position += bytes.length
-  }
+  const file = new AtomicFileWriter(outputPath, { dataOffset: sections.hashesOffset, temporaryTag: 'tmp' })
   try {
     // The hashes, in order.
     for (let from = 0; from < count; from += CHUNK_ENTRIES) {
       const to = Math.min(count, from + CHUNK_ENTRIES)
       const chunk = Buffer.allocUnsafe((to - from) * width)
       for (let k = from; k < to; k++) records.copy(chunk, (k - from) * width, order[k]! * width, order[k]! * width + width)
-      await put(chunk)
+      file.appendData(chunk)
     }
     // The entry table: where each entry's strings begin in the strings section, as written in order.
     let offset = 0
@@ -183,7 +172,7 @@ async function writeBank(outputPath: string, type: BankType, count: number, orde
         chunk.writeBigUInt64LE(BigInt(offset), (k - from) * 8)
         if (k < count) offset += starts[order[k]! + 1]! - starts[order[k]!]!
       }
-      await put(chunk)
+      file.appendData(chunk)
     }
     // The strings, in order.
     for (let from = 0; from < count; from += CHUNK_ENTRIES) {
@@ -193,21 +182,18 @@ async function writeBank(outputPath: string, type: BankType, count: number, orde
       const chunk = Buffer.allocUnsafe(bytes)
       let at = 0
       for (let k = from; k < to; k++) at += strings.copy(chunk, at, starts[order[k]!]!, starts[order[k]! + 1]!)
-      await put(chunk)
+      file.appendData(chunk)
     }
-    const dataSha256 = sha.digest()
-    const header = encodeBankHeader({ spec, count, ...sections, importedAt: now, dataSha256 })
-    await file.write(header, 0, header.length, 0)
-    await file.sync()
-    await file.close()
+    const dataSha256 = file.dataSha256()
+    file.writeAt(encodeBankHeader({ spec, count, ...sections, importedAt: now, dataSha256 }), 0)
+    file.finish()
     // Checked as a server checks it before it replaces anything.
-    const bank = await openBank(temporary)
+    const bank = await openBank(file.temporary)
     bank.close()
-    await rename(temporary, outputPath)
-    return { count, dataSha256: dataSha256.toString('hex'), bytes: position, lines }
+    file.replaceTarget()
+    return { count, dataSha256: dataSha256.toString('hex'), bytes: sections.hashesOffset + file.dataLength, lines }
   } catch (error) {
-    await file.close().catch(() => {})
-    await rm(temporary, { force: true })
+    file.abandon()
     throw error
   }
 }
