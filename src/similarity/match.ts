@@ -260,8 +260,8 @@ const GATHERED_RUN_HASHES = 512
 
 /**
  * The searches of one batch request (`items`), gathered while the batch runner starts its items and
- * run together, bank by bank (Bank.searchMany): a PDQ bank answers a batch several times faster
- * per lookup than lookups one by one. Each item's checks still run when the item is read, so a bad
+ * run together, bank by bank (Bank.searchMany): a PDQ bank answers a batch about twice as fast
+ * per lookup as lookups one by one. Items of the other types are searched as they are read. Each item's checks still run when the item is read, so a bad
  * item is its own problem as before; its answer is the same as matchHash's. The runs are cut at
  * GATHERED_RUN_HASHES hashes, each in a turn of the event loop of its own, so one batch of 1,000
  * lookups does not hold the loop for its whole length. A bank the folder replaces in between is
@@ -278,8 +278,10 @@ export class MatchGatherer {
   readonly #pending = new Map<Bank, Map<string, { options: BankSearchOptions, searches: { query: string | string[], resolve(result: BankSearchResult): void, reject(error: unknown): void }[] }>>()
   #scheduled = false
 
-  match(request: MatchRequest, context: MatchContext): Promise<MatchResult> {
+  /** The item's answer: gathered for PDQ (whose index gains by it), searched at once for the other types. */
+  match(request: MatchRequest, context: MatchContext): MatchResult | Promise<MatchResult> {
     const plan = planMatch(request, context)
+    if (plan.type !== 'pdq') return answerOf(plan, plan.banks.map((bank) => bank.search(queryOf(plan), plan.options)))
     return Promise.all(plan.banks.map((bank) => this.#search(bank, queryOf(plan), plan.options))).then((found) => answerOf(plan, found))
   }
 
