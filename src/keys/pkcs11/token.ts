@@ -64,7 +64,8 @@ export class Pkcs11Token implements PoolOwner {
   #active = 0
   /** Set while the module is initialised afresh: `enter` waits for it. */
   #gate: Promise<void> | null = null
-  #drained: (() => void) | null = null
+  /** Resolved when no call holds the module (before C_Finalize). */
+  #idle: (() => void)[] = []
   #reinitTimer: NodeJS.Timeout | null = null
   #reinitDelay = RETRY_MS
   #lastReinit = 0
@@ -129,6 +130,9 @@ export class Pkcs11Token implements PoolOwner {
     this.#closed = true
     if (this.#reinitTimer) clearTimeout(this.#reinitTimer)
     for (const pool of this.#pools.values()) pool.close()
+    // Unloading the library under a call in flight (a login at start, a C_Sign) would crash the process.
+    await this.#whenIdle()
+    await this.#opening?.catch(() => {})
     const module = this.#module
     this.#module = null
     if (module) await module.close().catch(() => {})
@@ -148,6 +152,7 @@ export class Pkcs11Token implements PoolOwner {
     for (;;) {
       while (this.#gate) await this.#gate
       const module = await this.#ensureModule()
+      if (this.#closed) throw new Pkcs11Unavailable('device', 'the PKCS#11 module is closed')
       if (this.#gate) continue
       this.#active++
       return { module, generation: this.#generation }
@@ -156,7 +161,11 @@ export class Pkcs11Token implements PoolOwner {
 
   leave(): void {
     this.#active--
-    if (this.#active === 0) this.#drained?.()
+    if (this.#active === 0) for (const resolve of this.#idle.splice(0)) resolve()
+  }
+
+  #whenIdle(): Promise<void> {
+    return this.#active === 0 ? Promise.resolve() : new Promise((resolve) => { this.#idle.push(resolve) })
   }
 
   /**
@@ -185,8 +194,8 @@ export class Pkcs11Token implements PoolOwner {
     this.#gate = new Promise((resolve) => { open = resolve })
     try {
       // C_Finalize with a call in flight would pull its session from under it: the calls in flight finish first.
-      if (this.#active > 0) await new Promise<void>((resolve) => { this.#drained = resolve })
-      this.#drained = null
+      await this.#whenIdle()
+      if (this.#closed) return
       this.options.log?.('info', { module: this.options.modulePath, ...(missing.length > 0 ? { missing } : {}) }, 'PKCS#11 module initialised afresh to find tokens that came back')
       for (const pool of this.#pools.values()) pool.forget()
       const module = this.#module
@@ -217,6 +226,10 @@ export class Pkcs11Token implements PoolOwner {
     try {
       // One thread per session of a token makes HMACs (binding.ts signMany), shared by the tokens.
       const module = await Pkcs11Module.open(this.options.modulePath, this.options.sessions)
+      if (this.#closed) {
+        await module.close().catch(() => {})
+        throw new Pkcs11Unavailable('device', 'the PKCS#11 module is closed')
+      }
       const recovered = this.#failure !== null
       this.#failure = null
       this.#module = module
