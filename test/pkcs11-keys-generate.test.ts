@@ -76,6 +76,10 @@ describe('npm run keys:generate -- --pkcs11', { skip: skipUnless('softhsm2', 'pk
     })
     assert.equal(made.status, 0, made.stderr)
     assert.equal(made.stdout, 'tenant 1 pkcs11:token=tenant;object=tenant-v1;type=secret-key\n')
+    // Without --token, a module with two tokens is refused: which one is not guessed.
+    const unnamed = generate(['--pkcs11', 'orders', '9'])
+    assert.equal(unnamed.status, 1)
+    assert.match(unnamed.stderr, /several initialised tokens: name one .*--token/)
     // The key is in the tenant token (PyKCS11 signs with it there) and not in hashd's.
     assert.match(token.pyHmac('tenant-v1', 'CKM_SHA256_HMAC', Buffer.from('m'), 'tenant'), /^[0-9a-f]{64}$/)
     assert.throws(() => token.pyHmac('tenant-v1', 'CKM_SHA256_HMAC', Buffer.from('m')))

@@ -322,7 +322,11 @@ export class TokenPool {
       this.#owner.requestReinit(false)
       throw new Pkcs11Unavailable('token-missing', `no token of the module is ${this.name}`)
     }
-    if (matches.length > 1) throw new Pkcs11Unavailable('token-missing', `several tokens of the module match ${this.name}: name one with token= or serial=`)
+    if (matches.length > 1) {
+      throw new Pkcs11Unavailable('token-missing', this.selector.token === undefined && this.selector.serial === undefined
+        ? 'the module has several initialised tokens: name one with token= or serial= (keys:generate: --token)'
+        : `several tokens of the module match ${this.name}: name one with serial=`)
+    }
     return matches[0]!
   }
 
