@@ -116,11 +116,11 @@ export interface Config {
 export interface Pkcs11Config {
   /** PKCS11_MODULE: the path of the module (a shared library: SoftHSM2, YubiHSM 2, Luna, CloudHSM…). */
   modulePath: string
-  /** PKCS11_PIN_FILE: the file holding the user PIN (read at each login, never logged). */
+  /** PKCS11_PIN_FILE: the file holding the user PIN of each token whose URIs give no pin-source (read at each login, never logged). */
   pinFile: string
-  /** PKCS11_SESSIONS: sessions open at most; each serves one call at a time. */
+  /** PKCS11_SESSIONS: sessions open at most in each token; each serves one call at a time. */
   sessions: number
-  /** PKCS11_QUEUE_MAX: calls that may wait for a session before more are answered 503. */
+  /** PKCS11_QUEUE_MAX: calls that may wait for a session of a token before more are answered 503. */
   queueMax: number
 }
 

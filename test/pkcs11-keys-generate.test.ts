@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { startHashd } from './helpers/process.js'
 import { makeSoftToken, SOFTHSM_MODULE, type SoftToken } from './helpers/softhsm.js'
-import { skipUnless } from './helpers/tools.js'
+import { run, skipUnless } from './helpers/tools.js'
 
 const SCRIPT = fileURLToPath(new URL('../scripts/keys-generate.js', import.meta.url))
 
@@ -65,6 +65,29 @@ describe('npm run keys:generate -- --pkcs11', { skip: skipUnless('softhsm2', 'pk
     } finally {
       await hashd.stop()
     }
+  })
+
+  it('--token picks one token of several and logs in on it alone, with its own PIN', () => {
+    token.addToken('tenant', '86420864')
+    const tenantPin = join(token.dir, 'tenant-pin')
+    writeFileSync(tenantPin, '86420864\n')
+    const made = spawnSync(process.execPath, [SCRIPT, '--pkcs11', 'tenant', '1', '--token', 'tenant'], {
+      encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...token.env, PKCS11_MODULE: SOFTHSM_MODULE, PKCS11_PIN_FILE: tenantPin },
+    })
+    assert.equal(made.status, 0, made.stderr)
+    assert.equal(made.stdout, 'tenant 1 pkcs11:token=tenant;object=tenant-v1;type=secret-key\n')
+    // Without --token, a module with two tokens is refused: which one is not guessed.
+    const unnamed = generate(['--pkcs11', 'orders', '9'])
+    assert.equal(unnamed.status, 1)
+    assert.match(unnamed.stderr, /several initialised tokens: name one .*--token/)
+    // The key is in the tenant token (PyKCS11 signs with it there) and not in hashd's.
+    assert.match(token.pyHmac('tenant-v1', 'CKM_SHA256_HMAC', Buffer.from('m'), 'tenant'), /^[0-9a-f]{64}$/)
+    assert.throws(() => token.pyHmac('tenant-v1', 'CKM_SHA256_HMAC', Buffer.from('m')))
+    // The other token was never sent the tenant's PIN: SoftHSM2 marks a token after a refused login.
+    const slots = run('env', [`SOFTHSM2_CONF=${token.env.SOFTHSM2_CONF}`, 'pkcs11-tool', '--module', SOFTHSM_MODULE, '--list-token-slots'])
+    const hashdSlot = slots.split(/\nSlot /).find((each) => each.includes('token label        : hashd\n')) ?? ''
+    assert.match(hashdSlot, /token flags/)
+    assert.doesNotMatch(hashdSlot, /count low|final try|locked/)
   })
 
   it('refuses wrong arguments with exit status 2', () => {

@@ -21,6 +21,10 @@ describe('PKCS#11 URIs (RFC 7512)', () => {
     assert.equal(parsePkcs11Uri('PKCS11:id=%41').id?.toString(), 'A')
     assert.equal(parsePkcs11Uri('pkcs11:object=a=b&c').object, 'a=b&c')
     assert.equal(parsePkcs11Uri('pkcs11:object=x;type=secret').object, 'x')
+    // RFC 7512 §2.3 pin-source, as a file: URI (RFC 8089: file:/path and file:///path), percent-decoded.
+    assert.equal(parsePkcs11Uri('pkcs11:token=t;object=x?pin-source=file:/run/secrets/t-pin').pinSource, '/run/secrets/t-pin')
+    assert.equal(parsePkcs11Uri('pkcs11:token=t;object=x?pin-source=file:///run/my%20pin').pinSource, '/run/my pin')
+    assert.equal(parsePkcs11Uri('pkcs11:token=t;object=x').pinSource, undefined)
   })
 
   it('refuses what it does not take, quoting nothing of the URI', () => {
@@ -28,7 +32,14 @@ describe('PKCS#11 URIs (RFC 7512)', () => {
       ['pkcs11:token=hashd', /names no key/],
       ['pkcs11:object=a;object=b', /given twice/],
       ['pkcs11:object=a?pin-value=SECRET1234', /PIN is never written/],
-      ['pkcs11:object=a?pin-source=file:/x', /PIN is never written/],
+      ['pkcs11:object=a?pin-source=%7C/usr/bin/getpin', /file: URI of an absolute path/],
+      ['pkcs11:object=a?pin-source=|/usr/bin/getpin', /file: URI of an absolute path/],
+      ['pkcs11:object=a?pin-source=file:pin', /file: URI of an absolute path/],
+      ['pkcs11:object=a?pin-source=file://host/pin', /file: URI of an absolute path/],
+      ['pkcs11:object=a?pin-source=file:/run/../etc/pin', /no \.\./],
+      ['pkcs11:object=a?pin-source=file:/a&pin-source=file:/b', /given twice/],
+      ['pkcs11:object=a?pin-source', /pin-source=file:\/path/],
+      ['pkcs11:object=a?', /no query attribute/],
       ['pkcs11:object=a?module-path=/x.so', /query attributes/],
       ['pkcs11:object=a;slot-id=1', /not taken/],
       ['pkcs11:object=a;type=private', /secret-key/],
@@ -71,5 +82,12 @@ describe('a pkcs11: secret in HMAC_KEYS_FILE', () => {
     assert.throws(() => parseHmacKeysFile('orders 3 pkcs11:object=o\n', 'keys'), /line 1, field 3: .*needs PKCS11_MODULE and PKCS11_PIN_FILE/)
     assert.throws(() => parseHmacKeysFile('orders 3 pkcs11:object=o?pin-value=1234\n', 'keys', token), /field 3: not a PKCS#11 URI hashd takes .*PIN is never written/)
     assert.throws(() => parseHmacKeysFile('orders 3 pkcs11:object=o algorithms=sha256,sha3-256\n', 'keys', token), /algorithms= of sha256, sha384, sha512 only/)
+    // A token has one PIN file: a second URI naming it with another pin-source is refused on its own line.
+    const tokens = new Pkcs11Token({ modulePath: '/nonexistent.so', pinFile: '/nonexistent', sessions: 1, queueMax: 1 })
+    const twoPins = 'a 1 pkcs11:token=t;object=a?pin-source=file:/run/t-pin\nb 1 pkcs11:token=t;object=b?pin-source=file:/run/other-pin\n'
+    assert.throws(() => parseHmacKeysFile(twoPins, 'keys', tokens), /line 2, field 3: .*token=t .*one PIN file/)
+    const sameToken = parseHmacKeysFile('a 1 pkcs11:token=t;object=a?pin-source=file:/run/t-pin\nb 1 pkcs11:token=t;object=b?pin-source=file:///run/t-pin\nc 1 pkcs11:token=u;object=c\n', 'keys', tokens)
+    assert.deepEqual(sameToken.names, ['a', 'b', 'c'])
+    assert.deepEqual(tokens.state.tokens.map((each) => each.token), ['token=t', 'token=u'])
   })
 })

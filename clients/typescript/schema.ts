@@ -4689,27 +4689,51 @@ export interface operations {
                         replayStore: "memory" | "redis" | "degraded";
                         /** @description With AUDIT_LOG: "failing" while a line cannot be written (with AUDIT_FAIL=closed, keyed operations answer 503 audit-unavailable until one can; the status stays 200); absent without an audit log */
                         auditLog?: "ok" | "failing";
-                        /** @description With PKCS11_MODULE: "hsm" while the PKCS#11 token serves, "degraded" while it cannot (module not loadable, token missing, PIN refused, device gone): operations needing a key in the token answer 503 key-source-unavailable until it is back, others keep working; the status stays 200. Absent without PKCS11_MODULE */
+                        /** @description With PKCS11_MODULE: "hsm" while the module and every token the keys name serve, "degraded" while the module or any token cannot (module not loadable, token missing, PIN refused, device gone): operations needing a key in a token that cannot serve answer 503 key-source-unavailable until it is back, keys in other tokens and other operations keep working; the status stays 200 (hsm.tokens says which token). Absent without PKCS11_MODULE */
                         keySource?: "hsm" | "degraded";
-                        /** @description The PKCS#11 token (PKCS11_MODULE). Only for an API key with the health or metrics scope. */
+                        /** @description The PKCS#11 module (PKCS11_MODULE) and its tokens. Only for an API key with the health or metrics scope. */
                         hsm?: {
                             /**
                              * @description While degraded: which way
                              * @enum {string}
                              */
                             reason?: "module" | "token-missing" | "pin" | "device" | "busy" | "key-missing";
-                            /** @description While degraded: what failed, naming variables and PKCS#11 return values, never the PIN */
+                            /** @description While degraded: what failed (the module, or the first token that cannot serve, named), naming variables and PKCS#11 return values, never the PIN */
                             detail?: string;
-                            /** @description PKCS#11 sessions open */
+                            /** @description PKCS#11 sessions open, all tokens together */
                             sessionsOpen: number;
-                            /** @description Sessions serving a call now */
+                            /** @description Sessions serving a call now, all tokens together */
                             sessionsBusy: number;
-                            /** @description Calls waiting for a session */
+                            /** @description Calls waiting for a session, all tokens together */
                             waiting: number;
-                            /** @description PKCS11_SESSIONS */
+                            /** @description PKCS11_SESSIONS times the tokens named */
                             sessionsMax: number;
-                            /** @description C_Login calls since start (a PIN the token refused is not tried again until PKCS11_PIN_FILE changes) */
+                            /** @description C_Login calls since start, all tokens together (a PIN a token refused is not tried again until its PIN file changes) */
                             logins: number;
+                            /** @description Each token the keys name, in the order first named */
+                            tokens: {
+                                /** @description The token as the keys' URIs name it: token=LABEL, serial=SERIAL (or both), or "the module's only token" */
+                                token: string;
+                                /** @description "ready": logged in and serving; "degraded": its keys answer 503 (reason, detail); "idle": not opened yet */
+                                state: "ready" | "degraded" | "idle";
+                                /**
+                                 * @description While degraded: which way
+                                 * @enum {string}
+                                 */
+                                reason?: "module" | "token-missing" | "pin" | "device" | "busy" | "key-missing";
+                                /** @description While degraded: what failed, never the PIN */
+                                detail?: string;
+                                /** @description Sessions open in this token */
+                                sessionsOpen: number;
+                                /** @description Sessions serving a call now */
+                                sessionsBusy: number;
+                                /** @description Calls waiting for a session of this token */
+                                waiting: number;
+                                /** @description PKCS11_SESSIONS */
+                                sessionsMax: number;
+                                /** @description C_Login calls on this token since start */
+                                logins: number;
+                            }[];
                         };
                         /** @description The worker pool that runs password hashing and large digests. Only for an API key with the health or metrics scope. */
                         work?: {

@@ -154,6 +154,7 @@ export async function openAuditKey(source: string, token: Pkcs11Token | null, va
   let uri: Pkcs11Uri
   try {
     uri = parsePkcs11Uri(source.trim())
+    token.register(uri)
   } catch (error) {
     if (error instanceof Pkcs11UriError) throw new ConfigError(`${variable} is not a PKCS#11 URI hashd takes (RFC 7512): ${error.message}`)
     throw error

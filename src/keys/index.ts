@@ -111,10 +111,11 @@ export class KeyRing {
     await this.pkcs11?.start()
   }
 
-  close(): void {
-    void this.pkcs11?.close()
+  /** Stops watching the files and closes the PKCS#11 module once no call is in it. */
+  async close(): Promise<void> {
     this.apiKeys?.close()
     this.pepper?.close()
     this.hmac?.close()
+    await this.pkcs11?.close()
   }
 }

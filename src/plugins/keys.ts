@@ -28,7 +28,7 @@ declare module 'fastify' {
 
 async function keysPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
   const keyRing = new KeyRing(options.config, app.log)
-  app.addHook('onClose', async () => { keyRing.close() })
+  app.addHook('onClose', async () => { await keyRing.close() })
   await keyRing.start()
   app.decorate('keyRing', keyRing)
   app.decorateRequest('keyUses', null)

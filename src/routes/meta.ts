@@ -70,6 +70,8 @@ const ReplayStore = Type.Union([Type.Literal('memory'), Type.Literal('redis'), T
     'also when RATE_LIMIT_MAX=0), "degraded" (REDIS_URL is set but Redis is unreachable: a webhook whose signature is valid gets 503 until it returns; the status stays 200)',
 })
 
+const HsmReason = Type.Unsafe<string>({ type: 'string', enum: ['module', 'token-missing', 'pin', 'device', 'busy', 'key-missing'], description: 'While degraded: which way' })
+
 /** Present only for an API key with a detail scope (src/keys/scopes.ts HEALTH_DETAIL_SCOPES). */
 const detailOnly = ' Only for an API key with the health or metrics scope.'
 
@@ -86,18 +88,32 @@ const Health = Type.Object({
       'the status stays 200); absent without an audit log',
   })),
   keySource: Type.Optional(Type.Union([Type.Literal('hsm'), Type.Literal('degraded')], {
-    description: 'With PKCS11_MODULE: "hsm" while the PKCS#11 token serves, "degraded" while it cannot (module not loadable, token missing, PIN refused, device gone): ' +
-      'operations needing a key in the token answer 503 key-source-unavailable until it is back, others keep working; the status stays 200. Absent without PKCS11_MODULE',
+    description: 'With PKCS11_MODULE: "hsm" while the module and every token the keys name serve, "degraded" while the module or any token cannot (module not loadable, token missing, PIN refused, device gone): ' +
+      'operations needing a key in a token that cannot serve answer 503 key-source-unavailable until it is back, keys in other tokens and other operations keep working; the status stays 200 ' +
+      '(hsm.tokens says which token). Absent without PKCS11_MODULE',
   })),
   hsm: Type.Optional(Type.Object({
-    reason: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['module', 'token-missing', 'pin', 'device', 'busy', 'key-missing'], description: 'While degraded: which way' })),
-    detail: Type.Optional(Type.String({ description: 'While degraded: what failed, naming variables and PKCS#11 return values, never the PIN' })),
-    sessionsOpen: Type.Integer({ description: 'PKCS#11 sessions open' }),
-    sessionsBusy: Type.Integer({ description: 'Sessions serving a call now' }),
-    waiting: Type.Integer({ description: 'Calls waiting for a session' }),
-    sessionsMax: Type.Integer({ description: 'PKCS11_SESSIONS' }),
-    logins: Type.Integer({ description: 'C_Login calls since start (a PIN the token refused is not tried again until PKCS11_PIN_FILE changes)' }),
-  }, { description: `The PKCS#11 token (PKCS11_MODULE).${detailOnly}` })),
+    reason: Type.Optional(HsmReason),
+    detail: Type.Optional(Type.String({ description: 'While degraded: what failed (the module, or the first token that cannot serve, named), naming variables and PKCS#11 return values, never the PIN' })),
+    sessionsOpen: Type.Integer({ description: 'PKCS#11 sessions open, all tokens together' }),
+    sessionsBusy: Type.Integer({ description: 'Sessions serving a call now, all tokens together' }),
+    waiting: Type.Integer({ description: 'Calls waiting for a session, all tokens together' }),
+    sessionsMax: Type.Integer({ description: 'PKCS11_SESSIONS times the tokens named' }),
+    logins: Type.Integer({ description: 'C_Login calls since start, all tokens together (a PIN a token refused is not tried again until its PIN file changes)' }),
+    tokens: Type.Array(Type.Object({
+      token: Type.String({ description: 'The token as the keys\' URIs name it: token=LABEL, serial=SERIAL (or both), or "the module\'s only token"' }),
+      state: Type.Union([Type.Literal('ready'), Type.Literal('degraded'), Type.Literal('idle')], {
+        description: '"ready": logged in and serving; "degraded": its keys answer 503 (reason, detail); "idle": not opened yet',
+      }),
+      reason: Type.Optional(HsmReason),
+      detail: Type.Optional(Type.String({ description: 'While degraded: what failed, never the PIN' })),
+      sessionsOpen: Type.Integer({ description: 'Sessions open in this token' }),
+      sessionsBusy: Type.Integer({ description: 'Sessions serving a call now' }),
+      waiting: Type.Integer({ description: 'Calls waiting for a session of this token' }),
+      sessionsMax: Type.Integer({ description: 'PKCS11_SESSIONS' }),
+      logins: Type.Integer({ description: 'C_Login calls on this token since start' }),
+    }), { description: 'Each token the keys name, in the order first named' }),
+  }, { description: `The PKCS#11 module (PKCS11_MODULE) and its tokens.${detailOnly}` })),
   work: Type.Optional(Type.Object({
     threads: Type.Integer({ description: 'Worker threads (WORKER_THREADS)' }),
     running: Type.Integer({ description: 'Tasks running on the threads now' }),
@@ -206,6 +222,11 @@ export const metaRoutes: FastifyPluginAsyncTypebox<{ config: Config, engine: Eng
         hsm: {
           ...(token.reason === undefined ? {} : { reason: token.reason }), ...(token.detail === undefined ? {} : { detail: token.detail }),
           sessionsOpen: token.sessions.open, sessionsBusy: token.sessions.busy, waiting: token.sessions.waiting, sessionsMax: token.sessions.max, logins: token.logins,
+          tokens: token.tokens.map((each) => ({
+            token: each.token, state: each.state,
+            ...(each.reason === undefined ? {} : { reason: each.reason }), ...(each.detail === undefined ? {} : { detail: each.detail }),
+            sessionsOpen: each.sessions.open, sessionsBusy: each.sessions.busy, waiting: each.sessions.waiting, sessionsMax: each.sessions.max, logins: each.logins,
+          })),
         },
       }),
       files,

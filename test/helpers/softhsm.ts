@@ -5,7 +5,7 @@
  * unknown value with `pkcs11-tool --keygen`. PyKCS11 also computes with the token's objects, so a
  * test compares hashd's answer with one made by another program on the same key.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { python, run } from './tools.js'
@@ -24,8 +24,10 @@ export interface SoftToken {
   env: Record<string, string>
   /** A file holding the user PIN. */
   pinFile: string
-  /** Another token beside `hashd`, labelled `label`, with the same PINs. */
-  addToken(label: string): void
+  /** Another token beside `hashd`, labelled `label`, with the same SO PIN and the user PIN `userPin` (USER_PIN unless given). */
+  addToken(label: string, userPin?: string): void
+  /** The directory SoftHSM2 keeps the token `label` in (found by its label in token.object). */
+  tokenDirOf(label: string): string
   /** A secret key of this value, labelled `label` (CKA_SIGN for generic secrets, CKA_ENCRYPT/DECRYPT for AES), in token `hashd` or `token`. */
   importKey(label: string, value: Buffer, type: 'generic' | 'aes', token?: string): void
   /** `pkcs11-tool --keygen`: a key whose value no one sees. */
@@ -74,11 +76,12 @@ export function makeSoftToken(): SoftToken {
   const pinFile = join(dir, 'pin')
   writeFileSync(pinFile, `${USER_PIN}\n`, { mode: 0o600 })
   const tool = (args: string[]) => exec('pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', TOKEN_LABEL, '--login', '--pin', USER_PIN, ...args])
+  const pins = new Map<string, string>([[TOKEN_LABEL, USER_PIN]])
   const py = (code: string, args: string[], token = TOKEN_LABEL) => {
     const saved = process.env.SOFTHSM2_CONF
     process.env.SOFTHSM2_CONF = conf
     try {
-      return python(code, [SOFTHSM_MODULE, token, USER_PIN, ...args])
+      return python(code, [SOFTHSM_MODULE, token, pins.get(token) ?? USER_PIN, ...args])
     } finally {
       if (saved === undefined) delete process.env.SOFTHSM2_CONF
       else process.env.SOFTHSM2_CONF = saved
@@ -89,7 +92,17 @@ export function makeSoftToken(): SoftToken {
     tokenDir,
     env,
     pinFile,
-    addToken: (label) => { exec('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', USER_PIN, '--so-pin', SO_PIN]) },
+    addToken: (label, userPin = USER_PIN) => {
+      exec('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', userPin, '--so-pin', SO_PIN])
+      pins.set(label, userPin)
+    },
+    tokenDirOf: (label) => {
+      // token.object holds the label blank-padded to 32 bytes (CK_TOKEN_INFO.label).
+      const padded = Buffer.from(label.padEnd(32, ' '))
+      const found = readdirSync(tokenDir).filter((each) => readFileSync(join(tokenDir, each, 'token.object')).includes(padded))
+      if (found.length !== 1) throw new Error(`no single token directory holds the label ${label}`)
+      return join(tokenDir, found[0]!)
+    },
     importKey: (label, value, type, token) => { py(PY_IMPORT, [label, value.toString('hex'), type], token) },
     keygen: (label, keyType) => { tool(['--keygen', '--key-type', keyType, '--label', label, '--sensitive']) },
     listObjects: () => tool(['--list-objects', '--type', 'secrkey']),

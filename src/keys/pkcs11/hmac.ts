@@ -35,6 +35,8 @@ export class TokenHmacKey {
   constructor(uri: Pkcs11Uri, token: Pkcs11Token) {
     this.uri = uri
     this.#token = token
+    // Its token's pool now, so that a pin-source at odds with another URI's is refused on its line.
+    token.register(uri)
   }
 
   /** A token key has no prepared in-memory form. */

@@ -25,6 +25,8 @@ export class TokenPepperKey implements PepperKey {
     this.id = id
     this.uri = uri
     this.#token = token
+    // Its token's pool now, so that a pin-source at odds with another URI's is refused on its line.
+    token.register(uri)
   }
 
   async seal(scheme: string, inner: string): Promise<string> {

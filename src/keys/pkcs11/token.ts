@@ -1,378 +1,251 @@
 /**
- * One PKCS#11 token as hashd uses it: the module loaded once, one logged-in user, a bounded pool
- * of sessions and the handles of the keys found in it.
+ * The PKCS#11 module of PKCS11_MODULE as hashd uses it: loaded and initialised once, with one pool
+ * of sessions per token that the keys' URIs name (pool.ts), each logged in with its own PIN.
  *
- * - **Sessions:** a PKCS#11 session serves one operation at a time, so each call takes a session
- *   from the pool (at most PKCS11_SESSIONS open) and gives it back; calls beyond that wait in a
- *   queue of at most PKCS11_QUEUE_MAX, and a call that finds the queue full is a 503 at once.
- * - **Login:** once, on the first session (PKCS#11 §5.6: a login is the application's, every session
- *   of the token shares it), and kept: the PIN is read from PKCS11_PIN_FILE at that moment and not
- *   kept in memory. **A wrong PIN is never tried twice:** the SHA-256 of a PIN the token refused
- *   is remembered, and no login is tried while the file holds the same PIN, so a token that locks
- *   after N failures is never locked by hashd.
- * - **Fail closed:** while the module cannot be loaded, the token is missing, the PIN is refused or
- *   the device is gone, every call throws `Pkcs11Unavailable` (a 503 for the caller) at once; the
- *   state says why (GET /api/health). It tries again at most once a second, on the next call or
- *   on its own timer, and recovers with no restart.
- * - **Recovery:** CKR_SESSION_HANDLE_INVALID or CKR_SESSION_CLOSED drop the session and the call
- *   is tried once more on another; CKR_OBJECT_HANDLE_INVALID or CKR_KEY_HANDLE_INVALID forget the
- *   key's handle and find it again; CKR_DEVICE_REMOVED, CKR_TOKEN_NOT_PRESENT and their kin close
- *   everything (C_Finalize, unload) and start over, the token's objects found again.
+ * - **Tokens:** a URI's `token=` (label) or `serial=` names its token (RFC 7512 §2.3); URIs naming
+ *   a token the same way share its pool. A URI naming neither uses the module's only initialised token.
+ * - **PINs:** a URI's `pin-source=file:/path` (RFC 7512 §2.3; read as p11-kit and OpenSSL's pkcs11
+ *   provider read it: the PIN is the file's contents, one trailing newline dropped) names the file
+ *   holding its token's user PIN; without it, PKCS11_PIN_FILE does. A token has one PIN file: URIs
+ *   naming one token with two different pin-source are refused when the keys file is read.
+ * - **Sessions:** PKCS11_SESSIONS and PKCS11_QUEUE_MAX are per token, so one token's backlog never
+ *   refuses another's calls; the sessions open at most are PKCS11_SESSIONS times the tokens named.
+ * - **Fail closed per token:** a token that is missing, refuses its PIN or loses its device makes
+ *   its keys' calls answer 503; the other tokens' keys go on. A module that cannot be loaded or
+ *   initialised makes every token's keys answer 503. GET /api/health shows each token.
+ * - **Initialising afresh:** SoftHSM2 (and modules like it) read their tokens at C_Initialize, so a
+ *   token put back shows only after C_Finalize and C_Initialize, which end every token's sessions.
+ *   While a token is missing, that is done at growing intervals (1 s, doubling to 30 s): calls
+ *   arriving meanwhile wait, the calls in flight finish first, and the other tokens log in again
+ *   at once with the PINs in their files (a wrong one still tried once only).
  */
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { CKA, CKF_TOKEN_INITIALIZED, CKO_SECRET_KEY, CKR, Pkcs11Error, Pkcs11Module, rvName, type Attribute } from './binding.js'
-import type { Pkcs11Uri } from './uri.js'
+import { Pkcs11Error, Pkcs11Module } from './binding.js'
+import { Pkcs11Unavailable, RETRY_MS, TokenPool, tokenName, type PoolOwner, type PoolState, type UnavailableReason } from './pool.js'
+import { Pkcs11UriError, type Pkcs11Uri } from './uri.js'
+
+export { Pkcs11Unavailable, type PoolState, type UnavailableReason } from './pool.js'
 
 export interface TokenOptions {
   modulePath: string
+  /** The user PIN of every token whose URIs give no pin-source. */
   pinFile: string
-  /** Sessions open at most (each serves one call at a time). */
+  /** Sessions open at most in each token (each serves one call at a time). */
   sessions: number
-  /** Calls that may wait for a session before more are refused. */
+  /** Calls that may wait for a session of a token before more are refused. */
   queueMax: number
-  /** A line for the process log when the state changes (names, never the PIN). */
+  /** A line for the process log when a state changes (names, never the PIN). */
   log?: (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string) => void
 }
 
-/** Why the token cannot serve: the caller answers 503 with this reason's code. */
-export type UnavailableReason = 'module' | 'token-missing' | 'pin' | 'device' | 'busy' | 'key-missing'
-
-/** The token cannot serve this call now (503); `reason` says which way, `detail` in words (no PIN, no key value). */
-export class Pkcs11Unavailable extends Error {
-  readonly reason: UnavailableReason
-  constructor(reason: UnavailableReason, detail: string) {
-    super(detail)
-    this.name = 'Pkcs11Unavailable'
-    this.reason = reason
-  }
-}
-
 export interface TokenState {
+  /** "degraded" while the module or any token named cannot serve. */
   state: 'ready' | 'degraded' | 'idle'
-  /** While degraded: which way and why, in words. */
+  /** While degraded: the module's reason, or the first degraded token's (named in `detail`). */
   reason?: UnavailableReason
   detail?: string
+  /** Sums over the tokens. */
   sessions: { open: number, busy: number, waiting: number, max: number }
-  /** C_Login calls made since start (a wrong PIN is tried once). */
   logins: number
+  tokens: PoolState[]
 }
 
-/** Errors that say the session is gone: another session serves. */
-const SESSION_GONE: ReadonlySet<number> = new Set([CKR.SESSION_HANDLE_INVALID, CKR.SESSION_CLOSED])
-/** Errors that say the key's handle is stale: find it again. */
-const HANDLE_GONE: ReadonlySet<number> = new Set([CKR.OBJECT_HANDLE_INVALID, CKR.KEY_HANDLE_INVALID])
-/** Errors that say the device or token is gone: start over. */
-const DEVICE_GONE: ReadonlySet<number> = new Set([
-  CKR.DEVICE_REMOVED, CKR.TOKEN_NOT_PRESENT, CKR.TOKEN_NOT_RECOGNIZED, CKR.DEVICE_ERROR, CKR.DEVICE_MEMORY,
-  CKR.CRYPTOKI_NOT_INITIALIZED, CKR.USER_NOT_LOGGED_IN, CKR.GENERAL_ERROR,
-])
-/** C_Login answers that mean this PIN must not be tried again. */
-const PIN_REFUSED: ReadonlySet<number> = new Set([CKR.PIN_INCORRECT, CKR.PIN_LOCKED, CKR.PIN_EXPIRED, CKR.PIN_LEN_RANGE, CKR.USER_PIN_NOT_INITIALIZED])
+/** The longest wait between two initialisations of the module while a token is missing. */
+const REINIT_MAX_MS = 30_000
 
-/** How long a failed open is trusted before the next try. */
-const RETRY_MS = 1000
-
-interface Opened {
-  module: Pkcs11Module
-  /** Slot of each token label or serial asked for (`label:hashd`, `serial:…`, `any`). */
-  slots: Map<string, number>
-  /** Sessions not in use, and how many are open in all. */
-  idle: { slot: number, handle: number }[]
-  open: number
-  loggedIn: Set<number>
-  /** Key handles by URI text. */
-  handles: Map<string, number>
-}
-
-type Waiter = { resolve: (session: { slot: number, handle: number }) => void, reject: (error: Error) => void }
-
-export class Pkcs11Token {
+export class Pkcs11Token implements PoolOwner {
   readonly options: TokenOptions
-  #opened: Opened | null = null
-  #opening: Promise<Opened> | null = null
+  readonly refusedPins = new Map<string, string>()
+  readonly #pools = new Map<string, TokenPool>()
+  #module: Pkcs11Module | null = null
+  #generation = 0
+  #opening: Promise<Pkcs11Module> | null = null
   #failure: { error: Pkcs11Unavailable, at: number } | null = null
-  #refusedPin: string | null = null
-  /** URIs of keys the token did not have, even after a fresh open; health is degraded while any is. */
-  readonly #missing = new Set<string>()
-  #busy = 0
-  #logins = 0
-  readonly #waiting: Waiter[] = []
-  #timer: NodeJS.Timeout | null = null
+  /** Calls holding the module now (pool.ts `enter`/`leave`). */
+  #active = 0
+  /** Set while the module is initialised afresh: `enter` waits for it. */
+  #gate: Promise<void> | null = null
+  /** Resolved when no call holds the module (before C_Finalize). */
+  #idle: (() => void)[] = []
+  #reinitTimer: NodeJS.Timeout | null = null
+  #reinitDelay = RETRY_MS
+  #lastReinit = 0
   #closed = false
 
   constructor(options: TokenOptions) {
     this.options = options
   }
 
+  get sessions(): number { return this.options.sessions }
+  get queueMax(): number { return this.options.queueMax }
+  get generation(): number { return this.#generation }
+  get log(): TokenOptions['log'] { return this.options.log }
+
   get state(): TokenState {
-    const sessions = { open: this.#opened?.open ?? 0, busy: this.#busy, waiting: this.#waiting.length, max: this.options.sessions }
-    if (this.#failure) return { state: 'degraded', reason: this.#failure.error.reason, detail: this.#failure.error.message, sessions, logins: this.#logins }
-    if (this.#missing.size > 0) {
-      return { state: 'degraded', reason: 'key-missing', detail: `${this.#missing.size} key(s) named in a keys file are not in the token`, sessions, logins: this.#logins }
+    const tokens = [...this.#pools.values()].map((pool) => pool.state)
+    const sessions = { open: 0, busy: 0, waiting: 0, max: 0 }
+    let logins = 0
+    for (const token of tokens) {
+      sessions.open += token.sessions.open
+      sessions.busy += token.sessions.busy
+      sessions.waiting += token.sessions.waiting
+      sessions.max += token.sessions.max
+      logins += token.logins
     }
-    return { state: this.#opened ? 'ready' : 'idle', sessions, logins: this.#logins }
+    const base = { sessions, logins, tokens }
+    if (this.#failure) return { ...base, state: 'degraded', reason: this.#failure.error.reason, detail: this.#failure.error.message }
+    const degraded = tokens.find((token) => token.state === 'degraded')
+    if (degraded) return { ...base, state: 'degraded', reason: degraded.reason!, detail: `${degraded.token}: ${degraded.detail ?? ''}` }
+    return { ...base, state: tokens.some((token) => token.state === 'ready') ? 'ready' : 'idle' }
   }
 
-  /** Opens the module now (at start): a failure is the degraded state, not an error. */
+  /**
+   * The pool of the token `uri` names, made on first mention: called when a keys file is read, so
+   * that a conflicting pin-source is refused on its line (Pkcs11UriError).
+   */
+  register(uri: Pick<Pkcs11Uri, 'token' | 'serial' | 'pinSource'>): TokenPool {
+    const name = tokenName(uri)
+    const pinFile = uri.pinSource ?? this.options.pinFile
+    const known = this.#pools.get(name)
+    if (known !== undefined) {
+      if (known.pinFile !== pinFile) throw new Pkcs11UriError(`another URI names ${name} with ${known.pinFrom} as its PIN file; a token has one PIN file (change it with a restart)`)
+      return known
+    }
+    const pool = new TokenPool(this, uri, pinFile, uri.pinSource === undefined ? 'PKCS11_PIN_FILE' : 'pin-source')
+    this.#pools.set(name, pool)
+    if (this.#module !== null && !this.#closed) void pool.start()
+    return pool
+  }
+
+  /** Opens the module and logs in on each token named so far (at start): a failure is the degraded state, not an error. */
   async start(): Promise<void> {
-    await this.#ensureOpen().catch(() => {})
+    try {
+      await this.#ensureModule()
+    } catch {
+      // The degraded state says why.
+    }
+    await Promise.all([...this.#pools.values()].map((pool) => pool.start()))
   }
 
   async close(): Promise<void> {
     this.#closed = true
-    if (this.#timer) clearTimeout(this.#timer)
-    for (const waiter of this.#waiting.splice(0)) waiter.reject(new Pkcs11Unavailable('device', 'the PKCS#11 token is closing'))
-    await this.#teardown()
+    if (this.#reinitTimer) clearTimeout(this.#reinitTimer)
+    for (const pool of this.#pools.values()) pool.close()
+    // Unloading the library under a call in flight (a login at start, a C_Sign) would crash the process.
+    await this.#whenIdle()
+    await this.#opening?.catch(() => {})
+    const module = this.#module
+    this.#module = null
+    if (module) await module.close().catch(() => {})
   }
 
-  /**
-   * Runs `operation` with a session and the handle of the key `uri` names, recovering once from
-   * a stale session, a stale handle or a device that went away and came back.
-   */
-  async withKey<T>(uri: Pkcs11Uri, operation: (module: Pkcs11Module, session: number, key: number) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      const opened = await this.#ensureOpen()
-      const session = await this.#acquire(opened)
-      let broken = false
-      try {
-        const key = await this.#handle(opened, session, uri)
-        const result = await operation(opened.module, session.handle, key)
-        this.#missing.delete(uri.text)
-        return result
-      } catch (error) {
-        if (error instanceof Pkcs11Unavailable && error.reason === 'key-missing') {
-          // A key that is not found may be one the module lost sight of (a token taken away and
-          // put back): the module is opened afresh once, then the key is missing for real.
-          if (attempt >= 1) {
-            this.#missing.add(uri.text)
-            throw error
-          }
-          broken = true
-          await this.#lost(opened, null)
-          continue
-        }
-        if (!(error instanceof Pkcs11Error)) throw error
-        if (SESSION_GONE.has(error.rv)) broken = true
-        else if (HANDLE_GONE.has(error.rv)) opened.handles.delete(uri.text)
-        else if (DEVICE_GONE.has(error.rv)) {
-          broken = true
-          await this.#lost(opened, error)
-        } else throw error
-        if (attempt >= 1) throw this.#fail(new Pkcs11Unavailable('device', `the PKCS#11 token failed: ${error.fn} returned ${rvName(error.rv)}`))
-      } finally {
-        this.#release(opened, session, broken)
-      }
-    }
+  /** Runs `operation` with a session of the key's token and the key's handle (pool.ts). */
+  withKey<T>(uri: Pkcs11Uri, operation: (module: Pkcs11Module, session: number, key: number) => Promise<T>): Promise<T> {
+    return this.register(uri).withKey(uri, operation)
   }
 
   /** Runs `operation` with a logged-in session of the token `uri` names (keys:generate). */
-  async withSession<T>(uri: Pick<Pkcs11Uri, 'token' | 'serial'>, operation: (module: Pkcs11Module, session: number) => Promise<T>): Promise<T> {
-    const opened = await this.#ensureOpen()
-    const slot = await this.#slotOf(opened, uri)
-    const session = await this.#acquire(opened, slot)
-    try {
-      return await operation(opened.module, session.handle)
-    } finally {
-      this.#release(opened, session, false)
+  withSession<T>(uri: Pick<Pkcs11Uri, 'token' | 'serial'>, operation: (module: Pkcs11Module, session: number) => Promise<T>): Promise<T> {
+    return this.register(uri).withSession(operation)
+  }
+
+  async enter(): Promise<{ module: Pkcs11Module, generation: number }> {
+    for (;;) {
+      while (this.#gate) await this.#gate
+      const module = await this.#ensureModule()
+      if (this.#closed) throw new Pkcs11Unavailable('device', 'the PKCS#11 module is closed')
+      if (this.#gate) continue
+      this.#active++
+      return { module, generation: this.#generation }
     }
   }
 
-  #fail(error: Pkcs11Unavailable): Pkcs11Unavailable {
-    const first = this.#failure === null || this.#failure.error.message !== error.message
-    this.#failure = { error, at: Date.now() }
-    if (first) this.options.log?.('error', { module: this.options.modulePath, reason: error.reason, detail: error.message }, 'PKCS#11 token unavailable: keyed operations answer 503')
-    this.#schedule()
-    return error
+  leave(): void {
+    this.#active--
+    if (this.#active === 0) for (const resolve of this.#idle.splice(0)) resolve()
   }
 
-  /** While degraded, a try on a timer too, so health turns back without waiting for a request. */
-  #schedule(): void {
-    if (this.#timer || this.#closed) return
-    this.#timer = setTimeout(() => {
-      this.#timer = null
-      if (this.#failure && !this.#closed) void this.#ensureOpen().catch(() => {})
-    }, RETRY_MS)
-    this.#timer.unref()
+  #whenIdle(): Promise<void> {
+    return this.#active === 0 ? Promise.resolve() : new Promise((resolve) => { this.#idle.push(resolve) })
   }
 
-  async #ensureOpen(): Promise<Opened> {
-    if (this.#opened) return this.#opened
-    if (this.#closed) throw new Pkcs11Unavailable('device', 'the PKCS#11 token is closed')
+  /**
+   * A token is not among the module's slots (or the module lost its state: `urgent`): initialise
+   * the module afresh, at once when urgent, else no sooner than the growing interval allows.
+   */
+  requestReinit(urgent: boolean): void {
+    if (this.#closed || this.#reinitTimer !== null || this.#gate !== null || this.#module === null) return
+    const delay = urgent ? 0 : Math.max(0, this.#lastReinit + this.#reinitDelay - Date.now())
+    this.#reinitTimer = setTimeout(() => {
+      this.#reinitTimer = null
+      void this.#reinitialise(urgent)
+    }, delay)
+    this.#reinitTimer.unref()
+  }
+
+  async #reinitialise(urgent: boolean): Promise<void> {
+    if (this.#closed || this.#module === null) return
+    // Nothing to look for any more (the token came back some other way): no reason to disturb the others.
+    const missing = [...this.#pools.values()].filter((pool) => pool.tokenMissing).map((pool) => pool.name)
+    if (!urgent && missing.length === 0) {
+      this.#reinitDelay = RETRY_MS
+      return
+    }
+    let open: () => void = () => {}
+    this.#gate = new Promise((resolve) => { open = resolve })
+    try {
+      // C_Finalize with a call in flight would pull its session from under it: the calls in flight finish first.
+      await this.#whenIdle()
+      if (this.#closed) return
+      this.options.log?.('info', { module: this.options.modulePath, ...(missing.length > 0 ? { missing } : {}) }, 'PKCS#11 module initialised afresh to find tokens that came back')
+      for (const pool of this.#pools.values()) pool.forget()
+      const module = this.#module
+      this.#module = null
+      await module?.close().catch(() => {})
+      this.#generation++
+      this.#lastReinit = Date.now()
+      this.#reinitDelay = Math.min(this.#reinitDelay * 2, REINIT_MAX_MS)
+      await this.#ensureModule().catch(() => {})
+    } finally {
+      this.#gate = null
+      open()
+    }
+    // Every token logs in again now, so that health and the first calls find them ready.
+    await Promise.all([...this.#pools.values()].map((pool) => pool.start()))
+    if (![...this.#pools.values()].some((pool) => pool.tokenMissing)) this.#reinitDelay = RETRY_MS
+  }
+
+  async #ensureModule(): Promise<Pkcs11Module> {
+    if (this.#module) return this.#module
+    if (this.#closed) throw new Pkcs11Unavailable('device', 'the PKCS#11 module is closed')
     if (this.#failure && Date.now() - this.#failure.at < RETRY_MS) throw this.#failure.error
-    this.#opening ??= this.#open().finally(() => { this.#opening = null })
+    this.#opening ??= this.#openModule().finally(() => { this.#opening = null })
     return this.#opening
   }
 
-  async #open(): Promise<Opened> {
-    // The PIN first: a PIN the token refused is not tried again while the file holds it.
-    const pin = this.#readPin()
-    let module: Pkcs11Module
+  async #openModule(): Promise<Pkcs11Module> {
     try {
-      module = await Pkcs11Module.open(this.options.modulePath, this.options.sessions)
+      // One thread per session of a token makes HMACs (binding.ts signMany), shared by the tokens.
+      const module = await Pkcs11Module.open(this.options.modulePath, this.options.sessions)
+      if (this.#closed) {
+        await module.close().catch(() => {})
+        throw new Pkcs11Unavailable('device', 'the PKCS#11 module is closed')
+      }
+      const recovered = this.#failure !== null
+      this.#failure = null
+      this.#module = module
+      if (recovered) this.options.log?.('info', { module: this.options.modulePath }, 'PKCS#11 module available again')
+      return module
     } catch (error) {
-      pin.fill(0)
       // dlopen failed: the module; C_Initialize failed: the module loads, its token store or device does not answer.
-      throw this.#fail(error instanceof Pkcs11Error
-        ? new Pkcs11Unavailable('device', `the PKCS#11 module PKCS11_MODULE does not start: ${error.message}`)
-        : new Pkcs11Unavailable('module', 'the PKCS#11 module PKCS11_MODULE cannot be loaded'))
+      const failure = error instanceof Pkcs11Error
+        ? new Pkcs11Unavailable('device', `the PKCS#11 module PKCS11_MODULE does not start: ${(error as Error).message}`)
+        : new Pkcs11Unavailable('module', 'the PKCS#11 module PKCS11_MODULE cannot be loaded')
+      const first = this.#failure === null || this.#failure.error.message !== failure.message
+      this.#failure = { error: failure, at: Date.now() }
+      if (first) this.options.log?.('error', { module: this.options.modulePath, reason: failure.reason, detail: failure.message }, 'PKCS#11 module unavailable: operations with keys in its tokens answer 503')
+      // Each token's pool tries again on its own timer, and with it the module.
+      for (const pool of this.#pools.values()) pool.fail(failure)
+      throw failure
     }
-    const opened: Opened = { module, slots: new Map(), idle: [], open: 0, loggedIn: new Set(), handles: new Map() }
-    try {
-      // Initialised tokens only (SoftHSM2 always shows one more, empty, slot for a new token).
-      const slots: number[] = []
-      for (const slot of await module.slots()) {
-        const info = await module.tokenInfo(slot)
-        if ((info.flags & CKF_TOKEN_INITIALIZED) !== 0) slots.push(slot)
-      }
-      if (slots.length === 0) throw new Pkcs11Unavailable('token-missing', 'the PKCS#11 module has no initialised token present')
-      this.#opened = opened
-      // Log in on every token now, so that a refused PIN shows at start, not at the first request.
-      for (const slot of slots) await this.#login(opened, slot, pin)
-    } catch (error) {
-      this.#opened = null
-      await module.close().catch(() => {})
-      throw this.#fail(error instanceof Pkcs11Unavailable ? error : new Pkcs11Unavailable('device', `the PKCS#11 token failed: ${(error as Error).message}`))
-    } finally {
-      pin.fill(0)
-    }
-    const recovered = this.#failure !== null
-    this.#failure = null
-    this.options.log?.('info', { module: this.options.modulePath, sessions: this.options.sessions }, recovered ? 'PKCS#11 token available again' : 'PKCS#11 token opened')
-    return opened
-  }
-
-  #readPin(): Buffer {
-    let text: string
-    try {
-      text = readFileSync(this.options.pinFile, 'utf8')
-    } catch (error) {
-      throw this.#fail(new Pkcs11Unavailable('pin', `PKCS11_PIN_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`))
-    }
-    const pin = Buffer.from(text.replace(/\r?\n$/, ''), 'utf8')
-    // An empty file (one being written in place, read between its truncation and its write) is no
-    // PIN: nothing is sent to the token, and the next call reads the file again.
-    if (pin.length === 0) throw new Pkcs11Unavailable('pin', 'PKCS11_PIN_FILE is empty')
-    const digest = createHash('sha256').update(pin).digest('hex')
-    if (this.#refusedPin === digest) {
-      pin.fill(0)
-      throw this.#fail(new Pkcs11Unavailable('pin', 'the token refused the PIN in PKCS11_PIN_FILE; it is not tried again until the file changes'))
-    }
-    return pin
-  }
-
-  /** C_Login on a session of `slot` (the login then holds for every session of the token). */
-  async #login(opened: Opened, slot: number, pin: Buffer): Promise<void> {
-    const handle = await opened.module.openSession(slot)
-    opened.open++
-    try {
-      this.#logins++
-      await opened.module.login(handle, pin)
-    } catch (error) {
-      if (error instanceof Pkcs11Error && error.rv === CKR.USER_ALREADY_LOGGED_IN) {
-        // Logged in already (by this process before a restart of the module's state): fine.
-      } else {
-        await opened.module.closeSession(handle).catch(() => {})
-        opened.open--
-        if (error instanceof Pkcs11Error && PIN_REFUSED.has(error.rv)) {
-          this.#refusedPin = createHash('sha256').update(pin).digest('hex')
-          throw new Pkcs11Unavailable('pin', `the token refused the PIN in PKCS11_PIN_FILE (${rvName(error.rv)}); it is not tried again until the file changes`)
-        }
-        throw error
-      }
-    }
-    opened.loggedIn.add(slot)
-    opened.idle.push({ slot, handle })
-  }
-
-  async #slotOf(opened: Opened, uri: Pick<Pkcs11Uri, 'token' | 'serial'>): Promise<number> {
-    const key = uri.serial !== undefined ? `serial:${uri.serial}` : uri.token !== undefined ? `label:${uri.token}` : 'any'
-    const known = opened.slots.get(key)
-    if (known !== undefined) return known
-    const matches: number[] = []
-    for (const slot of opened.loggedIn) {
-      const info = await opened.module.tokenInfo(slot)
-      if ((uri.token === undefined || info.label === uri.token) && (uri.serial === undefined || info.serialNumber === uri.serial)) matches.push(slot)
-    }
-    if (matches.length === 0) throw new Pkcs11Unavailable('token-missing', 'no token of the module matches the key\'s URI (token=, serial=)')
-    if (matches.length > 1) throw new Pkcs11Unavailable('token-missing', 'several tokens match the key\'s URI: name one with token= or serial=')
-    opened.slots.set(key, matches[0]!)
-    return matches[0]!
-  }
-
-  async #acquire(opened: Opened, slot?: number): Promise<{ slot: number, handle: number }> {
-    const index = slot === undefined ? opened.idle.length - 1 : opened.idle.findLastIndex((each) => each.slot === slot)
-    if (index >= 0) {
-      this.#busy++
-      return opened.idle.splice(index, 1)[0]!
-    }
-    if (opened.open < this.options.sessions) {
-      opened.open++
-      this.#busy++
-      const target = slot ?? opened.loggedIn.values().next().value!
-      try {
-        return { slot: target, handle: await opened.module.openSession(target) }
-      } catch (error) {
-        opened.open--
-        this.#busy--
-        throw error
-      }
-    }
-    if (this.#waiting.length >= this.options.queueMax) {
-      throw new Pkcs11Unavailable('busy', `every PKCS#11 session is in use and ${this.options.queueMax} calls wait (PKCS11_SESSIONS, PKCS11_QUEUE_MAX)`)
-    }
-    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }))
-  }
-
-  #release(opened: Opened, session: { slot: number, handle: number }, broken: boolean): void {
-    if (broken || this.#opened !== opened) {
-      if (this.#opened === opened) void opened.module.closeSession(session.handle).catch(() => {})
-      opened.open--
-      this.#busy--
-      // A waiter gets a session opened afresh (or the failure) through the normal path.
-      const waiter = this.#waiting.shift()
-      if (waiter) {
-        this.#ensureOpen().then((fresh) => this.#acquire(fresh)).then(waiter.resolve, waiter.reject)
-      }
-      return
-    }
-    const waiter = this.#waiting.shift()
-    if (waiter) waiter.resolve(session) // stays busy: handed on
-    else {
-      this.#busy--
-      opened.idle.push(session)
-    }
-  }
-
-  /** The key's handle in this opening of the module, found on first use (its URI's token, label, id, class). */
-  async #handle(opened: Opened, session: { slot: number, handle: number }, uri: Pkcs11Uri): Promise<number> {
-    const known = opened.handles.get(uri.text)
-    if (known !== undefined) return known
-    const slot = await this.#slotOf(opened, uri)
-    if (slot !== session.slot) throw new Pkcs11Unavailable('token-missing', 'the key is in another token than the first; hashd uses keys of one token')
-    const template: Attribute[] = [{ type: CKA.CLASS, value: CKO_SECRET_KEY }]
-    if (uri.object !== undefined) template.push({ type: CKA.LABEL, value: Buffer.from(uri.object, 'utf8') })
-    if (uri.id !== undefined) template.push({ type: CKA.ID, value: uri.id })
-    const found = await opened.module.findObjects(session.handle, template, 2)
-    if (found.length !== 1) {
-      throw new Pkcs11Unavailable('key-missing', found.length === 0
-        ? 'the token has no secret key with the object= or id= of the key\'s URI'
-        : 'the token has several secret keys with the object= or id= of the key\'s URI: add id= to tell them apart')
-    }
-    opened.handles.set(uri.text, found[0]!)
-    return found[0]!
-  }
-
-  /** The device went away (or a key did): close everything; the next call opens the module afresh. */
-  async #lost(opened: Opened, error: Pkcs11Error | null): Promise<void> {
-    if (this.#opened !== opened) return
-    this.options.log?.('warn', { module: this.options.modulePath, ...(error ? { fn: error.fn, rv: rvName(error.rv) } : { why: 'a key was not found' }) }, 'PKCS#11 token lost: reopening the module')
-    await this.#teardown()
-  }
-
-  async #teardown(): Promise<void> {
-    const opened = this.#opened
-    this.#opened = null
-    if (opened) await opened.module.close().catch(() => {})
   }
 }

@@ -5,8 +5,12 @@
  *   (CKA_LABEL), `id` (CKA_ID, bytes, usually percent-encoded), `type` (`secret-key`; `secret` is
  *   read the same). `manufacturer`, `model`, `library-*` and `slot-*` are refused: the module is
  *   PKCS11_MODULE's, and a token is told by its label or serial.
- * - **Query attributes** (after `?`): none. `pin-value` and `pin-source` are refused: the PIN is
- *   read from PKCS11_PIN_FILE only, so it is never written in a keys file.
+ * - **Query attributes** (after `?`, `&`-separated): `pin-source` only, as a `file:` URI of an
+ *   absolute path (`?pin-source=file:/run/secrets/tenant-a-pin` or `file:///…`): the file holding
+ *   the user PIN of the URI's token (token.ts), as p11-kit, GnuTLS and OpenSSL's pkcs11 provider
+ *   read it. `pin-value` is refused (a PIN written in a keys file), and so are pin-source's other
+ *   forms (`|command`: hashd runs no program for a PIN; a dialog: there is no one to ask) and
+ *   `module-name`/`module-path` (the module is PKCS11_MODULE).
  * - **Values are percent-decoded** (§2.3: a value is `pk11-pchar`s, `%XX` for any other byte).
  *   `token` and `object` are UTF-8 text; `id` is bytes. An attribute appears at most once.
  * - **A key is named by `object` or `id`** (or both), and its token by `token` or `serial`, or by
@@ -24,6 +28,8 @@ export interface Pkcs11Uri {
   object?: string
   /** CKA_ID. */
   id?: Buffer
+  /** The absolute path of the file holding the token's user PIN (`pin-source=file:…`), or undefined for PKCS11_PIN_FILE. */
+  pinSource?: string
   /** The URI as written, to tell keys apart and to name them where a key's name is shown. */
   text: string
 }
@@ -56,8 +62,11 @@ function hexValue(code: number): number {
   return -1
 }
 
-/** The bytes of a percent-encoded value. */
-export function percentDecode(value: string, name: string): Buffer {
+/** RFC 7512's pk11-qres-avail adds these to a query value's plain characters (and takes `&` and `;` away). */
+const QUERY_EXTRA = '/?|'
+
+/** The bytes of a percent-encoded value (`inQuery`: a query attribute's, RFC 7512 pk11-qchar). */
+export function percentDecode(value: string, name: string, inQuery = false): Buffer {
   const bytes: number[] = []
   for (let index = 0; index < value.length; index++) {
     const code = value.charCodeAt(index)
@@ -67,7 +76,7 @@ export function percentDecode(value: string, name: string): Buffer {
       if (high < 0 || low < 0) throw new Pkcs11UriError(`the value of ${name}= has a % not followed by two hex digits`)
       bytes.push(high * 16 + low)
       index += 2
-    } else if (isPlain(code)) {
+    } else if (inQuery ? code !== 0x26 && code !== 0x3b && (isPlain(code) || QUERY_EXTRA.includes(String.fromCharCode(code))) : isPlain(code)) {
       bytes.push(code)
     } else {
       throw new Pkcs11UriError(`the value of ${name}= has a character that must be percent-encoded (RFC 7512 §2.3)`)
@@ -82,6 +91,17 @@ function text(bytes: Buffer, name: string): string {
   return decoded
 }
 
+/**
+ * The path a pin-source names (RFC 7512 §2.3 leaves its form to the application; a `file:` URI is
+ * the form every reader of it takes): `file:/path` or `file:///path` (RFC 8089 §2), absolute.
+ */
+function pinSourcePath(value: string): string {
+  const path = value.startsWith('file:///') ? value.slice('file://'.length) : value.startsWith('file:/') && !value.startsWith('file://') ? value.slice('file:'.length) : null
+  if (path === null) throw new Pkcs11UriError('pin-source is a file: URI of an absolute path (file:/path or file:///path); hashd runs no program and opens no dialog for a PIN')
+  if (path.includes('\0') || path.split('/').includes('..')) throw new Pkcs11UriError('the path of pin-source has no .. and no NUL')
+  return path
+}
+
 /** Parses a `pkcs11:` URI naming a secret key; throws Pkcs11UriError saying what is wrong. */
 export function parsePkcs11Uri(uri: string): Pkcs11Uri {
   if (uri.length > PKCS11_URI_MAX) throw new Pkcs11UriError(`a PKCS#11 URI is at most ${PKCS11_URI_MAX} characters`)
@@ -89,15 +109,20 @@ export function parsePkcs11Uri(uri: string): Pkcs11Uri {
   const rest = uri.slice(PKCS11_SCHEME.length)
   const question = rest.indexOf('?')
   const path = question < 0 ? rest : rest.slice(0, question)
+  const result: Pkcs11Uri = { text: uri }
   if (question >= 0) {
     const query = rest.slice(question + 1)
-    const names = query.split('&').map((each) => each.split('=', 1)[0])
-    if (names.some((name) => name === 'pin-value' || name === 'pin-source')) {
-      throw new Pkcs11UriError('the PIN is never written in the URI (pin-value=, pin-source=): hashd reads it from PKCS11_PIN_FILE')
+    if (query === '') throw new Pkcs11UriError('a ? is followed by no query attribute')
+    for (const attribute of query.split('&')) {
+      const equals = attribute.indexOf('=')
+      const name = equals < 0 ? attribute : attribute.slice(0, equals)
+      if (name === 'pin-value') throw new Pkcs11UriError('the PIN is never written in the URI (pin-value=): name a file holding it with pin-source=file:/path, or use PKCS11_PIN_FILE')
+      if (name !== 'pin-source') throw new Pkcs11UriError('query attributes other than pin-source are not taken (the module is PKCS11_MODULE)')
+      if (equals < 0) throw new Pkcs11UriError('pin-source is written pin-source=file:/path')
+      if (result.pinSource !== undefined) throw new Pkcs11UriError('pin-source= is given twice')
+      result.pinSource = pinSourcePath(text(percentDecode(attribute.slice(equals + 1), name, true), name))
     }
-    if (query !== '') throw new Pkcs11UriError('query attributes (after ?) are not taken; the module is PKCS11_MODULE')
   }
-  const result: Pkcs11Uri = { text: uri }
   const seen = new Set<string>()
   for (const attribute of path === '' ? [] : path.split(';')) {
     const equals = attribute.indexOf('=')
