@@ -20,6 +20,8 @@
  *     C_SignInit/C_Sign with as many sessions as the server's PKCS11_SESSIONS (bench/pkcs11-loop.ts:
  *     node and koffi, none of hashd's code), over the same 10,000 32-byte messages, each on core 0,
  *     A B B A (goal ≥ 0.8).
+ * BENCH_KEYS_ONLY=audit runs the audit rows alone (`BENCH_ONLY=keys BENCH_KEYS_ONLY=audit npm run
+ * bench`), to measure the audit log's cost without the other rows' minutes.
  * The server runs at LOG_LEVEL=warn with the limiter off, as row 1's quiet configuration. Rates
  * are wall-clock items per second while the server is kept busy; the server's CPU time per item is
  * printed beside them, which drifts less on a shared machine.
@@ -99,8 +101,18 @@ export async function benchKeys(hashdScript: string, seconds: number): Promise<v
   const batch = { keyName: 'bench', items: MESSAGES.map((message) => ({ message })) }
   const named = { keyName: 'bench', message: MESSAGES[7] }
   const own = { key: secret, keyEncoding: 'base64', message: MESSAGES[7] }
+  const auditOnly = process.env.BENCH_KEYS_ONLY === 'audit'
   let server: Started | undefined
   try {
+    if (!auditOnly) await benchFileKeyRows()
+    await benchAuditRows()
+  } finally {
+    if (server) await stop(server)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  if (!auditOnly) await benchTokenKeys(hashdScript, seconds)
+
+  async function benchFileKeyRows(): Promise<void> {
     server = await start(hashdScript, { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', HMAC_KEYS_FILE: keysFile }, '0')
     const a1 = bareLoop(secret, seconds)
     const b1 = await served(server, batch, ITEMS, seconds, 4)
@@ -127,7 +139,9 @@ export async function benchKeys(hashdScript: string, seconds: number): Promise<v
     console.log(`POST /api/hmac with key            ${show(byKey)}   keyName ÷ key: ${(byName.rate / byKey.rate).toFixed(2)} by items/s, ${(byKey.cpuMicros / byName.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.95)`)
     await stop(server)
     server = undefined
+  }
 
+  async function benchAuditRows(): Promise<void> {
     // The audit log on (a file beside the keys, a line per request) against off, one per request,
     // each server alone on core 0 in its turn, A B B A.
     const auditKey = join(dir, 'audit.key')
@@ -149,11 +163,7 @@ export async function benchKeys(hashdScript: string, seconds: number): Promise<v
     const [on, off] = [mean(on1, on2), mean(off1, off2)]
     console.log(`POST /api/hmac keyName, audit off  ${show(off)}`)
     console.log(`POST /api/hmac keyName, audit on   ${show(on)}   on ÷ off: ${(on.rate / off.rate).toFixed(2)} by items/s, ${(off.cpuMicros / on.cpuMicros).toFixed(2)} by CPU/item (goal ≥ 0.85)`)
-  } finally {
-    if (server) await stop(server)
-    rmSync(dir, { recursive: true, force: true })
   }
-  await benchTokenKeys(hashdScript, seconds)
 }
 
 /** The bare C_SignInit/C_Sign loop (bench/pkcs11-loop.ts) on core 0, over the messages in `messagesFile`. */

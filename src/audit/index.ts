@@ -12,7 +12,7 @@
 import { problems } from '../problem.js'
 import type { Checkpoint } from './checkpoint.js'
 import type { AuditKey } from './key.js'
-import { inputHash } from './line.js'
+import { inputHash, LINE_OWN_NAMES } from './line.js'
 import { AuditWriter, type AuditProcessLog, type AuditSink, type AuditWriterStatus } from './writer.js'
 
 export type { AuditKey } from './key.js'
@@ -45,6 +45,15 @@ export interface AuditOptions {
   log: AuditProcessLog
 }
 
+/** An event's fields in the order its line gives them (absent ones are left out of the JSON). */
+function lineFields(event: AuditEvent, inputs: Record<string, string> | undefined): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    requestId: event.requestId, apiKeyId: event.apiKeyId, operation: event.operation,
+    keyName: event.keyName, keyVersion: event.keyVersion, outcome: event.outcome, inputs,
+  }
+  return event.details === undefined ? fields : Object.assign(fields, event.details)
+}
+
 export class AuditLog {
   readonly key: AuditKey
   readonly fail: 'closed' | 'open'
@@ -68,25 +77,41 @@ export class AuditLog {
    * Writes the event's line and settles once it is written. Fail closed: rejects with the 503
    * audit-unavailable problem when it cannot be; fail open: resolves anyway (the writer logged it).
    */
-  async record(event: AuditEvent): Promise<void> {
+  record(event: AuditEvent): Promise<void> {
+    return new Promise<void>((resolve, reject) => { this.recordThen(event, (error) => { if (error === null) resolve(); else reject(error) }) })
+  }
+
+  /**
+   * `record` with a callback, for the onSend hook of every keyed answer: no promise per request,
+   * and the answer is let go in the same run as the write that carries its line (writer.ts).
+   * `settle` is called once, with null or with the error `record` would reject with.
+   */
+  recordThen(event: AuditEvent, settle: (error: unknown) => void): void {
+    if (event.details !== undefined && LINE_OWN_NAMES.some((name) => Object.hasOwn(event.details!, name))) {
+      settle(new TypeError(`an audit event's details may not use a line's own names (${LINE_OWN_NAMES.join(', ')})`))
+      return
+    }
     const time = new Date().toISOString()
-    let inputs: Record<string, string> | undefined
-    if (event.inputs) {
-      inputs = {}
-      for (const [name, value] of Object.entries(event.inputs)) {
-        const hashed = inputHash(this.key, value)
-        inputs[name] = typeof hashed === 'string' ? hashed : await hashed
-      }
+    const written = (error: unknown): void => { settle(error === null || this.fail === 'open' ? null : problems.auditUnavailable()) }
+    const inputs = event.inputs === undefined ? undefined : this.#hashInputs(event.inputs)
+    if (inputs instanceof Promise) {
+      inputs.then((hashed) => { this.#writer.enqueue('event', lineFields(event, hashed), time, written) }, settle)
+      return
     }
-    const fields = {
-      requestId: event.requestId, apiKeyId: event.apiKeyId, operation: event.operation,
-      keyName: event.keyName, keyVersion: event.keyVersion, outcome: event.outcome, inputs, ...event.details,
+    this.#writer.enqueue('event', lineFields(event, inputs), time, written)
+  }
+
+  /** Each input as its `hmac-sha256:` form: at once under a key in memory; one after another under a key in a token. */
+  #hashInputs(inputs: Record<string, string>): Record<string, string> | Promise<Record<string, string>> {
+    const hashed: Record<string, string> = {}
+    if (this.key.macHexNow === undefined) {
+      return (async () => {
+        for (const [name, value] of Object.entries(inputs)) hashed[name] = await inputHash(this.key, value)
+        return hashed
+      })()
     }
-    try {
-      await this.#writer.append('event', fields, time)
-    } catch {
-      if (this.fail === 'closed') throw problems.auditUnavailable()
-    }
+    for (const name of Object.keys(inputs)) hashed[name] = inputHash(this.key, inputs[name]!) as string
+    return hashed
   }
 
   /** Writes the first lines; a ConfigError when the file's last line is under another key. */

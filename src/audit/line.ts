@@ -48,9 +48,25 @@ export function sha256Hex(text: string): string {
 
 const withMac = (body: string, mac: string): string => `${body.slice(0, -1)},"mac":"${MAC_PREFIX}${mac}"}`
 
+/** The names a line gives itself, which no field may take (AuditLog.record refuses an event's detail named so). */
+export const LINE_OWN_NAMES: readonly string[] = ['v', 'seq', 'time', 'type', 'prev', 'mac']
+
+/**
+ * The line's JSON without its MAC: `{"v":1,"seq":…,"time":…,"type":…,<fields>,"prev":…}`. The
+ * fields are one JSON.stringify of the caller's object, set between the line's own members as
+ * text: the same bytes as one JSON.stringify of them all, without copying the fields into a
+ * new object per line (a fifth of a line's CPU, measured apart from HTTP). No field is named as
+ * one of LINE_OWN_NAMES (the writer's own fields are fixed; events are checked by AuditLog).
+ */
+function lineBody(seq: number, time: string, type: LineType, fields: LineFields, prev: string): string {
+  const inner = JSON.stringify(fields)
+  const members = inner.length > 2 ? `${inner.slice(1, -1)},` : ''
+  return `{"v":${LINE_VERSION},"seq":${seq},"time":${JSON.stringify(time)},"type":${JSON.stringify(type)},${members}"prev":${JSON.stringify(prev)}}`
+}
+
 /** A line's text (no newline): the body with its MAC appended; at once under a key in memory. */
 export function makeLine(key: AuditKey, seq: number, time: string, type: LineType, fields: LineFields, prev: string): string | Promise<string> {
-  const body = JSON.stringify({ v: LINE_VERSION, seq, time, type, ...fields, prev })
+  const body = lineBody(seq, time, type, fields, prev)
   const mac = macHex(key, 'line', body)
   return typeof mac === 'string' ? withMac(body, mac) : mac.then((hex) => withMac(body, hex))
 }

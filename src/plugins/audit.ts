@@ -49,9 +49,15 @@ async function auditPlugin(app: FastifyInstance, options: { config: Config }): P
     const pending = request.auditEvent
     if (pending === null || pending.recorded) { done(null, payload); return }
     pending.recorded = true
-    const outcome = pending.outcome ?? (reply.statusCode < 400 ? 'ok' : `status-${reply.statusCode}`)
-    audit.record({ ...pending.event, requestId: String(request.id), ...(request.apiKey ? { apiKeyId: request.apiKey.name } : {}), ...keyUsed(request), outcome })
-      .then(() => { done(null, payload) }, (error: unknown) => { done(error as Error) })
+    const { event } = pending
+    const used = keyUsed(request)
+    // Settled in the run that writes the line (audit/writer.ts), so the answer leaves in the turn
+    // it would have left in without the log; a callback, as a promise per answer costs more.
+    audit.recordThen({
+      operation: event.operation, requestId: String(request.id), apiKeyId: request.apiKey?.name,
+      keyName: used === null ? event.keyName : used.keyName, keyVersion: used === null ? event.keyVersion : used.keyVersion,
+      outcome: pending.outcome ?? (reply.statusCode < 400 ? 'ok' : `status-${reply.statusCode}`), inputs: event.inputs, details: event.details,
+    }, (error) => { if (error === null) done(null, payload); else done(error as Error) })
   })
   app.log.info({ audit: { sink: config.sink.kind === 'file' ? config.sink.path : 'stdout', keyId: key.id, fail: config.fail } }, 'audit log on')
   // Every change of the key ring: which file, and what is in force now (names, versions, counts).
@@ -74,13 +80,13 @@ function outcomeOf(error: unknown): string {
 }
 
 /** The first key a request used (`hmac:orders:v3`, `pepper:k2`: plugins/keys.ts), as the line's keyName and keyVersion. */
-function keyUsed(request: FastifyRequest): { keyName?: string, keyVersion?: number | string } {
+function keyUsed(request: FastifyRequest): { keyName: string, keyVersion: number | string } | null {
   const use = request.keyUses?.[0]
-  if (use === undefined) return {}
+  if (use === undefined) return null
   const hmac = /^hmac:(.+):v(\d+)$/.exec(use)
   if (hmac) return { keyName: hmac[1]!, keyVersion: Number(hmac[2]) }
   const pepper = /^pepper:(.+)$/.exec(use)
-  return pepper ? { keyName: 'pepper', keyVersion: pepper[1]! } : {}
+  return pepper ? { keyName: 'pepper', keyVersion: pepper[1]! } : null
 }
 
 /**
