@@ -59,6 +59,21 @@ export interface DigestAlgorithm extends AlgorithmBase {
   passwordForm?: string
   /** Legacy/weak algorithms: verify reports `rehashRecommended` when such a hash matches. */
   weak?: string
+  /**
+   * The same digest split by data over the upload's hash threads (upload/threads.ts), where it is
+   * slow and its state is additive over the bytes (TLSH's bucket counts): absent for the others.
+   */
+  split?: DigestSplit
+}
+
+/**
+ * A digest split by data: share `index` of `count` sees every byte and does its part; its `digest()`
+ * is an intermediate state, which `combine` turns, with every other share's (in share order), into
+ * the digest `create` gives.
+ */
+export interface DigestSplit {
+  share(index: number, count: number): Hasher
+  combine(states: readonly Uint8Array[]): Uint8Array
 }
 
 /** The cost parameters read from a password hash or chosen by options (all numbers). */

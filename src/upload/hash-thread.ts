@@ -33,10 +33,13 @@ let queue: Promise<void> = Promise.resolve()
 /** The registry, loaded on first need: plain OpenSSL digests (the common uploads) never need it. */
 let registry: Promise<typeof import('../algorithms/registry.js')> | undefined
 
-async function hasherFor({ name, outputBytes, openssl }: ThreadAlgorithm): Promise<Hasher> {
+async function hasherFor({ name, outputBytes, openssl, share }: ThreadAlgorithm): Promise<Hasher> {
   if (openssl !== undefined) return opensslHasher(openssl)(outputBytes)
   registry ??= import('../algorithms/registry.js')
-  return (await registry).digestNamed(name).create(outputBytes)
+  const algorithm = (await registry).digestNamed(name)
+  if (share === undefined) return algorithm.create(outputBytes)
+  if (algorithm.split === undefined) throw new Error(`${name} is not split by data`)
+  return algorithm.split.share(share.index, share.count)
 }
 
 /** The content-hash registry (and verify's own hashers), loaded only when an upload asks for a content hash. */
@@ -77,7 +80,7 @@ async function handle(message: ToThread): Promise<void> {
       contentHashers = []
       active = true
       try {
-        hashers = await Promise.all(message.algorithms.map(async (algorithm): Promise<[string, Hasher]> => [algorithm.name, await hasherFor(algorithm)]))
+        hashers = await Promise.all(message.algorithms.map(async (algorithm): Promise<[string, Hasher]> => [algorithm.share?.key ?? algorithm.name, await hasherFor(algorithm)]))
         contentHashers = await Promise.all(message.contentHashes.map(async (hash): Promise<[string, ContentHasher]> => [hash.key ?? hash.name, await contentHasherFor(hash)]))
       } catch (error) {
         fail(error)

@@ -21,7 +21,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { plainOpensslName } from '../algorithms/hashers.js'
-import type { DigestAlgorithm } from '../algorithms/types.js'
+import type { DigestAlgorithm, DigestSplit } from '../algorithms/types.js'
 import { findContentHash } from '../content-hashes/index.js'
 import type { DataSplit } from '../content-hashes/segments.js'
 import { Problem } from '../problem.js'
@@ -40,11 +40,18 @@ export type ToThread =
  * the hand-written ones, the password schemes' modules), which cost each new thread about 0.12 s of
  * CPU and 6 MiB (a cold 2 MB four-algorithm upload: 0.19–0.22 s of CPU per thread before, 0.07–0.09 after).
  */
-export interface ThreadAlgorithm { name: string, outputBytes: number, openssl?: string }
+export interface ThreadAlgorithm { name: string, outputBytes: number, openssl?: string, share?: AlgorithmShare }
 
-function forThread(algorithm: DigestAlgorithm): ThreadAlgorithm {
+/** Share `index` of `count` of a digest split by data; the thread reports its state under `key`. */
+export interface AlgorithmShare { index: number, count: number, key: string }
+
+/** An algorithm as a lane runs it: whole, or one share of it. */
+export type LaneAlgorithm = DigestAlgorithm & { share?: AlgorithmShare }
+
+function forThread(algorithm: LaneAlgorithm): ThreadAlgorithm {
+  const { name, outputBytes, share } = algorithm
   const openssl = plainOpensslName(algorithm)
-  return openssl === undefined ? { name: algorithm.name, outputBytes: algorithm.outputBytes } : { name: algorithm.name, outputBytes: algorithm.outputBytes, openssl }
+  return { name, outputBytes, ...(openssl === undefined ? {} : { openssl }), ...(share === undefined ? {} : { share }) }
 }
 
 /** Replies name the upload they belong to: a thread handed back after an abort may still answer for it. */
@@ -133,22 +140,52 @@ export function splitByData(contentHashes: readonly ThreadContentHash[], shares:
   return { hashes, splits }
 }
 
-/** What a lane hashes: digests, and content hashes made in the thread from their registry entry. */
-export interface LaneWork { algorithms: DigestAlgorithm[], contentHashes: ThreadContentHash[] }
+/** A digest split by data over the threads: its shares' keys, and how to put them together. */
+export interface SplitDigest { name: string, split: DigestSplit, shareKeys: string[] }
+
+/**
+ * Splits each digest that has a `split` (TLSH, whose bucket counts add up over the bytes) into
+ * `shares` shares, one per thread, as splitByData does for content hashes; the others stay whole.
+ */
+export function splitDigestsByData(algorithms: readonly DigestAlgorithm[], shares: number): { algorithms: LaneAlgorithm[], splits: SplitDigest[] } {
+  const spread: LaneAlgorithm[] = []
+  const splits: SplitDigest[] = []
+  for (const algorithm of algorithms) {
+    if (shares < 2 || algorithm.split === undefined) {
+      spread.push(algorithm)
+      continue
+    }
+    const shareKeys = Array.from({ length: shares }, (_, index) => `${algorithm.name}#share${index}`)
+    shareKeys.forEach((key, index) => spread.push({ ...algorithm, share: { index, count: shares, key } }))
+    splits.push({ name: algorithm.name, split: algorithm.split, shareKeys })
+  }
+  return { algorithms: spread, splits }
+}
+
+/** What a lane hashes: digests (or shares of them), and content hashes made in the thread from their registry entry. */
+export interface LaneWork { algorithms: LaneAlgorithm[], contentHashes: ThreadContentHash[] }
 
 /**
  * Splits algorithms and content hashes into `lanes` groups of about equal cost (longest first,
- * onto the lightest lane).
+ * onto the lightest lane). The shares of a split digest go to different lanes (each share passes
+ * over every byte, so two in one lane would cost more than the whole digest), where there are
+ * lanes enough.
  */
-export function balance(algorithms: readonly DigestAlgorithm[], lanes: number, contentHashes: readonly ThreadContentHash[] = []): LaneWork[] {
+export function balance(algorithms: readonly LaneAlgorithm[], lanes: number, contentHashes: readonly ThreadContentHash[] = []): LaneWork[] {
   const items = [
-    ...algorithms.map((algorithm) => ({ cost: RELATIVE_COST[algorithm.name] ?? DEFAULT_COST, add: (work: LaneWork) => work.algorithms.push(algorithm) })),
-    ...contentHashes.map((hash) => ({ cost: contentHashCost(hash), add: (work: LaneWork) => work.contentHashes.push(hash) })),
+    ...algorithms.map((algorithm) => ({
+      cost: (RELATIVE_COST[algorithm.name] ?? DEFAULT_COST) / (algorithm.share?.count ?? 1),
+      shareOf: algorithm.share === undefined ? undefined : algorithm.name,
+      add: (work: LaneWork) => work.algorithms.push(algorithm),
+    })),
+    ...contentHashes.map((hash) => ({ cost: contentHashCost(hash), shareOf: undefined, add: (work: LaneWork) => work.contentHashes.push(hash) })),
   ]
-  const groups = Array.from({ length: Math.min(lanes, items.length) }, () => ({ cost: 0, work: { algorithms: [], contentHashes: [] } as LaneWork }))
+  const groups = Array.from({ length: Math.min(lanes, items.length) }, () => ({ cost: 0, shares: new Set<string>(), work: { algorithms: [], contentHashes: [] } as LaneWork }))
   // Stable: equal costs keep their order, digests before content hashes.
   for (const item of items.sort((a, b) => b.cost - a.cost)) {
-    const lightest = groups.reduce((best, group) => (group.cost < best.cost ? group : best))
+    const open = item.shareOf === undefined ? groups : groups.filter((group) => !group.shares.has(item.shareOf as string))
+    const lightest = (open.length > 0 ? open : groups).reduce((best, group) => (group.cost < best.cost ? group : best))
+    if (item.shareOf !== undefined) lightest.shares.add(item.shareOf)
     lightest.cost += item.cost
     item.add(lightest.work)
   }
@@ -259,14 +296,18 @@ export class HashThreads {
     const fewest = contentHashes.length > 0 || algorithms.some((algorithm) => algorithm.kind === 'similarity') ? 1 : 2
     if (this.available < fewest || algorithms.length + contentHashes.length < fewest) return null
     const { hashes, splits } = splitByData(contentHashes, this.available)
-    const groups = balance(algorithms, Math.min(this.available, algorithms.length + hashes.length), hashes)
+    // A digest's shares each pass over every byte, and the event loop reads the socket beside them:
+    // on 2 cores two TLSH shares took longer than TLSH on one thread (100 MiB, 1.7 s against 1.4 s,
+    // medians of 8), so a digest is split only over the threads beyond one left for the event loop.
+    const { algorithms: spread, splits: digestSplits } = splitDigestsByData(algorithms, this.available - 1)
+    const groups = balance(spread, Math.min(this.available, spread.length + hashes.length), hashes)
     if (groups.length < fewest) return null
     const lanes = this.#acquire(groups.length)
     if (lanes.length < groups.length) {
       this.#release(lanes)
       return null
     }
-    return new ThreadedSink(lanes, groups, (done) => this.#release(done), splits)
+    return new ThreadedSink(lanes, groups, (done) => this.#release(done), splits, digestSplits)
   }
 
   async close(): Promise<void> {
@@ -303,11 +344,13 @@ class ThreadedSink implements ContentHashingSink {
   #failure: Error | null = null
   #released = false
   readonly #splits: readonly SplitHash[]
+  readonly #digestSplits: readonly SplitDigest[]
 
-  constructor(lanes: Lane[], groups: LaneWork[], release: (lanes: Lane[]) => void, splits: readonly SplitHash[] = []) {
+  constructor(lanes: Lane[], groups: LaneWork[], release: (lanes: Lane[]) => void, splits: readonly SplitHash[] = [], digestSplits: readonly SplitDigest[] = []) {
     this.#lanes = lanes
     this.#release = release
     this.#splits = splits
+    this.#digestSplits = digestSplits
     // The first lane's ring, which no other upload uses while this one holds the lane. A lane
     // handed back after an abort may still read its old ranges from a ring that the next upload
     // is filling, but only into the aborted upload's hashers, which are dropped. The control and
@@ -442,8 +485,14 @@ class ThreadedSink implements ContentHashingSink {
     this.#finisher?.reject(error)
   }
 
-  /** Puts each split hash's shares together (a few thousand digests at most: a tree's top, a list of parts). */
+  /** Puts each split hash's shares together (a few thousand digests at most: a tree's top, a list of parts), and each split digest's. */
   async #combine(): Promise<void> {
+    for (const { name, split, shareKeys } of this.#digestSplits) {
+      const states = shareKeys.map((shareKey) => this.#digests.get(shareKey))
+      if (states.some((state) => state === undefined)) throw new Error(`hash thread: a share of ${name} is missing`)
+      for (const shareKey of shareKeys) this.#digests.delete(shareKey)
+      this.#digests.set(name, split.combine(states as Uint8Array[]))
+    }
     for (const { key, split, shareKeys } of this.#splits) {
       const texts = shareKeys.map((shareKey) => this.#contentHashes.get(shareKey))
       if (texts.some((text) => text === undefined)) throw new Error(`hash thread: a share of ${key} is missing`)

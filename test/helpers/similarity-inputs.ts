@@ -51,3 +51,20 @@ export function similarityInputs(): SimilarityInput[] {
   }
   return inputs
 }
+
+/**
+ * Inputs for TLSH split by data over hash threads (fast.ts's FastTlshShareHasher counts spans of
+ * 64 KiB): lengths that end just before, on and just after a span's edge, and longer ones whose
+ * spans' first triplets read the last bytes of a span another share counted; random and text.
+ * The same list on every machine (seed 46); their reference hashes are test/fixtures/tlsh/split.tsv.
+ */
+export function tlshSplitInputs(): SimilarityInput[] {
+  const random = new Random(46)
+  const span = 64 * 1024
+  const inputs: SimilarityInput[] = []
+  for (const size of [span - 1, span, span + 1, span + 2, span + 3, span + 4, span + 5, 3 * span + 3, 5 * span + 2, MiB + 1, 2 * MiB + 4]) {
+    inputs.push({ name: `random-${size}`, data: random.bytes(size) })
+    inputs.push({ name: `text-${size}`, data: Buffer.from(random.text(TEXT, size)).subarray(0, size) })
+  }
+  return inputs
+}
