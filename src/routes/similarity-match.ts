@@ -97,8 +97,8 @@ export const matchRoute: FastifyPluginAsyncTypebox<{ config: Config }> = async (
     },
   }, async (request, reply) => {
     const context = app.matchContext(request)
-    // A batch's PDQ searches are gathered and run together (MatchGatherer: about twice the lookups
-    // per second of one by one on a large bank), all of its items in flight at once.
+    // A batch's PDQ searches are gathered and run together (MatchGatherer: a third to a half more
+    // lookups per CPU second than one by one on a large bank), all of its items in flight at once.
     const gatherer = (request.body as { items?: unknown }).items === undefined ? null : new MatchGatherer(() => app.banks?.value ?? null)
     const run = (item: MatchRequest) => gatherer === null ? matchHash(item, context) : gatherer.match(item, context)
     return batchOrSingle<MatchRequest, MatchResult>(app, config, request, reply, run, 'hash', {

@@ -253,15 +253,16 @@ export function matchHash(request: MatchRequest, context: MatchContext): MatchRe
 
 /**
  * The hashes one gathered run searches at most, then the event loop turns: on a 10 M-hash PDQ bank
- * a run of 512 takes about a quarter of a second of one core and gives about twice the lookups per
- * second of one by one (bench/banks.ts); shorter runs gain less, longer ones hold the loop longer.
+ * a run of 512 takes about half a second of one core on the loaded test machine, and a third to a
+ * half more lookups per CPU second than one by one (bench/banks.ts); shorter runs gain less, longer
+ * ones hold the loop longer.
  */
 const GATHERED_RUN_HASHES = 512
 
 /**
  * The searches of one batch request (`items`), gathered while the batch runner starts its items and
- * run together, bank by bank (Bank.searchMany): a PDQ bank answers a batch about twice as fast
- * per lookup as lookups one by one. Items of the other types are searched as they are read. Each item's checks still run when the item is read, so a bad
+ * run together, bank by bank (Bank.searchMany): a large PDQ bank answers a batch with a third to
+ * a half more lookups per CPU second than one by one. Items of the other types are searched as they are read. Each item's checks still run when the item is read, so a bad
  * item is its own problem as before; its answer is the same as matchHash's. The runs are cut at
  * GATHERED_RUN_HASHES hashes, each in a turn of the event loop of its own, so one batch of 1,000
  * lookups does not hold the loop for its whole length. A bank the folder replaces in between is
