@@ -56,6 +56,17 @@ const parsed = (path: string): ParsedLine[] => lines(path).map((line) => parseLi
 const lineNumberOf = (all: string[], test: (line: ParsedLine) => boolean): number => all.findIndex((line) => test(parseLine(line) as ParsedLine)) + 1
 const write = (path: string, all: string[]): string => { writeFileSync(path, `${all.join('\n')}\n`); return path }
 
+/** What logrotate does to `log` in each mode: copy then truncate in place, or move it to `old` and create a new one. */
+function logrotate(mode: 'copytruncate' | 'create', log: string, old: string): void {
+  if (mode === 'copytruncate') {
+    copyFileSync(log, old)
+    truncateSync(log, 0)
+  } else {
+    renameSync(log, old)
+    writeFileSync(log, '')
+  }
+}
+
 describe('configuration', () => {
   it('wants a key with the log, a pkcs11: key only with PKCS11_MODULE, and keys of at least 32 bytes', () => {
     assert.throws(() => loadConfig({ AUDIT_LOG: 'file:/tmp/x.log' }), /AUDIT_LOG is set without AUDIT_KEY/)
@@ -383,13 +394,7 @@ describe('the writer: groups and rotation', () => {
       const writer = await openWriter(log)
       const first = writer.append('event', { operation: 'test', outcome: 'ok', n: 0 })
       // In the same run, so the two lines are one group (one write): the rotation comes between them.
-      if (mode === 'copytruncate') {
-        copyFileSync(log, old)
-        truncateSync(log, 0)
-      } else {
-        renameSync(log, old)
-        writeFileSync(log, '')
-      }
+      logrotate(mode, log, old)
       const second = writer.append('event', { operation: 'test', outcome: 'ok', n: 1 })
       await Promise.all([first, second])
       await writer.close()
@@ -546,14 +551,8 @@ describe('rotation', () => {
       const server = await startServer(envFor(log))
       try {
         for (let i = 0; i < 3; i++) assert.equal((await server.post('/api/hmac', { message: `before ${i}`, keyName: 'orders' })).status, 200)
-        if (mode === 'copytruncate') {
-          copyFileSync(log, old)
-          truncateSync(log, 0)
-        } else {
-          renameSync(log, old)
-          writeFileSync(log, '')
-          process.kill(process.pid, 'SIGHUP')
-        }
+        logrotate(mode, log, old)
+        if (mode === 'create') process.kill(process.pid, 'SIGHUP')
         for (let i = 0; i < 3; i++) assert.equal((await server.post('/api/hmac', { message: `after ${i}`, keyName: 'orders' })).status, 200)
       } finally {
         await server.close()

@@ -300,9 +300,9 @@ export class PdqSearcher implements BankSearcher {
    * prefetching and TLB serve them (the batched query of Norouzi et al.'s §5, and of join-style
    * similarity search). Searches that scan (small banks, wide thresholds) scan one by one.
    */
-  searchMany(groups: readonly (readonly Buffer[])[], threshold: number, _lengthTerm: boolean, sinks: readonly MatchSink[], chunkWork = BATCH_WORK): void {
+  searchMany(groups: readonly (readonly Buffer[])[], threshold: number, lengthTerm: boolean, sinks: readonly MatchSink[], chunkWork = BATCH_WORK): void {
     if (groups.length <= 1 || !this.probes(threshold)) {
-      groups.forEach((queries, group) => this.search(queries, threshold, _lengthTerm, sinks[group]!))
+      groups.forEach((queries, group) => this.search(queries, threshold, lengthTerm, sinks[group]!))
       return
     }
     const slicing = this.slicing!
