@@ -116,18 +116,35 @@ async function waitForStore(servers: HashdProcess[], state: string, withinMs: nu
   return performance.now() - started
 }
 
-/** Sequential requests alternating between the instances: each counted once, in one shared counter. */
+/**
+ * Sequential requests alternating between the instances: each counted once, in one shared counter.
+ * A round in which an instance decided a request on its own count (its call to Redis failed or
+ * timed out after the store said "redis" again: a loaded CI machine once held one past the 300 ms
+ * timeout, and that request repeated the other instance's count) says nothing about the shared
+ * counter, so it is run again, three rounds at most; a round with every call answered must count
+ * one by one. A counter that is not shared fails every round.
+ */
 async function assertShared(servers: HashdProcess[]): Promise<void> {
-  const remaining: number[] = []
-  for (let index = 0; index < 6; index++) {
-    const response = await servers[index % servers.length]!.fetch('/api/hash', hashRequest)
-    await response.text()
-    assert.equal(response.status, 200)
-    const field = /^"default";r=(\d+);t=\d+$/.exec(response.headers.get('ratelimit') ?? '')
-    assert.ok(field, `request ${index} after recovery has no RateLimit field: ${response.headers.get('ratelimit')}`)
-    remaining.push(Number(field[1]))
+  const rounds: string[] = []
+  for (let round = 0; round < 3; round++) {
+    const localBefore = await localDecisions(servers)
+    const remaining: number[] = []
+    for (let index = 0; index < 6; index++) {
+      const response = await servers[index % servers.length]!.fetch('/api/hash', hashRequest)
+      await response.text()
+      assert.equal(response.status, 200)
+      const field = /^"default";r=(\d+);t=\d+$/.exec(response.headers.get('ratelimit') ?? '')
+      assert.ok(field, `request ${index} after recovery has no RateLimit field: ${response.headers.get('ratelimit')}`)
+      remaining.push(Number(field[1]))
+    }
+    const local = await localDecisions(servers) - localBefore
+    if (local === 0) {
+      assert.deepEqual(remaining, remaining.map((_, index) => remaining[0]! - index), `one counter across both instances: ${remaining.join(', ')}`)
+      return
+    }
+    rounds.push(`${remaining.join(', ')} (${local} decided on an instance's own count)`)
   }
-  assert.deepEqual(remaining, remaining.map((_, index) => remaining[0]! - index), `one counter across both instances: ${remaining.join(', ')}`)
+  assert.fail(`no round of six requests with every call to Redis answered: ${rounds.join('; ')}`)
 }
 
 /** With Redis healthy: the traffic's median answer, the baseline the faults are measured against. */

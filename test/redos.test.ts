@@ -94,6 +94,9 @@ describe('ReDoS gate (recheck)', { timeout: 30 * 60_000, skip: skipWithoutBacken
     for (const { verdict } of verdicts) byStage[verdict.stage] += 1
     t.diagnostic(`${verdicts.length} distinct patterns (${found.counts.literals} literals, ${found.counts.constructed} built at run time from ${found.counts.dynamicSites} sites, ${found.counts.table} from the identify table, ${found.counts.schema} in the request schemas); `
       + `${byStage.opened} cleared opened, ${byStage.exact} checked as written; ${checker.ran} recheck runs (the rest cached) in ${seconds} s`)
+    for (const { source, flags, verdict } of verdicts.filter(({ verdict }) => verdict.firstAttack !== undefined)) {
+      t.diagnostic(`/${source.length > 120 ? `${source.slice(0, 120)}…` : source}/${flags}: the fuzzer's first attack (${verdict.firstAttack!.slice(0, 80)}) was not found again with longer clocks: safe`)
+    }
 
     const allowed = (source: string, flags: string) => ALLOWED.find((entry) => entry.source === source && entry.flags === flags)
     const failures = verdicts.filter(({ source, flags, verdict }) => verdict.status !== 'safe' && !allowed(source, flags))
