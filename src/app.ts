@@ -44,6 +44,9 @@ import { verifyRoute } from './routes/verify.js'
 import { webhooksRoute } from './routes/webhooks.js'
 import { sharedCompilers } from './schema-compilers.js'
 
+/** How long a plugin may take to open before the start fails (avvio's default is 10 s). */
+export const PLUGIN_TIMEOUT_MS = 600_000
+
 export interface BuildOptions {
   /** Where logs go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream
@@ -94,6 +97,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // During a graceful shutdown, requests that still arrive on open keep-alive connections get a
     // problem+json 503 with Retry-After from the hook below, not Fastify's own JSON 503.
     return503OnClosing: false,
+    // Plugins that open stores do work in proportion to their size before the server listens: a
+    // 10 M-hash PDQ bank builds its slice tables in 10–25 s on a loaded 2-core machine, past avvio's
+    // default of 10 s, and the server refused to start (bench:banks-http at 10 M). The limit is a
+    // backstop against a plugin that never settles, not a deadline for work; the orchestrator's
+    // startup probe is the deadline (docs/deployment.md, "Similarity banks on Kubernetes").
+    pluginTimeout: PLUGIN_TIMEOUT_MS,
     // maxParamLength: above every path parameter's maxLength, so that a long one is the route's 400
     // problem rather than find-my-way's plain-JSON 414 (the request line is bounded by Node anyway).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },

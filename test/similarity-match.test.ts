@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
+import { PLUGIN_TIMEOUT_MS } from '../src/app.js'
 import { hashKey } from '../src/keys/api-keys.js'
 import { flipBits } from './helpers/bank-inputs.js'
 import { Random } from './helpers/random.js'
@@ -162,6 +163,13 @@ describe('POST /api/similarity/match', { skip: oracleSkip }, () => {
     server = await startServer({ SIMILARITY_BANKS_DIR: banksDir, API_KEYS_FILE: keysFile, FILE_RELOAD_POLL_MS: '200' })
   })
   after(async () => { await server?.close() })
+
+  it('waits for its banks to open past avvio\'s default 10 s (a 10 M-hash bank takes 10–25 s to index)', () => {
+    // A bank large enough to pass 10 s is too slow to make here: bench:banks-http at 10 M starts the
+    // server on one (it failed to start with the default); this holds the setting it needs.
+    assert.equal(server.app.initialConfig.pluginTimeout, PLUGIN_TIMEOUT_MS)
+    assert.ok(PLUGIN_TIMEOUT_MS >= 600_000)
+  })
 
   it('lists each bank in /api/health with its type, count and data SHA-256 (read by Python)', async () => {
     const listed = (await health()).similarity?.banks ?? []
