@@ -4042,7 +4042,7 @@ export interface operations {
                             /** @description ssdeep: libfuzzy's score */
                             score?: number;
                             /**
-                             * @description With dihedral: the image's hash nearest to the entry
+                             * @description With dihedral: the image's hash nearest to the entry (among equals, the first of original and the dihedral order)
                              * @enum {string}
                              */
                             variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
@@ -4078,7 +4078,7 @@ export interface operations {
                                 /** @description ssdeep: libfuzzy's score */
                                 score?: number;
                                 /**
-                                 * @description With dihedral: the image's hash nearest to the entry
+                                 * @description With dihedral: the image's hash nearest to the entry (among equals, the first of original and the dihedral order)
                                  * @enum {string}
                                  */
                                 variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
@@ -4366,7 +4366,7 @@ export interface operations {
                                     /** @description ssdeep: libfuzzy's score */
                                     score?: number;
                                     /**
-                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @description With dihedral: the image's hash nearest to the entry (among equals, the first of original and the dihedral order)
                                      * @enum {string}
                                      */
                                     variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
@@ -4399,7 +4399,7 @@ export interface operations {
                                     /** @description ssdeep: libfuzzy's score */
                                     score?: number;
                                     /**
-                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @description With dihedral: the image's hash nearest to the entry (among equals, the first of original and the dihedral order)
                                      * @enum {string}
                                      */
                                     variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";
@@ -4432,7 +4432,7 @@ export interface operations {
                                     /** @description ssdeep: libfuzzy's score */
                                     score?: number;
                                     /**
-                                     * @description With dihedral: the image's hash nearest to the entry
+                                     * @description With dihedral: the image's hash nearest to the entry (among equals, the first of original and the dihedral order)
                                      * @enum {string}
                                      */
                                     variant?: "original" | "rotate90" | "rotate180" | "rotate270" | "flipX" | "flipY" | "flipPlus1" | "flipMinus1";

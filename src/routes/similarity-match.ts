@@ -41,7 +41,7 @@ export const MatchAnswer = Type.Object({
     label: Type.Union([Type.String(), Type.Null()], { description: 'The entry\'s label, or null' }),
     distance: Type.Optional(Type.Integer({ minimum: 0, description: 'pdq: Hamming distance (0–256); tlsh: the reference\'s distance; digests: 0' })),
     score: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'ssdeep: libfuzzy\'s score' })),
-    variant: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['original', ...DIHEDRAL_NAMES], description: 'With dihedral: the image\'s hash nearest to the entry' })),
+    variant: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['original', ...DIHEDRAL_NAMES], description: 'With dihedral: the image\'s hash nearest to the entry (among equals, the first of original and the dihedral order)' })),
   }), { description: 'Every entry within the threshold (exact recall), nearest first (distance ascending, score descending), then by bank name, then in the bank\'s order (hash, then id); at most `limit`' }),
   truncated: Type.Boolean({ description: 'true when more entries matched than `limit`' }),
 })

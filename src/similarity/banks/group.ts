@@ -1,66 +1,73 @@
 /**
  * Grouping entries by an integer key, for the bank indexes (pdq.ts, tlsh.ts, ssdeep.ts): a stable
- * LSD radix sort, 12 bits a pass, so that each pass reads in order and writes to at most 4,096
- * places (a 10 M-entry table builds in about a second, where scattering straight into 2^23 groups
- * misses the cache at every entry), then the offsets of each key's group.
+ * MSD radix sort. One counting pass scatters the entries to the groups of the key's top 12 bits
+ * (4,096 places, so the scattered writes stay in the cache, where scattering straight into 2^23
+ * groups misses it at every entry); then each group, a few thousand entries that fit the cache, is
+ * sorted by the rest of its key straight into the table, whose offsets come from the same counts.
  */
+
+/** The bits the scatter pass sorts by: 2^12 places to write to. */
+const RADIX = 12
 
 /** Arrays the sort works in, of at least the keys' length; reusable from one table to the next. */
 export interface GroupScratch {
-  keys: Uint32Array
-  ids: [Uint32Array, Uint32Array]
+  lowKeys: Uint32Array
+  ids: Uint32Array
 }
 
 export function groupScratch(count: number): GroupScratch {
-  return { keys: new Uint32Array(count), ids: [new Uint32Array(count), new Uint32Array(count)] }
+  return { lowKeys: new Uint32Array(count), ids: new Uint32Array(count) }
 }
 
 /**
  * Values grouped by key: `ids[offsets[k]]` to `ids[offsets[k + 1] − 1]` are the values with key k
  * (keys below 2^bits), in their input order. `values` null: the values are 0 to keys.length − 1.
- * `keys` is overwritten.
  */
 export function groupByKey(keys: Uint32Array, values: Uint32Array | null, bits: number, scratch: GroupScratch): { ids: Uint32Array, offsets: Uint32Array } {
   const count = keys.length
-  const RADIX = 12
-  const counts = new Uint32Array(1 << RADIX)
-  let fromKeys = keys
-  let toKeys = scratch.keys
-  let fromIds: Uint32Array | null = values
-  let pass = 0
-  for (let shift = 0; shift < bits; shift += RADIX, pass++) {
-    const [even, odd] = scratch.ids
-    let toIds = (pass & 1) === 0 ? even : odd
-    if (toIds === fromIds) toIds = toIds === even ? odd : even
+  const ids = new Uint32Array(count)
+  const offsets = new Uint32Array(2 ** bits + 1)
+  const highBits = Math.min(RADIX, bits)
+  const lowBits = bits - highBits
+  const lowMask = 2 ** lowBits - 1
+  // Where each high group starts: a count of each, then their running sum.
+  const starts = new Uint32Array((1 << highBits) + 1)
+  for (let i = 0; i < count; i++) starts[(keys[i]! >>> lowBits) + 1]!++
+  for (let group = 1; group < starts.length; group++) starts[group]! += starts[group - 1]!
+  if (lowBits === 0) {
+    // The high digits are the whole key: one counting sort, and its starts are the offsets.
+    offsets.set(starts)
+    for (let i = 0; i < count; i++) ids[starts[keys[i]!]!++] = values === null ? i : values[i]!
+    return { ids, offsets }
+  }
+  // The entries in high-group order (the rest of each key beside them), stable.
+  const lowKeys = scratch.lowKeys
+  const grouped = scratch.ids
+  const cursor = starts.slice(0, -1)
+  for (let i = 0; i < count; i++) {
+    const key = keys[i]!
+    const to = cursor[key >>> lowBits]!++
+    lowKeys[to] = key & lowMask
+    grouped[to] = values === null ? i : values[i]!
+  }
+  // Each high group by the rest of its key, in the cache: a count, the offsets, the places.
+  const counts = new Uint32Array(lowMask + 1)
+  for (let group = 0; group < starts.length - 1; group++) {
+    const from = starts[group]!
+    const until = starts[group + 1]!
     counts.fill(0)
-    const mask = (1 << Math.min(RADIX, bits - shift)) - 1
-    for (let i = 0; i < count; i++) counts[(fromKeys[i]! >>> shift) & mask]!++
-    let sum = 0
-    for (let digit = 0; digit <= mask; digit++) {
-      const c = counts[digit]!
-      counts[digit] = sum
+    for (let i = from; i < until; i++) counts[lowKeys[i]!]!++
+    const base = group * (lowMask + 1)
+    let sum = from
+    for (let low = 0; low <= lowMask; low++) {
+      const c = counts[low]!
+      offsets[base + low] = sum
+      counts[low] = sum
       sum += c
     }
-    for (let i = 0; i < count; i++) {
-      const key = fromKeys[i]!
-      const to = counts[(key >>> shift) & mask]!++
-      toKeys[to] = key
-      toIds[to] = fromIds === null ? i : fromIds[i]!
-    }
-    const used = fromKeys
-    fromKeys = toKeys
-    toKeys = used
-    fromIds = toIds
+    for (let i = from; i < until; i++) ids[counts[lowKeys[i]!]!++] = grouped[i]!
   }
-  const offsets = new Uint32Array(2 ** bits + 1)
-  let key = 0
-  for (let i = 0; i < count; i++) {
-    const k = fromKeys[i]!
-    while (key <= k) offsets[key++] = i
-  }
-  while (key < offsets.length) offsets[key++] = count
-  // The sorted values sit in a scratch array the next table reuses: the table keeps a copy.
-  const ids = fromIds === null ? new Uint32Array(0) : fromIds.slice(0, count)
+  offsets[offsets.length - 1] = count
   return { ids, offsets }
 }
 

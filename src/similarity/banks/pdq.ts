@@ -358,7 +358,7 @@ export class PdqSearcher implements BankSearcher {
           probeHashes[at] = h
         }
       }
-      const [sortedKeys, sortedHashes] = this.#sortPairs(probeKeys, probeHashes, probeCount, slicing.bits)
+      const [sortedKeys, sortedHashes] = this.#groupPairs(probeKeys, probeHashes, probeCount, slicing.bits)
       // The buckets in the table's order: the bounds and the ids read forward through memory.
       const offsets = this.#offsets[slice]!
       const ids = this.#ids[slice]!
@@ -379,7 +379,7 @@ export class PdqSearcher implements BankSearcher {
       }
     }
     // The candidates in the hash records' order, then their distances, read forward through memory.
-    const [byEntry, byEntryHash] = this.#sortPairs(candidateEntries, candidateHashes, candidateCount, 32 - Math.clz32(Math.max(1, this.#count - 1)))
+    const [byEntry, byEntryHash] = this.#groupPairs(candidateEntries, candidateHashes, candidateCount, 32 - Math.clz32(Math.max(1, this.#count - 1)))
     const words = this.#words
     // An entry near a query hash may sit within the radius of several slices: report it once per hash.
     let found: Set<number> | null = null
@@ -403,31 +403,26 @@ export class PdqSearcher implements BankSearcher {
   }
 
   /**
-   * `keys` with their `values` (the first `count`), sorted by key (keys below 2^bits) by a stable
-   * LSD radix sort of two passes (each a counting sort over at most 2^12 digits, so that its
-   * scattered writes stay in the cache). Returns the arrays that hold the result: scratch arrays,
-   * or the inputs themselves.
+   * `keys` with their `values` (the first `count`), grouped by the top RADIX_BITS bits of the key
+   * (keys below 2^bits) in one counting pass: the reads that follow then go through memory in
+   * order of those bits, each group's within a block of the table small enough to stay in the
+   * cache (2^11 slots of a 23-bit table, 8 KB; 4,096 hash records of a 10 M bank, 128 KB), which is
+   * all that a full sort would give the reads, at half its cost. Returns scratch arrays.
    */
-  #sortPairs(keys: Uint32Array, values: Uint32Array, count: number, bits: number): [Uint32Array, Uint32Array] {
-    const lowBits = Math.min(RADIX_BITS, bits)
-    const passes: Array<[number, number]> = [[0, lowBits]]
-    if (bits > lowBits) passes.push([lowBits, bits - lowBits])
-    let [fromKeys, fromValues] = [keys, values]
-    let [toKeys, toValues] = [this.#batchArray('sortKeys', count), this.#batchArray('sortValues', count)]
-    for (const [shift, width] of passes) {
-      const digits = new Uint32Array((1 << width) + 1)
-      const mask = (1 << width) - 1
-      for (let i = 0; i < count; i++) digits[((fromKeys[i]! >>> shift) & mask) + 1]!++
-      for (let digit = 1; digit <= mask + 1; digit++) digits[digit]! += digits[digit - 1]!
-      for (let i = 0; i < count; i++) {
-        const key = fromKeys[i]!
-        const to = digits[(key >>> shift) & mask]!++
-        toKeys[to] = key
-        toValues[to] = fromValues[i]!
-      }
-      [fromKeys, fromValues, toKeys, toValues] = [toKeys, toValues, fromKeys, fromValues]
+  #groupPairs(keys: Uint32Array, values: Uint32Array, count: number, bits: number): [Uint32Array, Uint32Array] {
+    const shift = Math.max(0, bits - RADIX_BITS)
+    const toKeys = this.#batchArray('sortKeys', count)
+    const toValues = this.#batchArray('sortValues', count)
+    const digits = new Uint32Array((1 << Math.min(RADIX_BITS, bits)) + 1)
+    for (let i = 0; i < count; i++) digits[(keys[i]! >>> shift) + 1]!++
+    for (let digit = 1; digit < digits.length; digit++) digits[digit]! += digits[digit - 1]!
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!
+      const to = digits[key >>> shift]!++
+      toKeys[to] = key
+      toValues[to] = values[i]!
     }
-    return [fromKeys, fromValues]
+    return [toKeys, toValues]
   }
 
   /** A scratch array of the batch (kept from chunk to chunk, dropped when searchMany ends). */

@@ -1,8 +1,9 @@
 /**
  * Where a bank search puts what it finds: entry numbers (positions in the bank file's sorted
  * order) with their distance or score and the query variant that gave it. With several query
- * hashes an entry is kept once, at its best value. With one, only the best `limit` are kept (a
- * wide threshold on a large bank would otherwise hold every entry), and `size` counts them all.
+ * hashes an entry is kept once, at its best value (from the lowest variant among equals). With
+ * one, only the best `limit` are kept (a wide threshold on a large bank would otherwise hold every
+ * entry), and `size` counts them all.
  */
 export class MatchSink {
   readonly measure: 'distance' | 'score'
@@ -37,10 +38,20 @@ export class MatchSink {
       this.entries.push(entry)
       this.values.push(value)
       this.variants.push(variant)
-    } else if (this.measure === 'distance' ? value < this.values[at]! : value > this.values[at]!) {
+    } else if (this.#better(value, variant, at)) {
       this.values[at] = value
       this.variants[at] = variant
     }
+  }
+
+  /**
+   * Whether (value, variant) beats what the entry has: a better value, or the same value from a
+   * lower variant, so that the kept variant does not depend on the order the searches ran in.
+   */
+  #better(value: number, variant: number, at: number): boolean {
+    const had = this.values[at]!
+    if (value === had) return variant < this.variants[at]!
+    return this.measure === 'distance' ? value < had : value > had
   }
 
   /** How many entries matched (kept or not). */
