@@ -1,6 +1,7 @@
 /**
  * `npm run bench:banks`: similarity bank lookups, in-process on one thread (pinned to core 1 with
- * taskset where there is one), each figure beside its peer in the same run.
+ * taskset where there is one), each figure beside its peer in the same run. Opening the PDQ bank
+ * uses every core, as the server does (its tables are built on threads).
  *
  * - **PDQ** (BENCH_PDQ_BANK_SIZE hashes, default 10 M; BENCH_PDQ_QUERIES queries of 8 hashes,
  *   default 100; distance ≤ 31): the haystack is Meta's `benchmark-query`'s own (random hashes, and
@@ -25,7 +26,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { randomBytes, randomInt } from 'node:crypto'
 import { createReadStream, createWriteStream, mkdtempSync, openSync, readSync, rmSync, closeSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -143,7 +144,12 @@ interface ChildFigures {
 
 async function pdqChild(bank: string, queries: string, recall: number): Promise<ChildFigures> {
   const child = fileURLToPath(new URL('./banks-pdq-child.js', import.meta.url))
-  const out = await runTo(process.execPath, ['--expose-gc', '--max-old-space-size=8192', child, bank, queries, String(recall)])
+  // The child opens the bank on every core (the server builds PDQ's tables on threads, one per
+  // core), then pins itself to core 1 for the lookups.
+  const args = ['--expose-gc', '--max-old-space-size=8192', child, bank, queries, String(recall)]
+  const out = hasProgram('taskset')
+    ? await runTo('taskset', ['-c', `0-${availableParallelism() - 1}`, process.execPath, ...args])
+    : await runTo(process.execPath, args)
   return JSON.parse(out) as ChildFigures
 }
 

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto'
 import { basename } from 'node:path'
 import { BANK_HEADER_BYTES, decodeBankHeader, NO_LABEL, type BankHeader } from './format.js'
 import { DigestSearcher } from './digest.js'
-import { PdqSearcher } from './pdq.js'
 import { MatchSink, type BankSearcher } from './sink.js'
 import { SsdeepSearcher, ssdeepRecordIsValid } from './ssdeep.js'
+import { openPdqSearcher } from './table-threads.js'
 import { TlshSearcher } from './tlsh.js'
 import {
   BANK_TYPE_SPECS, BankFileError, type BankMatch, type BankSearchOptions, type BankSearchResult, type BankType,
@@ -86,8 +86,9 @@ export async function openBank(path: string, name?: string): Promise<Bank> {
     const { bytesRead } = await readFile(file, head, 0, BANK_HEADER_BYTES, 0)
     const header = decodeBankHeader(path, head.subarray(0, bytesRead), size)
     const sha = createHash('sha256')
-    // The records, in a buffer of their own (aligned for the PDQ word view).
-    const records = Buffer.from(new ArrayBuffer(header.hashesLength))
+    // The records, in a buffer of their own (aligned for the PDQ word view); PDQ's shared with the
+    // threads that build its tables (table-threads.ts).
+    const records = Buffer.from(header.spec.type === 'pdq' ? new SharedArrayBuffer(header.hashesLength) : new ArrayBuffer(header.hashesLength))
     for (let at = 0; at < header.hashesLength; at += READ_CHUNK) {
       const length = Math.min(READ_CHUNK, header.hashesLength - at)
       await readFully(file, records, at, length, header.hashesOffset + at, path)
@@ -143,10 +144,13 @@ function checkRecords(path: string, header: BankHeader, records: Buffer): void {
   }
 }
 
-/** The type's searcher; the indexes are built a step at a time, yielding to the event loop between steps. */
+/**
+ * The type's searcher. PDQ's tables are built on worker threads; the other indexes a step at a
+ * time, yielding to the event loop between steps.
+ */
 async function searcherFor(header: BankHeader, records: Buffer): Promise<BankSearcher> {
   switch (header.spec.type) {
-    case 'pdq': return await PdqSearcher.create(records, header.count)
+    case 'pdq': return await openPdqSearcher(records, header.count)
     case 'tlsh': return await TlshSearcher.create(records, header.count)
     case 'ssdeep': return await SsdeepSearcher.create(records, header.count)
     default: return new DigestSearcher(records, header.count, header.spec.recordBytes)

@@ -16,7 +16,7 @@
  * tables. A search whose threshold would make probing dearer than reading every hash scans them all
  * (pdqLinearScan, also the tests' reference).
  */
-import { groupByKey, groupScratch, runAtOnce, runYielding, type GroupTable } from './group.js'
+import { groupByKey, groupScratch, runAtOnce, type GroupScratch, type GroupTable } from './group.js'
 import type { BankSearcher, MatchSink } from './sink.js'
 
 /** Set bits of a 32-bit word. */
@@ -152,14 +152,23 @@ function flipMasks(bits: number, radius: number): Uint32Array {
   return Uint32Array.from(masks)
 }
 
-/** The slice tables, one a step. */
+/**
+ * Slice `slice`'s table: the entries grouped by their value in that slice. `keys` and `scratch`
+ * are working arrays of the bank's count, reused from one table to the next.
+ */
+export function pdqTable(words: Uint32Array, count: number, slicing: Slicing, slice: number, keys: Uint32Array, scratch: GroupScratch): GroupTable {
+  const place = slicePlaces(slicing)[slice]!
+  for (let entry = 0; entry < count; entry++) keys[entry] = sliceValue(words, entry * 8, place)
+  return groupByKey(keys, null, slicing.bits, scratch)
+}
+
+/** The slice tables, one a step (the constructor, for tests and tools). */
 function* pdqTables(words: Uint32Array, count: number, slicing: Slicing): Generator<void, GroupTable[]> {
   const keys = new Uint32Array(count)
   const scratch = groupScratch(count)
   const tables: GroupTable[] = []
-  for (const place of slicePlaces(slicing)) {
-    for (let entry = 0; entry < count; entry++) keys[entry] = sliceValue(words, entry * 8, place)
-    tables.push(groupByKey(keys, null, slicing.bits, scratch))
+  for (let slice = 0; slice < slicing.slices; slice++) {
+    tables.push(pdqTable(words, count, slicing, slice, keys, scratch))
     yield
   }
   return tables
@@ -194,7 +203,7 @@ export class PdqSearcher implements BankSearcher {
 
   /**
    * `hashes` is the bank's hash section, 32 bytes per entry, in a buffer of its own (4-byte
-   * aligned). The tables are built here unless given (PdqSearcher.create builds them yielding).
+   * aligned). The tables are built here unless given (openPdqSearcher builds them on threads).
    */
   constructor(hashes: Buffer, count: number, slicing: Slicing | null = chooseSlicing(count), tables?: GroupTable[]) {
     this.#words = new Uint32Array(hashes.buffer, hashes.byteOffset, count * 8)
@@ -212,14 +221,6 @@ export class PdqSearcher implements BankSearcher {
     }
     this.indexBytes = indexBytes
     this.indexName = slicing === null ? 'linear scan' : `multi-index hashing, ${slicing.slices} slices of ${slicing.bits} bits`
-  }
-
-  /** The searcher with its tables built a slice at a time, a turn of the event loop between slices. */
-  static async create(hashes: Buffer, count: number): Promise<PdqSearcher> {
-    const slicing = chooseSlicing(count)
-    if (slicing === null) return new PdqSearcher(hashes, count, null)
-    const words = new Uint32Array(hashes.buffer, hashes.byteOffset, count * 8)
-    return new PdqSearcher(hashes, count, slicing, await runYielding(pdqTables(words, count, slicing)))
   }
 
   /** Whether a search at this threshold probes the index (else it scans every hash). */
