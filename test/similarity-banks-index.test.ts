@@ -8,7 +8,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { readdirSync } from 'node:fs'
 import { groupByKey, groupScratch } from '../src/similarity/banks/group.js'
+import { openPdqSearcher } from '../src/similarity/banks/table-threads.js'
 import { chooseSlicing, PdqSearcher, pdqLinearScan, pdqWords } from '../src/similarity/banks/pdq.js'
 import { MatchSink } from '../src/similarity/banks/sink.js'
 import { SsdeepSearcher, ssdeepLinearScan } from '../src/similarity/banks/ssdeep.js'
@@ -45,6 +47,37 @@ describe('the tables the indexes share (groupByKey)', () => {
         for (let key = 1; key < expected.length; key++) expected[key]! += expected[key - 1]!
         assert.ok(Buffer.from(offsets.buffer).equals(Buffer.from(expected.buffer)), `${bits} bits, ${count} entries: the offsets`)
       }
+    }
+  })
+})
+
+describe('the PDQ tables built on threads (table-threads.ts)', () => {
+  it('give the same tables as a build on the calling thread, and an abort stops the threads at once', async () => {
+    const count = 2_000_000
+    const hashes = Buffer.from(new SharedArrayBuffer(count * 32))
+    new Random(61).fill(hashes)
+    const threadsNow = () => readdirSync('/proc/self/task').length
+    const threads = threadsNow()
+    // Aborted 50 ms in: a build of 2 M hashes takes seconds, so this rejects only if it stops.
+    const controller = new AbortController()
+    const building = openPdqSearcher(hashes, count, controller.signal)
+    setTimeout(() => controller.abort(new Error('the file was refused')), 50)
+    await assert.rejects(building, /the file was refused/)
+    const until = Date.now() + 5000
+    while (threadsNow() > threads && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.ok(threadsNow() <= threads, `threads: ${threadsNow()} after the abort, ${threads} before`)
+    // Unaborted, on a smaller bank: every table equal to the calling thread's.
+    const small = 200_000
+    const onThreads = await openPdqSearcher(hashes.subarray(0, small * 32), small)
+    const here = new PdqSearcher(Buffer.from(hashes.buffer, 0, small * 32), small)
+    assert.equal(onThreads.indexName, here.indexName)
+    const queries = Array.from({ length: 20 }, (_, at) => [flipBits(new Random(at), hashes.toString('hex', at * 997 * 32, at * 997 * 32 + 32), 9)].map((hash) => BANK_TYPE_SPECS.pdq.encode(hash)!))
+    for (const query of queries) {
+      const [a, b] = [new MatchSink('distance', 1), new MatchSink('distance', 1)]
+      onThreads.search(query, 31, true, a)
+      here.search(query, 31, true, b)
+      assert.deepEqual(listed(a), listed(b))
+      assert.ok(a.size >= 1)
     }
   })
 })

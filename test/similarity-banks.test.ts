@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -359,6 +359,25 @@ describe('the bank file', () => {
     await refused(whole, /format version 2.*reads version 1/)
     await refused(Buffer.concat([Buffer.from('HASHDPWN'), Buffer.alloc(400)]), /not a hashd similarity bank/)
     await refused(Buffer.from('a'.repeat(300)), /not a hashd similarity bank/)
+  })
+
+  it('an indexed PDQ bank refused after its tables started on their threads: the error names the file, and the threads end', async () => {
+    // The tables start on their threads once the hashes are read; the entry table after them is
+    // damaged here. (The stop itself is checked on a bank large enough to take seconds, in
+    // similarity-banks-index.test.ts.)
+    const threadsNow = () => readdirSync('/proc/self/task').length
+    const big = pdqHashes(new Random(45_011), 60_000, 100)
+    const made = await bankOf('pdq', big.map((hash, at) => `${hash},e-${at}`))
+    assert.match(made.bank.index, /^multi-index hashing/)
+    const count = made.bank.count
+    made.bank.close()
+    const whole = Buffer.from(readFileSync(made.path))
+    whole.writeUInt32LE(0xffff_fff0, 256 + count * 32 + 8 * 5)
+    const threads = threadsNow()
+    await refused(whole, /entry table is out of order at entry 5/)
+    const until = Date.now() + 5000
+    while (threadsNow() > threads && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.ok(threadsNow() <= threads, `threads: ${threadsNow()} after the refusal, ${threads} before`)
   })
 
   it('names a file that is not there', async () => {

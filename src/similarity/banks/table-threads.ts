@@ -34,20 +34,23 @@ export interface TableReply extends GroupTable { slice: number }
  * A bank's PDQ searcher, its tables (if its size calls for any) built on the threads. `hashes`
  * must lie in a SharedArrayBuffer, which the threads read.
  */
-export async function openPdqSearcher(hashes: Buffer, count: number): Promise<PdqSearcher> {
+export async function openPdqSearcher(hashes: Buffer, count: number, signal?: AbortSignal): Promise<PdqSearcher> {
   const slicing = chooseSlicing(count)
   if (slicing === null) return new PdqSearcher(hashes, count, null)
-  return new PdqSearcher(hashes, count, slicing, await buildTablesInThreads(hashes, count, slicing))
+  return new PdqSearcher(hashes, count, slicing, await buildTablesInThreads(hashes, count, slicing, signal))
 }
 
-async function buildTablesInThreads(hashes: Buffer, count: number, slicing: Slicing): Promise<GroupTable[]> {
+/** The tables; `signal` aborted: the threads are stopped and it rejects with the signal's reason. */
+async function buildTablesInThreads(hashes: Buffer, count: number, slicing: Slicing, signal?: AbortSignal): Promise<GroupTable[]> {
   if (!(hashes.buffer instanceof SharedArrayBuffer)) throw new TypeError('the hashes must lie in a SharedArrayBuffer for the table threads')
   const threads = Math.max(1, Math.min(availableParallelism(), MAX_TABLE_THREADS, slicing.slices))
   const tables: GroupTable[] = new Array<GroupTable>(slicing.slices)
   const shares = Array.from({ length: threads }, (_, thread) => Array.from({ length: slicing.slices }, (_, slice) => slice).filter((slice) => slice % threads === thread))
   const workers: Worker[] = []
   try {
-    await Promise.all(shares.map((slices) => new Promise<void>((resolve, reject) => {
+    signal?.throwIfAborted()
+    const aborted = new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))
+    await Promise.race([aborted, Promise.all(shares.map((slices) => new Promise<void>((resolve, reject) => {
       const job: TableJob = { hashes: hashes.buffer as SharedArrayBuffer, byteOffset: hashes.byteOffset, count, slicing, slices }
       const worker = new Worker(new URL('./table-thread.js', import.meta.url), { workerData: job })
       workers.push(worker)
@@ -61,9 +64,9 @@ async function buildTablesInThreads(hashes: Buffer, count: number, slicing: Slic
         if (built === slices.length) resolve()
         else reject(new Error(`a PDQ table thread ended (exit code ${code}) with ${built} of its ${slices.length} tables built`))
       })
-    })))
+    })))])
   } catch (error) {
-    // One thread failed: the others' tables are of no use.
+    // Aborted, or one thread failed: the others' tables are of no use.
     await Promise.all(workers.map((worker) => worker.terminate()))
     throw error
   }
