@@ -182,7 +182,7 @@ function* pdqTables(words: Uint32Array, count: number, slicing: Slicing): Genera
 const BATCH_WORK = 8_000_000
 /** Scratch arrays beyond this length are not doubled (they grow to what a chunk needs). */
 const BATCH_KEEP = 1 << 24
-/** The digits of the batches' radix sorts: 2^12 counters, and as many places the writes scatter to. */
+/** The bits a batch groups its probes and candidates by: 2^12 counters, and as many places the writes scatter to. */
 const RADIX_BITS = 12
 /** A batch's scratch arrays by name, grown as needed (doubling up to BATCH_KEEP), dropped when it ends. */
 const batchScratch = new Map<string, Uint32Array>()
@@ -296,9 +296,9 @@ export class PdqSearcher implements BankSearcher {
    *
    * One search at a time reads the tables at random: ~2,800 bucket bounds and ~3,300 hashes, each a
    * cache and TLB miss, at 10 M entries and distance 31. Together, the probes of a chunk of searches
-   * are sorted by their table block before the tables are read, and the candidates by their place in
-   * the hashes before those are read, so both reads sweep memory in order and the processor's
-   * prefetching and TLB serve them (the batched query of Norouzi et al.'s §5, and of join-style
+   * are grouped by their table block before the tables are read, and the candidates by the block of
+   * their place in the hashes before those are read, so both reads sweep memory a block at a time
+   * and the cache and TLB serve them (the batched query of Norouzi et al.'s §5, and of join-style
    * similarity search). Searches that scan (small banks, wide thresholds) scan one by one.
    */
   searchMany(groups: readonly (readonly Buffer[])[], threshold: number, lengthTerm: boolean, sinks: readonly MatchSink[], chunkWork = BATCH_WORK): void {
@@ -359,12 +359,12 @@ export class PdqSearcher implements BankSearcher {
           probeHashes[at] = h
         }
       }
-      const [sortedKeys, sortedHashes] = this.#groupPairs(probeKeys, probeHashes, probeCount, slicing.bits)
+      const [groupedKeys, groupedHashes] = this.#groupPairs(probeKeys, probeHashes, probeCount, slicing.bits)
       // The buckets in the table's order: the bounds and the ids read forward through memory.
       const offsets = this.#offsets[slice]!
       const ids = this.#ids[slice]!
       for (let p = 0; p < probeCount; p++) {
-        const key = sortedKeys[p]!
+        const key = groupedKeys[p]!
         const start = offsets[key]!
         const end = offsets[key + 1]!
         if (end === start) continue
@@ -372,7 +372,7 @@ export class PdqSearcher implements BankSearcher {
           candidateEntries = this.#batchArray('entries', (candidateCount + end - start) * 2, candidateCount)
           candidateHashes = this.#batchArray('hashes', (candidateCount + end - start) * 2, candidateCount)
         }
-        const h = sortedHashes[p]!
+        const h = groupedHashes[p]!
         for (let k = start; k < end; k++) {
           candidateEntries[candidateCount] = ids[k]!
           candidateHashes[candidateCount++] = h
