@@ -137,7 +137,7 @@ async function pdqHaystack(input: string, queries: string): Promise<{ source: st
 }
 
 interface ChildFigures {
-  count: number, index: string, openSeconds: number, bytesPerHash: number, memoryBytesPerHash: number
+  count: number, index: string, openSeconds: number, openStallMs: number, bytesPerHash: number, memoryBytesPerHash: number
   singles: number, singleSeconds: number, singleCpuSeconds: number, singleMatches: number, batchSeconds: number, batchCpuSeconds: number, batchMatches: number, batchSame: number, groups: number, groupSeconds: number, groupMatches: number
   recallChecked: number, recallSame: number
 }
@@ -169,7 +169,7 @@ async function pdqSection(): Promise<void> {
   const hashdRun = async (recall: number) => {
     const run = await pdqChild(bank, queries, recall)
     runs.push(run)
-    console.log(`  hashd run ${runs.length} (${run.index}): open ${run.openSeconds.toFixed(1)} s (goal ≤ 10); ` +
+    console.log(`  hashd run ${runs.length} (${run.index}): open ${run.openSeconds.toFixed(1)} s (goal ≤ 10), the event loop held at most ${n(run.openStallMs)} ms at a time; ` +
       `${run.bytesPerHash.toFixed(1)} bytes per hash above RSS at rest (goal ≤ 128; the hashes and tables alone ${run.memoryBytesPerHash.toFixed(1)})`)
     console.log(`    single-hash lookups/s ${n(run.singles / run.singleSeconds)} one at a time, ${n(run.singles / run.batchSeconds)} batched by 1,000 (goal ≥ 3,000); ` +
       `per CPU second ${n(run.singles / run.singleCpuSeconds)} and ${n(run.singles / run.batchCpuSeconds)}; ` +
